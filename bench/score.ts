@@ -1,0 +1,96 @@
+/**
+ * Scoring speed and memory, as ratios against a floor measured in the same run.
+ *
+ *   npm run bench:score            (or: node --import tsx bench/score.ts [--data DIR] [--repeat 10])
+ *
+ * Each measurement runs in its own child process so its peak RSS is its own:
+ * - floor:        read every line of every file and JSON.parse it (one thread);
+ * - score-1000:   `sob score` with 1,000 bootstrap samples (worker threads, one per core);
+ * - score-0:      the same without the bootstrap;
+ * - score-10x:    the same files, each repeated 10 times (10x the records per file), 1,000 samples.
+ */
+import { spawnSync } from 'node:child_process';
+import { createReadStream, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+const ROOT = join(import.meta.dirname, '..');
+const args = process.argv.slice(2);
+const flag = (name: string, dflt: string) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : dflt;
+};
+
+interface Measure {
+  ms: number;
+  maxRssMb: number;
+}
+
+async function child(mode: string, dir: string, out: string): Promise<void> {
+  const started = performance.now();
+  if (mode === 'floor') {
+    let lines = 0;
+    for (const f of readdirSync(dir).filter((x) => x.endsWith('.jsonl'))) {
+      for await (const l of createInterface({ input: createReadStream(join(dir, f)), crlfDelay: Number.POSITIVE_INFINITY })) {
+        if (l.trim()) {
+          JSON.parse(l);
+          lines++;
+        }
+      }
+    }
+    if (lines === 0) throw new Error('no lines');
+  } else {
+    const { scoreFiles, expandInputs } = await import('../src/scoring/score-files.ts');
+    const samples = Number(mode.split(':')[1]);
+    const res = await scoreFiles(
+      expandInputs([dir]).map((file) => ({ file })),
+      { outDir: out, summary: { bootstrapSamples: samples, seed: 42, topKErrors: 20 } },
+    );
+    for (const r of res) if (r.error) throw new Error(r.error);
+  }
+  const m: Measure = { ms: performance.now() - started, maxRssMb: process.resourceUsage().maxRSS / 1024 };
+  process.stdout.write(JSON.stringify(m));
+}
+
+function measure(mode: string, dir: string, out: string): Measure {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/score.ts'), '--child', mode, dir, out], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 24,
+  });
+  if (r.status !== 0) throw new Error(`${mode} failed: ${r.stderr}`);
+  return JSON.parse(r.stdout) as Measure;
+}
+
+async function main(): Promise<void> {
+  if (args[0] === '--child') return child(args[1], args[2], args[3]);
+  const data = flag('--data', join(ROOT, '../shared/data/sob/images_responses'));
+  const repeat = Number(flag('--repeat', '10'));
+  const tmp = mkdtempSync(join(tmpdir(), 'sob-bench-'));
+  try {
+    const big = join(tmp, 'big');
+    mkdirSync(big);
+    for (const f of readdirSync(data).filter((x) => x.endsWith('.jsonl'))) {
+      const text = readFileSync(join(data, f), 'utf8');
+      writeFileSync(join(big, f), (text.endsWith('\n') ? text : `${text}\n`).repeat(repeat));
+    }
+    const floor = measure('floor', data, join(tmp, 'o0'));
+    const withBoot = measure('score:1000', data, join(tmp, 'o1'));
+    const noBoot = measure('score:0', data, join(tmp, 'o2'));
+    const floorBig = measure('floor', big, join(tmp, 'o3'));
+    const bigBoot = measure('score:1000', big, join(tmp, 'o4'));
+    const row = (name: string, m: Measure, base: Measure) =>
+      `${name.padEnd(34)} ${(m.ms / 1000).toFixed(2).padStart(7)} s  ${(m.ms / base.ms).toFixed(2).padStart(6)}x floor  ${m.maxRssMb.toFixed(0).padStart(6)} MB peak`;
+    console.log(`input: ${data} (34 files x 209 records); ${repeat}x input: each file repeated ${repeat} times`);
+    console.log(row('parse floor (JSON.parse per line)', floor, floor));
+    console.log(row('sob score, 1000 bootstrap samples', withBoot, floor));
+    console.log(row('sob score, no bootstrap', noBoot, floor));
+    console.log(row(`parse floor, ${repeat}x input`, floorBig, floorBig));
+    console.log(row(`sob score 1000 samples, ${repeat}x input`, bigBoot, floorBig));
+    console.log(`peak memory ${repeat}x / 1x: ${(bigBoot.maxRssMb / withBoot.maxRssMb).toFixed(2)}`);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,105 @@
+/**
+ * Leaf paths (SPEC.md "Leaves"): object keys join with `.`, array elements append `[i]`.
+ * Only scalars are leaves; a later path overwrites an earlier equal one but keeps its place
+ * (Python dict semantics). Iterative: depth does not matter.
+ */
+import type { PyValue } from '../src/core/pyjson.ts';
+
+export type Leaves = Map<string, PyValue>;
+
+function isContainer(v: PyValue): v is Map<string, PyValue> | PyValue[] {
+  return v instanceof Map || Array.isArray(v);
+}
+
+/** Children of a container with their paths, in document order. */
+function childPaths(value: Map<string, PyValue> | PyValue[], prefix: string): [string, PyValue][] {
+  const out: [string, PyValue][] = [];
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) out.push([`${prefix}[${i}]`, value[i]]);
+  } else {
+    // The reference: `f"{prefix}.{key}" if prefix else key` (an empty prefix is falsy).
+    for (const [k, v] of value) out.push([prefix ? `${prefix}.${k}` : k, v]);
+  }
+  return out;
+}
+
+/** `flatten_leaf_paths`: scalar leaves by path. A scalar root (empty prefix) gives none. */
+export function flattenLeaves(root: PyValue | undefined): Leaves {
+  const leaves: Leaves = new Map();
+  if (root === undefined || !isContainer(root)) return leaves;
+  const stack: [string, PyValue][] = childPaths(root, '').reverse();
+  while (stack.length > 0) {
+    const [path, v] = stack.pop()!;
+    if (isContainer(v)) {
+      const kids = childPaths(v, path);
+      for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
+    } else if (path) {
+      leaves.set(path, v);
+    }
+  }
+  return leaves;
+}
+
+/**
+ * `flatten_present_paths`: every non-empty path, containers included, down to `maxDepth` steps.
+ * The caller only compares them with required paths, and a path at depth k is at least k - 1
+ * characters long, so nothing deeper than the longest required path + 1 can match; the bound
+ * keeps a 100,000-level answer from costing O(depth^2) memory.
+ */
+export function presentPaths(root: PyValue | undefined, maxDepth = Number.POSITIVE_INFINITY): Set<string> {
+  const paths = new Set<string>();
+  if (root === undefined || !isContainer(root)) return paths;
+  const stack: [string, PyValue, number][] = childPaths(root, '').map(([p, v]) => [p, v, 1]);
+  while (stack.length > 0) {
+    const [path, v, depth] = stack.pop()!;
+    if (path) paths.add(path);
+    if (depth < maxDepth && isContainer(v)) for (const [p, c] of childPaths(v, path)) stack.push([p, c, depth + 1]);
+  }
+  return paths;
+}
+
+/** `[3]` -> `[]` (Python's `\d` is any Unicode decimal digit). */
+const INDEX_RE = /\[\p{Nd}+\]/gu;
+export function wildcardPath(path: string): string {
+  return path.includes('[') ? path.replace(INDEX_RE, '[]') : path;
+}
+
+/** One step of a path: a key, or an array index (`null` value when not an integer: no type). */
+export type PathStep = { key: string } | { index: true };
+
+/**
+ * `split_path`: splits on `.` and `[n]`. Where the reference would crash (`[` without `]`, or
+ * `[x]` that is not an int), returns null: the caller counts it as a type mismatch.
+ */
+export function splitPath(path: string): PathStep[] | null {
+  const parts: PathStep[] = [];
+  let token = '';
+  let i = 0;
+  while (i < path.length) {
+    const ch = path[i];
+    if (ch === '.') {
+      if (token) parts.push({ key: token });
+      token = '';
+      i++;
+    } else if (ch === '[') {
+      if (token) parts.push({ key: token });
+      token = '';
+      const end = path.indexOf(']', i);
+      if (end < 0) return null;
+      if (!isPythonInt(path.slice(i + 1, end))) return null;
+      parts.push({ index: true });
+      i = end + 1;
+    } else {
+      token += ch;
+      i++;
+    }
+  }
+  if (token) parts.push({ key: token });
+  return parts;
+}
+
+/** Whether Python's `int(s)` accepts s (surrounding whitespace, a sign, digits with `_`). */
+const PY_INT = /^[\s\x1c-\x1f\x85]*[+-]?\p{Nd}+(?:_\p{Nd}+)*[\s\x1c-\x1f\x85]*$/u;
+function isPythonInt(s: string): boolean {
+  return PY_INT.test(s);
+}

@@ -1,0 +1,335 @@
+/**
+ * Per-record scoring, `sob` profile (SPEC.md "Per-record scoring"). A pure function of
+ * (record, modality, options): no I/O.
+ */
+import { type PyObject, type PyValue, isStructured, toPlain } from '../src/core/pyjson.ts';
+import type { Modality, ScoringView } from '../src/core/record.ts';
+import { checkDraft7Schema, validateInstance } from '../src/core/schema.ts';
+import { type Leaves, flattenLeaves, presentPaths, wildcardPath } from './paths.ts';
+import { typePrecision } from './types.ts';
+import { canonicalEqual, pyEquals, tokenF1 } from './values.ts';
+import { compareCodePoints } from '../src/core/pyjson.ts';
+
+export const DIFFICULTY_WEIGHTS: Record<string, number> = { easy: 1, medium: 2, hard: 3 };
+export const WEIGHT_FIELD_PRIORITY = ['schema_complexity', 'difficulty'] as const;
+
+/** One record's scores, in the paper's words; `toReferenceRow` names them as the reference does. */
+export interface RecordScore {
+  recordId: PyValue;
+  modelId: PyValue;
+  schemaComplexity: PyValue;
+  questionDifficulty: PyValue;
+  difficulty: string;
+  weightingBasis: string;
+  weight: number;
+  knownDifficulty: boolean;
+  jsonParse: number;
+  rootStructured: number;
+  schemaValidInput: number;
+  jsonPass: number;
+  valueAccuracy: number;
+  faithfulness: number;
+  pathRecall: number;
+  structureCoverage: number;
+  typeSafety: number;
+  requiredKeyRecall: number;
+  perfect: number;
+  missingGtPaths: string[];
+  missingRequiredPaths: string[];
+  /** Why the numbers are what they are: the gate that fired, the first schema error. */
+  explanation: Explanation;
+}
+
+export interface Explanation {
+  schema_error?: string;
+  validation_error?: string;
+  not_structured?: string;
+  coverage_gate?: number;
+  scoring_error?: string;
+}
+
+/** Python truthiness of a JSON value. */
+function truthy(v: PyValue | undefined): boolean {
+  if (v === undefined || v === null || v === false || v === '' || v === 0 || v === 0n) return false;
+  if (Array.isArray(v)) return v.length > 0;
+  if (v instanceof Map) return v.size > 0;
+  return true;
+}
+
+function weightOf(metadata: PyObject): { difficulty: string; basis: string; weight: number } {
+  for (const field of WEIGHT_FIELD_PRIORITY) {
+    const v = metadata.get(field);
+    if (typeof v === 'string' && v in DIFFICULTY_WEIGHTS) {
+      return { difficulty: v, basis: field, weight: DIFFICULTY_WEIGHTS[v] };
+    }
+  }
+  return { difficulty: 'unknown', basis: 'unknown', weight: 0 };
+}
+
+/** SPEC step 5: text needs path-set F1 >= 0.95; image and audio get a soft quadratic gate. */
+export function coverageGate(modality: Modality, structureF1: number): number {
+  if (modality === 'text') return structureF1 >= 0.95 ? 1 : 0;
+  return structureF1 > 0 ? Math.min(1, (structureF1 / 0.9) ** 2) : 0;
+}
+
+function f1FromCounts(overlap: number, predTotal: number, gtTotal: number): number {
+  if (predTotal === 0 || gtTotal === 0) return 0;
+  const precision = overlap / predTotal;
+  const recall = overlap / gtTotal;
+  if (precision + recall === 0) return 0;
+  return (2 * precision * recall) / (precision + recall);
+}
+
+/** Value Accuracy before gates: share of ground-truth leaves present with an equal value. */
+function exactMatch(gt: Leaves, pred: Leaves): number {
+  if (gt.size === 0) return 1;
+  let matches = 0;
+  for (const [path, g] of gt) {
+    const p = pred.get(path);
+    if (p !== undefined && pyEquals(g, p)) matches++;
+  }
+  return matches / gt.size;
+}
+
+/** Faithfulness before gates: mean token F1, a missing leaf read as null. */
+function meanTokenF1(gt: Leaves, pred: Leaves): number {
+  if (gt.size === 0) return 1;
+  let sum = 0;
+  for (const [path, g] of gt) sum += tokenF1(g, pred.get(path) ?? null);
+  return sum / gt.size;
+}
+
+/** `required_paths`: required keys of object schemas, recursively; arrays recurse with `[]`. */
+export function requiredPaths(schema: PyValue | undefined, prefix = ''): string[] {
+  const out: string[] = [];
+  const walk = (s: PyValue | undefined, pre: string, depth: number) => {
+    if (!(s instanceof Map) || depth > 10_000) return;
+    const t = s.get('type');
+    if (t === 'object') {
+      const props = s.get('properties');
+      const required = s.get('required');
+      if (!Array.isArray(required)) return;
+      for (const key of required) {
+        if (typeof key !== 'string') continue;
+        const child = props instanceof Map ? props.get(key) : undefined;
+        const p = pre ? `${pre}.${key}` : key;
+        out.push(p);
+        walk(child, p, depth + 1);
+      }
+    } else if (t === 'array') {
+      walk(s.get('items'), pre ? `${pre}[]` : '[]', depth + 1);
+    }
+  };
+  walk(schema, prefix, 0);
+  return out;
+}
+
+function sortedUnique(xs: Iterable<string>): string[] {
+  return [...new Set(xs)].sort(compareCodePoints);
+}
+
+function requiredKeyRecall(candidate: PyValue, schema: PyValue): { recall: number; missing: string[] } {
+  const req = sortedUnique(requiredPaths(schema));
+  if (req.length === 0) return { recall: 1, missing: [] };
+  let longest = 0;
+  for (const p of req) longest = Math.max(longest, p.length);
+  const present = new Set<string>();
+  for (const p of presentPaths(candidate, longest + 1)) present.add(wildcardPath(p));
+  const missing = req.filter((p) => !present.has(p));
+  return { recall: (req.length - missing.length) / req.length, missing };
+}
+
+/** Schema validity is a property of the schema text: cached across records and files. */
+const schemaValidity = new Map<string, { valid: boolean; reason?: string }>();
+
+interface SchemaFacts {
+  valid: boolean;
+  reason?: string;
+  /** The cache key (the schema's source text, or its JSON). */
+  key: string;
+  /** The schema as a plain JS value, for ajv (built only when needed). */
+  plain: () => object;
+}
+
+/** Native JSON.parse of a raw span when it can (no NaN/Infinity), else the lossless value. */
+function plainOf(value: PyValue, text: string | undefined): unknown {
+  if (text !== undefined) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      // NaN / Infinity: Python accepts them, JSON.parse does not.
+    }
+  }
+  return toPlain(value);
+}
+
+function checkSchema(schema: PyValue | undefined, text: string | undefined): SchemaFacts {
+  if (!(schema instanceof Map)) {
+    return { valid: false, reason: 'the schema is not a JSON object', key: '', plain: () => ({}) };
+  }
+  let plainValue: object | undefined;
+  const plain = () => {
+    plainValue ??= plainOf(schema, text) as object;
+    return plainValue;
+  };
+  let key = text;
+  if (key === undefined) {
+    try {
+      key = JSON.stringify(plain());
+    } catch {
+      key = '';
+    }
+  }
+  let facts = key ? schemaValidity.get(key) : undefined;
+  if (!facts) {
+    const c = checkDraft7Schema(plain());
+    facts = c.valid ? { valid: true } : { valid: false, reason: c.reason };
+    if (key) {
+      if (schemaValidity.size > 4096) schemaValidity.clear();
+      schemaValidity.set(key, facts);
+    }
+  }
+  return { ...facts, key, plain };
+}
+
+export interface ScoreOptions {
+  modality: Modality;
+}
+
+/** Scores one response record exactly as the SOB reference does (`sob` profile). */
+export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore {
+  const { metadata, schema, groundTruth } = view;
+  const explanation: Explanation = {};
+  const w = weightOf(metadata);
+
+  const schemaCheck = checkSchema(schema, view.schemaText);
+  const schemaValid = schemaCheck.valid;
+  if (!schemaValid) explanation.schema_error = schemaCheck.reason;
+
+  // The candidate is already parsed: only an object or array counts (a string is a failure).
+  const structured = isStructured(view.candidate);
+  const candidate: PyValue = structured ? (view.candidate as PyValue) : null;
+  if (!structured) explanation.not_structured = `candidate_response is ${describe(view.candidate)}`;
+
+  let jsonPass = 0;
+  if (structured && schemaValid) {
+    const v = validateInstance(schemaCheck.plain, plainOf(candidate, view.candidateText), schemaCheck.key || undefined);
+    if (v.valid) jsonPass = 1;
+    else explanation.validation_error = v.reason;
+  }
+
+  const gtLeaves = flattenLeaves(groundTruth);
+  const predLeaves = structured ? flattenLeaves(candidate) : new Map<string, PyValue>();
+  let overlap = 0;
+  for (const p of gtLeaves.keys()) if (predLeaves.has(p)) overlap++;
+
+  const rawPathRecall = gtLeaves.size === 0 ? 0 : overlap / gtLeaves.size;
+  const rawStructure = f1FromCounts(overlap, predLeaves.size, gtLeaves.size);
+  const rawExact = exactMatch(gtLeaves, predLeaves);
+  const rawTokenF1 = meanTokenF1(gtLeaves, predLeaves);
+  const rawTypes = structured && schemaValid ? typePrecision(predLeaves, schema) : 0;
+
+  let required: { recall: number; missing: string[] };
+  if (structured && schemaValid) required = requiredKeyRecall(candidate, schema as PyValue);
+  else required = { recall: 0, missing: requiredPaths(schema) };
+
+  const hardening = jsonPass;
+  const gate = coverageGate(opts.modality, rawStructure);
+  if (gate < 1) explanation.coverage_gate = gate;
+
+  const missingGt: string[] = [];
+  for (const p of gtLeaves.keys()) if (!predLeaves.has(p)) missingGt.push(p);
+  missingGt.sort(compareCodePoints);
+
+  return {
+    recordId: metadata.has('record_id') ? (metadata.get('record_id') as PyValue) : '',
+    modelId: metadata.has('model_id') ? (metadata.get('model_id') as PyValue) : 'unknown',
+    schemaComplexity: truthy(metadata.get('schema_complexity')) ? (metadata.get('schema_complexity') as PyValue) : 'unknown',
+    questionDifficulty: truthy(metadata.get('difficulty')) ? (metadata.get('difficulty') as PyValue) : 'unknown',
+    difficulty: w.difficulty,
+    weightingBasis: w.basis,
+    weight: w.weight,
+    knownDifficulty: w.weight > 0,
+    jsonParse: structured ? 1 : 0,
+    rootStructured: structured ? 1 : 0,
+    schemaValidInput: schemaValid ? 1 : 0,
+    jsonPass,
+    valueAccuracy: rawExact * hardening * gate,
+    faithfulness: rawTokenF1 * hardening * gate,
+    pathRecall: rawPathRecall * hardening,
+    structureCoverage: rawStructure * hardening,
+    typeSafety: rawTypes * hardening,
+    requiredKeyRecall: required.recall,
+    perfect: canonicalEqual(candidate, groundTruth ?? null) ? 1 : 0,
+    missingGtPaths: missingGt,
+    missingRequiredPaths: required.missing,
+    explanation,
+  };
+}
+
+function describe(v: PyValue | undefined): string {
+  if (v === undefined) return 'missing';
+  if (v === null) return 'null';
+  if (typeof v === 'string') return v.length > 40 ? `a string (${v.length} chars)` : `a string: ${JSON.stringify(v)}`;
+  return `a ${typeof v === 'bigint' ? 'number' : typeof v}`;
+}
+
+/** A record that could not be scored in its time budget: every score 0, the reason kept. */
+export function failedRecordScore(metadata: PyObject, reason: string): RecordScore {
+  const w = weightOf(metadata);
+  return {
+    recordId: metadata.has('record_id') ? (metadata.get('record_id') as PyValue) : '',
+    modelId: metadata.has('model_id') ? (metadata.get('model_id') as PyValue) : 'unknown',
+    schemaComplexity: truthy(metadata.get('schema_complexity')) ? (metadata.get('schema_complexity') as PyValue) : 'unknown',
+    questionDifficulty: truthy(metadata.get('difficulty')) ? (metadata.get('difficulty') as PyValue) : 'unknown',
+    difficulty: w.difficulty,
+    weightingBasis: w.basis,
+    weight: w.weight,
+    knownDifficulty: w.weight > 0,
+    jsonParse: 0,
+    rootStructured: 0,
+    schemaValidInput: 0,
+    jsonPass: 0,
+    valueAccuracy: 0,
+    faithfulness: 0,
+    pathRecall: 0,
+    structureCoverage: 0,
+    typeSafety: 0,
+    requiredKeyRecall: 0,
+    perfect: 0,
+    missingGtPaths: [],
+    missingRequiredPaths: [],
+    explanation: { scoring_error: reason },
+  };
+}
+
+/** The reference's row (`eval_records.jsonl`), field names and order as it writes them. */
+export function toReferenceRow(s: RecordScore, modality: Modality): Record<string, unknown> {
+  const row: Record<string, unknown> = {
+    record_id: s.recordId,
+    model_id: s.modelId,
+    schema_complexity: s.schemaComplexity,
+    question_difficulty: s.questionDifficulty,
+    difficulty: s.difficulty,
+    weighting_basis: s.weightingBasis,
+    difficulty_weight: s.weight,
+    known_difficulty: s.knownDifficulty ? 1 : 0,
+    json_parse_success: s.jsonParse,
+    json_root_structured: s.rootStructured,
+    schema_valid_input: s.schemaValidInput,
+    schema_compliance: s.jsonPass,
+    leaf_value_em: s.valueAccuracy,
+    value_token_f1: s.faithfulness,
+    hier_path_recall: s.pathRecall,
+    path_set_f1: s.structureCoverage,
+    type_precision: s.typeSafety,
+    required_key_recall: s.requiredKeyRecall,
+    strict_json_em: s.perfect,
+  };
+  if (modality === 'image') {
+    row.missing_gt_paths = s.missingGtPaths;
+    row.missing_required_paths = s.missingRequiredPaths;
+  }
+  if (Object.keys(s.explanation).length > 0) row.explanation = s.explanation;
+  return row;
+}

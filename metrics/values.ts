@@ -1,0 +1,135 @@
+/**
+ * Value comparisons with the reference's Python semantics (SPEC.md "Raw metrics").
+ */
+import { type PyValue, pyStr } from '../src/core/pyjson.ts';
+
+/**
+ * Python `==` between two JSON scalars: ints and floats by value (1 == 1.0), booleans are ints
+ * (True == 1), strings only equal strings, None only None, NaN equals nothing.
+ */
+export function pyEquals(a: PyValue, b: PyValue): boolean {
+  if (a === null || b === null) return a === b;
+  if (typeof a === 'string' || typeof b === 'string') return a === b;
+  const x = typeof a === 'boolean' ? (a ? 1n : 0n) : a;
+  const y = typeof b === 'boolean' ? (b ? 1n : 0n) : b;
+  if ((typeof x === 'bigint' || typeof x === 'number') && (typeof y === 'bigint' || typeof y === 'number')) {
+    // bigint == number compares exact mathematical values in JS, as Python does for int/float.
+    // biome-ignore lint/suspicious/noDoubleEquals: exact int/float comparison is the point
+    return x == y;
+  }
+  return false;
+}
+
+/** Strict boolean/number semantics for the `strict` profile: booleans never equal numbers. */
+export function strictEquals(a: PyValue, b: PyValue): boolean {
+  if (typeof a === 'boolean' || typeof b === 'boolean') return a === b;
+  return pyEquals(a, b);
+}
+
+function sameFloat(a: number, b: number): boolean {
+  // Python's repr is injective on floats except that every NaN prints "NaN".
+  if (Number.isNaN(a) || Number.isNaN(b)) return Number.isNaN(a) && Number.isNaN(b);
+  return Object.is(a, b);
+}
+
+/**
+ * `canonical_json(a) == canonical_json(b)` without building the strings: sorted keys make key
+ * order irrelevant; ints and floats never match (`1` vs `1.0`), nor booleans and ints.
+ * Iterative, so deep values are fine.
+ */
+export function canonicalEqual(a: PyValue, b: PyValue): boolean {
+  const work: [PyValue, PyValue][] = [[a, b]];
+  while (work.length > 0) {
+    const [x, y] = work.pop()!;
+    if (x === y) continue;
+    if (x === null || y === null) return false;
+    if (typeof x === 'number') {
+      if (typeof y !== 'number' || !sameFloat(x, y)) return false;
+      continue;
+    }
+    if (typeof x !== 'object' || typeof y !== 'object') return false; // scalars already !==
+    if (Array.isArray(x)) {
+      if (!Array.isArray(y) || x.length !== y.length) return false;
+      for (let i = 0; i < x.length; i++) work.push([x[i], y[i]]);
+      continue;
+    }
+    if (Array.isArray(y) || x.size !== y.size) return false;
+    for (const [k, v] of x) {
+      if (!y.has(k)) return false;
+      work.push([v, y.get(k)!]);
+    }
+  }
+  return true;
+}
+
+// -- Tokens --------------------------------------------------------------------------------------
+
+/** Python's whitespace (`str.split()`, `\s`), which includes \x1c-\x1f and \x85. */
+const WS = '\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+/** Python's `\w` on str: letters, numerics (Nd, Nl, No), underscore. Combining marks are not. */
+const WORD = '\\p{L}\\p{N}_';
+const PUNCT_RE = new RegExp(`[^${WORD}${WS}]`, 'gu');
+const ARTICLES_RE = new RegExp(`(?<![${WORD}])(?:a|an|the)(?![${WORD}])`, 'gu');
+const SPLIT_RE = new RegExp(`[${WS}]+`, 'u');
+const ASCII_WS = '\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f ';
+const PUNCT_ASCII = new RegExp(`[^A-Za-z0-9_${ASCII_WS}]`, 'g');
+const ARTICLES_ASCII = /(?<![A-Za-z0-9_])(?:a|an|the)(?![A-Za-z0-9_])/g;
+const SPLIT_ASCII = new RegExp(`[${ASCII_WS}]+`);
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** Tokens of strings seen before (ground-truth values recur across every model scored). */
+const tokenCache = new Map<string, string[]>();
+const TOKEN_CACHE_MAX = 200_000;
+
+/** `normalize_tokens`: str(), lowercase, punctuation to spaces, articles out, split. */
+export function normalizeTokens(value: PyValue | undefined): string[] {
+  if (typeof value === 'string' && value.length < 4096) {
+    let hit = tokenCache.get(value);
+    if (hit === undefined) {
+      hit = tokenize(value);
+      if (tokenCache.size >= TOKEN_CACHE_MAX) tokenCache.clear();
+      tokenCache.set(value, hit);
+    }
+    return hit;
+  }
+  return tokenize(value);
+}
+
+function tokenize(value: PyValue | undefined): string[] {
+  let text: string;
+  if (value === null || value === undefined) text = 'null';
+  else if (typeof value === 'boolean') text = value ? 'true' : 'false';
+  else text = pyStr(value);
+  text = text.toLowerCase();
+  if (NON_ASCII.test(text)) {
+    text = text.replace(PUNCT_RE, ' ').replace(ARTICLES_RE, ' ');
+    return text.split(SPLIT_RE).filter((t) => t.length > 0);
+  }
+  text = text.replace(PUNCT_ASCII, ' ').replace(ARTICLES_ASCII, ' ');
+  return text.split(SPLIT_ASCII).filter((t) => t.length > 0);
+}
+
+/** Multiset-overlap F1 of two values' tokens (SPEC: both empty -> 1, one empty -> 0). */
+export function tokenF1(gt: PyValue | undefined, pred: PyValue | undefined): number {
+  // The same scalar of the same type has the same tokens: F1 is 1 (also when both are empty).
+  if (gt === pred || (typeof gt === 'number' && typeof pred === 'number' && Object.is(gt, pred))) return 1;
+  if ((gt === undefined || gt === null) && (pred === undefined || pred === null)) return 1;
+  const g = normalizeTokens(gt);
+  const p = normalizeTokens(pred);
+  if (g.length === 0 && p.length === 0) return 1;
+  if (g.length === 0 || p.length === 0) return 0;
+  const counts = new Map<string, number>();
+  for (const t of g) counts.set(t, (counts.get(t) ?? 0) + 1);
+  let overlap = 0;
+  for (const t of p) {
+    const c = counts.get(t);
+    if (c !== undefined && c > 0) {
+      overlap++;
+      counts.set(t, c - 1);
+    }
+  }
+  if (overlap === 0) return 0;
+  const precision = overlap / p.length;
+  const recall = overlap / g.length;
+  return (2 * precision * recall) / (precision + recall);
+}

@@ -1,0 +1,46 @@
+/** The `sob` command line: one file per command; this file only wires them and maps errors. */
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { UserError, errorMessage } from '../core/errors.ts';
+import { registerLeaderboard } from './leaderboard.ts';
+import { registerScore } from './score.ts';
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+export function buildProgram(): Command {
+  const program = new Command('sob')
+    .description('sob-eval: does a model put the right values into schema-valid JSON? (the SOB benchmark)')
+    .version(version())
+    .option('--debug', 'print stack traces on errors')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+  registerScore(program);
+  registerLeaderboard(program);
+  for (const cmd of program.commands) cmd.exitOverride();
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      // --help and --version exit 0; every other commander error is a usage error.
+      process.exitCode = e.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    const debug = argv.includes('--debug');
+    if (e instanceof UserError) {
+      process.stderr.write(`sob: ${e.message}\n`);
+      process.exitCode = e.exitCode;
+    } else {
+      process.stderr.write(`sob: ${errorMessage(e)}\n`);
+      process.exitCode = 1;
+    }
+    if (debug && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`);
+  }
+}

@@ -1,0 +1,95 @@
+/** `sob score`: score response files (or folders of them) into the reference's evaluation layout. */
+import type { Command } from 'commander';
+import { UserError } from '../core/errors.ts';
+import type { Modality } from '../core/record.ts';
+import { defaultOutDir, expandInputs, scoreFiles } from '../scoring/score-files.ts';
+import { choiceOption, intOption, log, modalityOption } from './common.ts';
+
+interface ScoreFlags {
+  modality?: Modality;
+  profile: 'sob' | 'strict';
+  out?: string;
+  bootstrapSamples: number;
+  seed: number;
+  topKErrors: number;
+  jobs?: number;
+  recordTimeoutMs: number;
+}
+
+const SHOWN = [
+  ['schema_compliance', 'JSON Pass'],
+  ['leaf_value_em', 'Val.Acc.'],
+  ['value_token_f1', 'Faithful.'],
+  ['hier_path_recall', 'Path Rec.'],
+  ['path_set_f1', 'Str.Cov.'],
+  ['type_precision', 'Type Saf.'],
+  ['strict_json_em', 'Perfect'],
+] as const;
+
+export function registerScore(program: Command): void {
+  program
+    .command('score')
+    .description('score model responses: per-record rows and a summary with bootstrap intervals per file')
+    .argument('<file-or-dir...>', 'response JSONL files, or folders (every *.jsonl in them)')
+    .option('--modality <m>', 'text | image | audio (default: each record\'s metadata.source, else the file name)', modalityOption)
+    .option('--profile <p>', 'sob (parity with the published leaderboard) | strict', choiceOption(['sob', 'strict'] as const), 'sob')
+    .option('--out <dir>', 'output root: writes <out>/<modality>/<model>/eval_records.jsonl and eval_summary.json', undefined)
+    .option('--bootstrap-samples <n>', 'bootstrap resamples for the 95% intervals', intOption('--bootstrap-samples'), 1000)
+    .option('--seed <n>', 'bootstrap seed (the weighted summary uses seed + 1)', intOption('--seed'), 42)
+    .option('--top-k-errors <n>', 'most-missed paths kept in error_analysis', intOption('--top-k-errors'), 20)
+    .option('--jobs <n>', 'worker threads (default: one per core)', intOption('--jobs', 1))
+    .option('--record-timeout-ms <n>', 'time budget per record; a record over it is reported, not hung on', intOption('--record-timeout-ms', 1), 20000)
+    .addHelpText(
+      'after',
+      `
+Examples:
+  sob score examples/responses/response_example-model.jsonl
+  sob score ../shared/data/sob/images_responses --out runs/evaluation
+  sob score response_x.jsonl --modality image --bootstrap-samples 0
+
+A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
+    )
+    .action(async (inputs: string[], flags: ScoreFlags) => {
+      if (flags.profile === 'strict') throw new UserError('the strict profile is not available yet: use --profile sob');
+      const files = expandInputs(inputs);
+      const outDir = flags.out ?? defaultOutDir();
+      const started = Date.now();
+      log(`scoring ${files.length} file${files.length === 1 ? '' : 's'} -> ${outDir}`);
+      let done = 0;
+      const results = await scoreFiles(
+        files.map((file) => ({ file })),
+        {
+          outDir,
+          modality: flags.modality,
+          summary: { bootstrapSamples: flags.bootstrapSamples, seed: flags.seed, topKErrors: flags.topKErrors },
+          jobs: flags.jobs,
+          recordTimeoutMs: flags.recordTimeoutMs,
+          log,
+        },
+      );
+      const header = ['file', 'source', 'n', ...SHOWN.map(([, h]) => h)];
+      const rows: string[][] = [];
+      let failures = 0;
+      for (const r of results) {
+        done++;
+        if (r.error) {
+          failures++;
+          log(`sob: ${r.error}`);
+        }
+        for (const o of r.outputs) {
+          const s = o.summary.summary as { overall_weighted: { metrics: Record<string, { mean: number }> } };
+          rows.push([
+            r.file.split('/').pop() ?? r.file,
+            o.modality,
+            String(o.records),
+            ...SHOWN.map(([k]) => s.overall_weighted.metrics[k].mean.toFixed(3)),
+          ]);
+        }
+      }
+      const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+      const fmt = (cs: string[]) => cs.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+      if (rows.length > 0) process.stdout.write(`${[fmt(header), ...rows.map(fmt)].join('\n')}\n`);
+      log(`scored ${done - failures}/${files.length} files in ${((Date.now() - started) / 1000).toFixed(2)} s (weighted means shown)`);
+      if (failures > 0) process.exitCode = 1;
+    });
+}

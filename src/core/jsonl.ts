@@ -1,0 +1,72 @@
+/**
+ * Streaming JSONL: one line at a time, never the whole file. A line is reported with its
+ * 1-based number so a bad one can be named as `file:line`.
+ */
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { UserError } from './errors.ts';
+import { JsonSyntaxError, type PyValue, parsePyJson } from './pyjson.ts';
+
+export interface JsonlLine {
+  /** 1-based line number in the file. */
+  line: number;
+  text: string;
+}
+
+export type ParsedLine =
+  | { line: number; ok: true; value: PyValue; spans?: Map<string, string> }
+  | { line: number; ok: false; error: string };
+
+/** Python's str.strip(): its whitespace includes \x1c-\x1f and \x85 (not \ufeff). */
+const PY_WS = /[\s\x1c-\x1f\x85]/;
+function isPyWs(ch: string): boolean {
+  return ch !== '\ufeff' && PY_WS.test(ch);
+}
+function pyStrip(s: string): string {
+  let a = 0;
+  let b = s.length;
+  while (a < b && isPyWs(s[a])) a++;
+  while (b > a && isPyWs(s[b - 1])) b--;
+  return a === 0 && b === s.length ? s : s.slice(a, b);
+}
+
+export function assertReadableFile(file: string): void {
+  if (!existsSync(file)) throw new UserError(`no such file: ${file}`);
+  if (!statSync(file).isFile()) throw new UserError(`not a file: ${file}`);
+}
+
+/** Yields the non-blank lines of a file, stripped as Python's `line.strip()` would. */
+export async function* readLines(file: string, startLine = 1): AsyncGenerator<JsonlLine> {
+  assertReadableFile(file);
+  const rl = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Number.POSITIVE_INFINITY });
+  let n = 0;
+  for await (const raw of rl) {
+    n++;
+    if (n < startLine) continue;
+    let text = n === 1 && raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
+    text = pyStrip(text);
+    if (text.length === 0) continue;
+    yield { line: n, text };
+  }
+}
+
+/**
+ * Parses one JSONL line losslessly; a syntax error is returned, not thrown. With `spanKeys`,
+ * the raw text of those second-level values comes back too (see parsePyJson).
+ */
+export function parseLine(l: JsonlLine, spanKeys?: ReadonlySet<string>): ParsedLine {
+  try {
+    if (spanKeys) {
+      const spans = new Map<string, string>();
+      return { line: l.line, ok: true, value: parsePyJson(l.text, { keys: spanKeys, out: spans }), spans };
+    }
+    return { line: l.line, ok: true, value: parsePyJson(l.text) };
+  } catch (e) {
+    const msg = e instanceof JsonSyntaxError ? e.message : String(e);
+    return { line: l.line, ok: false, error: msg };
+  }
+}
+
+export async function* readJsonl(file: string, startLine = 1, spanKeys?: ReadonlySet<string>): AsyncGenerator<ParsedLine> {
+  for await (const l of readLines(file, startLine)) yield parseLine(l, spanKeys);
+}

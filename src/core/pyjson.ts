@@ -1,0 +1,463 @@
+/**
+ * Lossless JSON, the way the SOB reference (Python's `json` module) sees it.
+ *
+ * SPEC.md "Numbers keep their lexeme": `1` is an int and `1.0` a float, and that shows in
+ * Faithfulness and Perfect Response. So a value here is:
+ *   null | boolean | string | number (a Python float) | bigint (a Python int)
+ *   | PyValue[] | Map<string, PyValue> (a dict: insertion order, a repeated key keeps its
+ *   first position and takes the last value, as Python's dict does).
+ *
+ * The parser is iterative (a 100,000-level answer does not overflow the stack) and, like
+ * `json.loads`, accepts NaN, Infinity and -Infinity and rejects raw control characters in strings.
+ */
+
+export type PyValue = null | boolean | string | number | bigint | PyValue[] | PyObject;
+export type PyObject = Map<string, PyValue>;
+
+export class JsonSyntaxError extends Error {
+  constructor(
+    message: string,
+    readonly position: number,
+  ) {
+    super(message);
+    this.name = 'JsonSyntaxError';
+  }
+}
+
+const CONTROL_CHAR = /[\x00-\x1f]/;
+const NUMBER_RE = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?/y;
+
+type Frame = { kind: 'array'; value: PyValue[] } | { kind: 'object'; value: PyObject; key: string };
+
+function isWs(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+/**
+ * Parses one JSON text into a PyValue. Throws JsonSyntaxError with the offending offset.
+ *
+ * `spans`, when given, receives the raw source text of the second-level values it names as
+ * `block.key` (e.g. `input.json_schema`, `output.candidate_response`): a cache key for a schema
+ * seen before, and a fast native `JSON.parse` of the plain form for ajv.
+ */
+export function parsePyJson(text: string, spans?: { keys: ReadonlySet<string>; out: Map<string, string> }): PyValue {
+  const n = text.length;
+  let pos = 0;
+  const stack: Frame[] = [];
+  // Start offset of the value being read under a span key (depth 2), or -1.
+  let spanStart = -1;
+  let spanKey = '';
+  let spanDepth = -1;
+
+  const skipWs = () => {
+    while (pos < n && isWs(text.charCodeAt(pos))) pos++;
+  };
+  const fail = (what: string): never => {
+    throw new JsonSyntaxError(`${what} at column ${pos + 1}`, pos);
+  };
+
+  const readString = (): string => {
+    // pos is at the opening quote.
+    const start = pos + 1;
+    let i = start;
+    let hasEscape = false;
+    for (;;) {
+      const q = text.indexOf('"', i);
+      if (q < 0) {
+        pos = start - 1;
+        return fail('Unterminated string');
+      }
+      // Count backslashes before the quote.
+      let b = q - 1;
+      while (b >= start && text.charCodeAt(b) === 0x5c) b--;
+      const slashes = q - 1 - b;
+      if (slashes > 0) hasEscape = true;
+      if (slashes % 2 === 0) {
+        pos = q + 1;
+        const raw = text.slice(start, q);
+        if (!hasEscape && raw.indexOf('\\') < 0) {
+          if (CONTROL_CHAR.test(raw)) {
+            pos = start;
+            return fail('Invalid control character in string');
+          }
+          return raw;
+        }
+        try {
+          return JSON.parse(text.slice(start - 1, q + 1)) as string;
+        } catch {
+          pos = start;
+          return fail('Invalid string escape or control character');
+        }
+      }
+      i = q + 1;
+    }
+  };
+
+  const readScalarOrOpen = (): PyValue | Frame => {
+    const c = text.charCodeAt(pos);
+    switch (c) {
+      case 0x22: // "
+        return readString();
+      case 0x7b: // {
+        pos++;
+        return { kind: 'object', value: new Map(), key: '' };
+      case 0x5b: // [
+        pos++;
+        return { kind: 'array', value: [] };
+      case 0x74: // t
+        if (text.startsWith('true', pos)) {
+          pos += 4;
+          return true;
+        }
+        break;
+      case 0x66: // f
+        if (text.startsWith('false', pos)) {
+          pos += 5;
+          return false;
+        }
+        break;
+      case 0x6e: // n
+        if (text.startsWith('null', pos)) {
+          pos += 4;
+          return null;
+        }
+        break;
+      case 0x4e: // N
+        if (text.startsWith('NaN', pos)) {
+          pos += 3;
+          return Number.NaN;
+        }
+        break;
+      case 0x49: // I
+        if (text.startsWith('Infinity', pos)) {
+          pos += 8;
+          return Number.POSITIVE_INFINITY;
+        }
+        break;
+      default: {
+        if (c === 0x2d && text.startsWith('-Infinity', pos)) {
+          pos += 9;
+          return Number.NEGATIVE_INFINITY;
+        }
+        NUMBER_RE.lastIndex = pos;
+        const m = NUMBER_RE.exec(text);
+        if (m) {
+          pos += m[0].length;
+          if (m[1] === undefined && m[2] === undefined) return BigInt(m[0]);
+          return Number(m[0]);
+        }
+      }
+    }
+    return fail('Expecting value');
+  };
+
+  const isFrame = (v: PyValue | Frame): v is Frame =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Map);
+
+  let result: PyValue | undefined;
+  skipWs();
+  if (pos >= n) fail('Expecting value');
+
+  // `pending` is a value just completed that must be attached to the top frame.
+  let next = readScalarOrOpen();
+  for (;;) {
+    if (isFrame(next)) {
+      stack.push(next);
+      skipWs();
+      // Empty container?
+      const c = text.charCodeAt(pos);
+      if (next.kind === 'array' && c === 0x5d) {
+        pos++;
+        stack.pop();
+        next = next.value;
+        continue;
+      }
+      if (next.kind === 'object') {
+        if (c === 0x7d) {
+          pos++;
+          stack.pop();
+          next = next.value;
+          continue;
+        }
+        if (c !== 0x22) fail('Expecting property name enclosed in double quotes');
+        next.key = readString();
+        skipWs();
+        if (text.charCodeAt(pos) !== 0x3a) fail("Expecting ':' delimiter");
+        pos++;
+        skipWs();
+        if (spans && stack.length === 2 && spans.keys.has(`${(stack[0] as { key: string }).key}.${next.key}`)) {
+          spanStart = pos;
+          spanKey = `${(stack[0] as { key: string }).key}.${next.key}`;
+          spanDepth = stack.length;
+        }
+      }
+      if (pos >= n) fail('Expecting value');
+      next = readScalarOrOpen();
+      continue;
+    }
+    // A complete value: attach it.
+    const top = stack[stack.length - 1];
+    if (top === undefined) {
+      result = next;
+      break;
+    }
+    if (spanStart >= 0 && stack.length === spanDepth) {
+      spans!.out.set(spanKey, text.slice(spanStart, pos));
+      spanStart = -1;
+    }
+    if (top.kind === 'array') top.value.push(next);
+    else top.value.set(top.key, next);
+    skipWs();
+    const c = text.charCodeAt(pos);
+    if (c === 0x2c) {
+      pos++;
+      skipWs();
+      if (top.kind === 'object') {
+        if (text.charCodeAt(pos) !== 0x22) fail('Expecting property name enclosed in double quotes');
+        top.key = readString();
+        skipWs();
+        if (text.charCodeAt(pos) !== 0x3a) fail("Expecting ':' delimiter");
+        pos++;
+        skipWs();
+        if (spans && stack.length === 2 && spans.keys.has(`${(stack[0] as { key: string }).key}.${top.key}`)) {
+          spanStart = pos;
+          spanKey = `${(stack[0] as { key: string }).key}.${top.key}`;
+          spanDepth = stack.length;
+        }
+      }
+      if (pos >= n) fail('Expecting value');
+      next = readScalarOrOpen();
+      continue;
+    }
+    if (top.kind === 'array' && c === 0x5d) {
+      pos++;
+      stack.pop();
+      next = top.value;
+      continue;
+    }
+    if (top.kind === 'object' && c === 0x7d) {
+      pos++;
+      stack.pop();
+      next = top.value;
+      continue;
+    }
+    fail("Expecting ',' delimiter");
+  }
+  skipWs();
+  if (pos < n) fail('Extra data');
+  return result as PyValue;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Python's float repr and json.dumps
+
+/** Python's repr(float): shortest round-trip digits, `.0` on integral values, exponent form when
+ * the decimal exponent is < -4 or >= 16 (`1e-05`, `1e+16`). */
+export function pyFloatRepr(x: number): string {
+  if (Number.isNaN(x)) return 'nan';
+  if (x === Number.POSITIVE_INFINITY) return 'inf';
+  if (x === Number.NEGATIVE_INFINITY) return '-inf';
+  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
+  const neg = x < 0;
+  const e = Math.abs(x).toExponential(); // shortest digits: "d.ddde+N"
+  const ePos = e.indexOf('e');
+  const digits = e.slice(0, ePos).replace('.', '');
+  const exp = Number(e.slice(ePos + 1));
+  let out: string;
+  if (exp < -4 || exp >= 16) {
+    const mant = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+    const ae = Math.abs(exp);
+    out = `${mant}e${exp < 0 ? '-' : '+'}${ae < 10 ? `0${ae}` : ae}`;
+  } else if (exp >= 0) {
+    const intLen = exp + 1;
+    if (digits.length <= intLen) out = `${digits}${'0'.repeat(intLen - digits.length)}.0`;
+    else out = `${digits.slice(0, intLen)}.${digits.slice(intLen)}`;
+  } else {
+    out = `0.${'0'.repeat(-exp - 1)}${digits}`;
+  }
+  return neg ? `-${out}` : out;
+}
+
+/** Python's str() of a JSON scalar, as the reference's tokenizer uses it. */
+export function pyStr(value: PyValue): string {
+  if (value === null) return 'None';
+  if (typeof value === 'boolean') return value ? 'True' : 'False';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'number') return pyFloatRepr(value);
+  return dumpsPy(value);
+}
+
+export interface DumpOptions {
+  /** Python's `indent`; undefined means one line. */
+  indent?: number;
+  /** Python's ensure_ascii (default true, as json.dumps). */
+  ensureAscii?: boolean;
+  sortKeys?: boolean;
+  /** [item separator, key separator]; defaults as json.dumps: [', ', ': '] or [',', ': '] with indent. */
+  separators?: [string, string];
+}
+
+const ESC: Record<string, string> = {
+  '"': '\\"',
+  '\\': '\\\\',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\b': '\\b',
+  '\f': '\\f',
+};
+
+function hex4(c: number): string {
+  return `\\u${c.toString(16).padStart(4, '0')}`;
+}
+
+const NEEDS_ESCAPE_ASCII = /["\\\x00-\x1f\u007f-\uffff]/;
+const NEEDS_ESCAPE = /["\\\x00-\x1f]/;
+
+/** json.dumps of a string (ensure_ascii escapes every non-ASCII code unit, lowercase hex). */
+export function pyJsonString(s: string, ensureAscii = true): string {
+  if (!(ensureAscii ? NEEDS_ESCAPE_ASCII : NEEDS_ESCAPE).test(s)) return `"${s}"`;
+  let out = '"';
+  for (let i = 0; i < s.length; i++) {
+    const ch = s[i];
+    const c = s.charCodeAt(i);
+    const e = ESC[ch];
+    if (e !== undefined) out += e;
+    else if (c < 0x20) out += hex4(c);
+    else if (ensureAscii && c > 0x7e) out += c === 0x7f ? ch : hex4(c);
+    else out += ch;
+  }
+  return `${out}"`;
+}
+
+/** Compares strings by code point, as Python sorts str. */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) {
+      // A surrogate unit stands for a code point above every BMP unit (0xE000-0xFFFF included).
+      const kx = x >= 0xd800 && x <= 0xdfff ? x + 0x2000 : x >= 0xe000 ? x - 0x800 : x;
+      const ky = y >= 0xd800 && y <= 0xdfff ? y + 0x2000 : y >= 0xe000 ? y - 0x800 : y;
+      return kx - ky;
+    }
+  }
+  return a.length - b.length;
+}
+
+type Dumpable = PyValue | { [k: string]: unknown } | readonly unknown[] | undefined;
+
+function floatJson(x: number): string {
+  if (Number.isNaN(x)) return 'NaN';
+  if (x === Number.POSITIVE_INFINITY) return 'Infinity';
+  if (x === Number.NEGATIVE_INFINITY) return '-Infinity';
+  return pyFloatRepr(x);
+}
+
+/**
+ * Python's json.dumps for PyValues and plain objects (a JS number is a float, a bigint an int).
+ * Iterative over containers is not needed here: outputs we write are shallow; deep candidate
+ * values never go through this function.
+ */
+export function dumpsPy(value: Dumpable, opts: DumpOptions = {}): string {
+  const ensureAscii = opts.ensureAscii ?? true;
+  const indent = opts.indent;
+  const [itemSep, keySep] = opts.separators ?? (indent === undefined ? [', ', ': '] : [',', ': ']);
+  const rec = (v: unknown, level: number): string => {
+    if (v === null || v === undefined) return 'null';
+    switch (typeof v) {
+      case 'boolean':
+        return v ? 'true' : 'false';
+      case 'string':
+        return pyJsonString(v, ensureAscii);
+      case 'bigint':
+        return v.toString();
+      case 'number':
+        return floatJson(v);
+      default:
+        break;
+    }
+    let entries: [string, unknown][] | null = null;
+    let items: unknown[] | null = null;
+    if (Array.isArray(v)) items = v;
+    else if (v instanceof Map) entries = [...(v as Map<string, unknown>).entries()];
+    else entries = Object.entries(v as object);
+    if (entries && opts.sortKeys) entries.sort((a, b) => compareCodePoints(a[0], b[0]));
+    const parts = items ? items.map((x) => rec(x, level + 1)) : entries!.map(([k, x]) => pyJsonString(k, ensureAscii) + keySep + rec(x, level + 1));
+    const [open, close] = items ? ['[', ']'] : ['{', '}'];
+    if (parts.length === 0) return open + close;
+    if (indent === undefined) return open + parts.join(itemSep) + close;
+    const pad = '\n' + ' '.repeat(indent * (level + 1));
+    const endPad = '\n' + ' '.repeat(indent * level);
+    return open + pad + parts.join(itemSep + pad) + endPad + close;
+  };
+  return rec(value, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversions
+
+export function isPyObject(v: PyValue): v is PyObject {
+  return v instanceof Map;
+}
+
+export function isStructured(v: PyValue | undefined): v is PyObject | PyValue[] {
+  return v instanceof Map || Array.isArray(v);
+}
+
+/**
+ * A PyValue as a plain JSON-like JS value (for ajv and zod): Maps become objects, ints numbers.
+ * Iterative, so depth does not matter. `__proto__` keys stay own data properties.
+ */
+export function toPlain(root: PyValue): unknown {
+  const convertScalar = (v: PyValue): unknown => (typeof v === 'bigint' ? Number(v) : v);
+  if (!isStructured(root)) return convertScalar(root);
+  const makeShell = (v: PyObject | PyValue[]): unknown[] | Record<string, unknown> =>
+    Array.isArray(v) ? new Array(v.length) : {};
+  const rootOut = makeShell(root);
+  const work: [PyObject | PyValue[], unknown[] | Record<string, unknown>][] = [[root, rootOut]];
+  while (work.length > 0) {
+    const [src, dst] = work.pop()!;
+    if (Array.isArray(src)) {
+      const arr = dst as unknown[];
+      for (let i = 0; i < src.length; i++) {
+        const c = src[i];
+        if (isStructured(c)) {
+          const shell = makeShell(c);
+          arr[i] = shell;
+          work.push([c, shell]);
+        } else arr[i] = convertScalar(c);
+      }
+    } else {
+      const obj = dst as Record<string, unknown>;
+      for (const [k, c] of src) {
+        let out: unknown;
+        if (isStructured(c)) {
+          out = makeShell(c);
+          work.push([c, out as Record<string, unknown>]);
+        } else out = convertScalar(c);
+        if (k === '__proto__') Object.defineProperty(obj, k, { value: out, enumerable: true, writable: true, configurable: true });
+        else obj[k] = out;
+      }
+    }
+  }
+  return rootOut;
+}
+
+/** A plain JS JSON value as a PyValue: integral numbers become ints (as they would be parsed). */
+export function fromPlain(v: unknown): PyValue {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
+  if (typeof v === 'boolean' || typeof v === 'string' || typeof v === 'bigint') return v;
+  if (Array.isArray(v)) return v.map(fromPlain);
+  const m: PyObject = new Map();
+  for (const [k, x] of Object.entries(v as object)) m.set(k, fromPlain(x));
+  return m;
+}
+
+/** Field access on a PyValue that may not be a dict (`record.get(key)`). */
+export function getField(v: PyValue | undefined, key: string): PyValue | undefined {
+  return v instanceof Map ? v.get(key) : undefined;
+}

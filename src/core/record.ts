@@ -1,0 +1,118 @@
+/**
+ * The response record (SPEC.md "Input: a response record") and the benchmark record (the same
+ * without `candidate_response`). Parsed once, at the edge, by zod.
+ *
+ * Two views:
+ * - `scoringView`: what the scorer needs from a lossless PyValue line, as lenient as the
+ *   reference (a missing block is empty), but a block of the wrong type is an error, not a crash.
+ * - `BenchmarkRecord` / `ResponseRecord`: the strict shape our own builder and runner write.
+ */
+import { z } from 'zod';
+import { type PyObject, type PyValue, toPlain } from './pyjson.ts';
+
+export const MODALITIES = ['text', 'image', 'audio'] as const;
+export type Modality = (typeof MODALITIES)[number];
+export const COMPLEXITIES = ['easy', 'medium', 'hard'] as const;
+export type Complexity = (typeof COMPLEXITIES)[number];
+
+export function isModality(v: unknown): v is Modality {
+  return typeof v === 'string' && (MODALITIES as readonly string[]).includes(v);
+}
+
+const pyMap = z.instanceof(Map) as unknown as z.ZodType<PyObject>;
+
+/** A scored line: each block optional (the reference reads them with `.get(key, {})`). */
+const ScoringLine = z.object({
+  metadata: pyMap.optional(),
+  input: pyMap.optional(),
+  output: pyMap.optional(),
+});
+
+export interface ScoringView {
+  metadata: PyObject;
+  schema: PyValue | undefined;
+  groundTruth: PyValue | undefined;
+  candidate: PyValue | undefined;
+  /** The schema's and the candidate's source text, when the reader kept them (a cache key and a
+   * fast path to the plain form). */
+  schemaText?: string;
+  candidateText?: string;
+}
+
+/** The second-level keys whose raw text the scorer can use (see `parseLine`). */
+export const SCORING_SPAN_KEYS: ReadonlySet<string> = new Set(['input.json_schema', 'output.candidate_response']);
+
+const EMPTY: PyObject = new Map();
+
+/** The parts of a response line the scorer reads, or an error saying what is wrong. */
+export function scoringView(
+  line: PyValue,
+  spans?: Map<string, string>,
+): { ok: true; view: ScoringView } | { ok: false; error: string } {
+  if (!(line instanceof Map)) return { ok: false, error: 'a response record must be a JSON object' };
+  const parsed = ScoringLine.safeParse({
+    metadata: line.get('metadata') ?? undefined,
+    input: line.get('input') ?? undefined,
+    output: line.get('output') ?? undefined,
+  });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return { ok: false, error: `"${issue.path.join('.')}" must be a JSON object` };
+  }
+  const { metadata = EMPTY, input = EMPTY, output = EMPTY } = parsed.data;
+  return {
+    ok: true,
+    view: {
+      metadata,
+      schema: input.get('json_schema'),
+      groundTruth: output.get('ground_truth'),
+      candidate: output.get('candidate_response'),
+      schemaText: spans?.get('input.json_schema'),
+      candidateText: spans?.get('output.candidate_response'),
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Strict shapes for the records this project writes (benchmarks, responses)
+
+export const Metadata = z
+  .object({
+    record_id: z.string().min(1),
+    model_id: z.string().optional(),
+    schema_complexity: z.enum(COMPLEXITIES).optional(),
+    difficulty: z.string().optional(),
+    source: z.enum(MODALITIES).optional(),
+  })
+  .passthrough();
+
+export const BenchmarkRecord = z.object({
+  metadata: Metadata,
+  input: z.object({
+    context: z.string(),
+    question: z.string(),
+    json_schema: z.record(z.unknown()),
+  }),
+  output: z.object({ ground_truth: z.unknown() }).passthrough(),
+});
+export type BenchmarkRecord = z.infer<typeof BenchmarkRecord>;
+
+export const ResponseRecord = BenchmarkRecord.extend({
+  output: z
+    .object({
+      ground_truth: z.unknown(),
+      candidate_response: z.unknown(),
+      raw_response: z.string().optional(),
+    })
+    .passthrough(),
+  eval_info: z.record(z.unknown()).optional(),
+});
+export type ResponseRecord = z.infer<typeof ResponseRecord>;
+
+/** Validates a lossless line against a strict shape; the message names the first bad field. */
+export function parseStrict<T>(schema: z.ZodType<T>, line: PyValue): { ok: true; value: T } | { ok: false; error: string } {
+  const r = schema.safeParse(toPlain(line));
+  if (r.success) return { ok: true, value: r.data };
+  const issue = r.error.issues[0];
+  return { ok: false, error: `${issue.path.join('.') || 'record'}: ${issue.message}` };
+}

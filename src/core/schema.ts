@@ -1,0 +1,146 @@
+/**
+ * JSON Schema helpers on ajv, with the reference's semantics (SPEC.md "Gates"):
+ * - `isValidDraft7Schema`: an object that passes the draft-07 meta-schema, where `format:
+ *   "regex"` is asserted with **Python's** regex grammar (jsonschema's check_schema does that);
+ *   `uri`/`uri-reference` are not checked (jsonschema needs optional packages for those).
+ * - `validateInstance`: draft-07 validation with `format` not asserted and `pattern` run with
+ *   Python's `re.search` semantics (translated to a JS RegExp).
+ * Untrusted schemas must not crash a run: every failure comes back as a reason string.
+ */
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
+import draft07Meta from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json' };
+import { errorMessage } from './errors.ts';
+import { pythonRegexError, translatePythonRegex } from './pyregex.ts';
+
+
+/** A RegExp engine for ajv: Python pattern syntax and semantics, compiled once per pattern. */
+const pyRegExp = Object.assign((pattern: string): RegExpLike => {
+  const cached = regexCache.get(pattern);
+  if (cached) return cached;
+  let re: RegExpLike | undefined;
+  const t = translatePythonRegex(pattern);
+  if (t) {
+    try {
+      re = new RegExp(t.source, t.flags);
+    } catch {
+      re = undefined;
+    }
+  }
+  if (!re) {
+    for (const flags of ['u', '']) {
+      try {
+        re = new RegExp(pattern, flags);
+        break;
+      } catch {
+        // try the next
+      }
+    }
+  }
+  // A pattern no engine here can run is not asserted (it passed Python's syntax check).
+  re ??= { test: () => true };
+  if (regexCache.size > 4096) regexCache.clear();
+  regexCache.set(pattern, re);
+  return re;
+}, { code: 'pyRegExp' }) satisfies RegExpEngine;
+const regexCache = new Map<string, RegExpLike>();
+
+let metaAjv: Ajv | undefined;
+let metaValidate: ValidateFunction | undefined;
+
+function metaValidator(): ValidateFunction {
+  if (metaValidate) return metaValidate;
+  // Formats must be known when ajv compiles its meta-schema, i.e. at construction.
+  metaAjv = new Ajv({
+    strict: false,
+    validateFormats: true,
+    allErrors: false,
+    code: { regExp: pyRegExp },
+    formats: {
+      regex: { type: 'string', validate: (s: string) => pythonRegexError(s) === null },
+      uri: true,
+      'uri-reference': true,
+    },
+  });
+  // ajv's built-in copy of the meta-schema is compiled before any format is known, so its
+  // `format: "regex"` would never be asserted: compile our own copy under another id.
+  const meta = { ...(draft07Meta as Record<string, unknown>), $id: 'urn:sob-eval:draft-07-meta#' };
+  metaValidate = metaAjv.compile(meta);
+  return metaValidate;
+}
+
+export type SchemaCheck = { valid: true } | { valid: false; reason: string };
+
+/** SPEC `schema_valid_input`: an object, valid under the draft-07 meta-schema (Python regexes). */
+export function checkDraft7Schema(schema: unknown): SchemaCheck {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
+    return { valid: false, reason: 'the schema is not a JSON object' };
+  }
+  try {
+    const v = metaValidator();
+    if (v(schema)) return { valid: true };
+    const e = v.errors?.[0];
+    return { valid: false, reason: e ? `schema${e.instancePath} ${e.message}` : 'invalid schema' };
+  } catch (e) {
+    return { valid: false, reason: `schema could not be checked: ${errorMessage(e)}` };
+  }
+}
+
+export function isValidDraft7Schema(schema: unknown): boolean {
+  return checkDraft7Schema(schema).valid;
+}
+
+let instanceAjv: Ajv | undefined;
+const validatorCache = new Map<string, ValidateFunction | string>();
+const VALIDATOR_CACHE_MAX = 2048;
+
+function ajvForInstances(): Ajv {
+  instanceAjv ??= new Ajv({
+    strict: false,
+    allErrors: false,
+    validateFormats: false,
+    validateSchema: false,
+    addUsedSchema: false,
+    inlineRefs: true,
+    // Unoptimized code generation compiles ~4x faster; each schema is compiled once per worker
+    // and validated only a few times, so compile time is what counts.
+    code: { regExp: pyRegExp, optimize: false },
+  });
+  return instanceAjv;
+}
+
+/**
+ * A compiled draft-07 validator, or the reason it cannot be compiled. Cached by schema text
+ * (`key`); `schema` may be a thunk so a cache hit needs no plain copy of the schema.
+ */
+export function compileSchema(schema: object | (() => object), key?: string): ValidateFunction | string {
+  const plain = () => (typeof schema === 'function' ? (schema as () => object)() : schema);
+  const k = key ?? JSON.stringify(plain());
+  const hit = validatorCache.get(k);
+  if (hit !== undefined) return hit;
+  let out: ValidateFunction | string;
+  try {
+    out = ajvForInstances().compile(plain());
+  } catch (e) {
+    out = `schema cannot be compiled: ${errorMessage(e)}`;
+  }
+  if (validatorCache.size >= VALIDATOR_CACHE_MAX) validatorCache.clear();
+  validatorCache.set(k, out);
+  return out;
+}
+
+export type InstanceCheck = { valid: true } | { valid: false; reason: string };
+
+/** Validates an instance (plain JS value) under a schema; never throws. */
+export function validateInstance(schema: object | (() => object), instance: unknown, key?: string): InstanceCheck {
+  const v = compileSchema(schema, key);
+  if (typeof v === 'string') return { valid: false, reason: v };
+  try {
+    if (v(instance)) return { valid: true };
+    const e = v.errors?.[0];
+    return { valid: false, reason: e ? `${e.instancePath || '/'} ${e.message}` : 'does not match the schema' };
+  } catch (e) {
+    // A recursive schema over a very deep answer can exhaust the stack.
+    return { valid: false, reason: `validation failed: ${errorMessage(e)}` };
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * Scores one JSONL line of a response file: parse losslessly, read the record's parts, score.
+ * Shared by the worker and the in-process path so both give the same rows.
+ */
+import { dumpsPy } from '../core/pyjson.ts';
+import type { ParsedLine } from '../core/jsonl.ts';
+import { type Modality, scoringView } from '../core/record.ts';
+import { type RecordScore, failedRecordScore, scoreRecord, toReferenceRow } from '../../metrics/record.ts';
+import { recordModality } from './modality.ts';
+
+export type LineOutcome =
+  | { kind: 'row'; line: number; modality: Modality; score: RecordScore; json: string }
+  | { kind: 'malformed'; line: number; error: string };
+
+export function scoreParsedLine(parsed: ParsedLine, pathModality: Modality, forced?: Modality): LineOutcome {
+  if (!parsed.ok) return { kind: 'malformed', line: parsed.line, error: `not JSON: ${parsed.error}` };
+  const v = scoringView(parsed.value, parsed.spans);
+  if (!v.ok) return { kind: 'malformed', line: parsed.line, error: v.error };
+  const modality = recordModality(v.view.metadata, pathModality, forced);
+  const score = scoreRecord(v.view, { modality });
+  return { kind: 'row', line: parsed.line, modality, score, json: dumpsPy(toReferenceRow(score, modality)) };
+}
+
+/** The row for a record that could not be scored (time or memory budget): all scores 0. */
+export function failedLine(
+  parsed: ParsedLine,
+  reason: string,
+  job: { pathModality: Modality; forced?: Modality },
+): LineOutcome {
+  if (!parsed.ok) return { kind: 'malformed', line: parsed.line, error: `not JSON: ${parsed.error}` };
+  const v = scoringView(parsed.value);
+  if (!v.ok) return { kind: 'malformed', line: parsed.line, error: v.error };
+  const modality = recordModality(v.view.metadata, job.pathModality, job.forced);
+  const score = failedRecordScore(v.view.metadata, reason);
+  return { kind: 'row', line: parsed.line, modality, score, json: dumpsPy(toReferenceRow(score, modality)) };
+}

@@ -1,0 +1,73 @@
+/**
+ * A scoring worker: streams one response file from a given line, scores each record and posts
+ * the rows back in batches; then, asked to, computes that file's summaries (the bootstrap). Before each record it bumps a shared heartbeat so the parent can
+ * tell a record that runs over its time budget (a catastrophic regex, say) and replace the worker.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { parseLine, readLines } from '../core/jsonl.ts';
+import { type Modality, SCORING_SPAN_KEYS } from '../core/record.ts';
+import { type SummaryData, type SummaryOptions, buildSummary } from '../../metrics/summary.ts';
+import { type LineOutcome, failedLine, scoreParsedLine } from './score-line.ts';
+
+export interface WorkerJob {
+  file: string;
+  startLine: number;
+  pathModality: Modality;
+  forced?: Modality;
+  /** Lines that already ran out of time or memory: reported as failed, not scored again. */
+  skip: Record<number, string>;
+}
+
+export interface SummaryJob {
+  data: SummaryData;
+  responseFile: string;
+  opts: SummaryOptions;
+}
+
+export type WorkerRequest = { type: 'score'; job: WorkerJob } | { type: 'summarize'; items: SummaryJob[] };
+
+export type WorkerMessage =
+  | { type: 'batch'; items: LineOutcome[] }
+  | { type: 'done' }
+  | { type: 'summaries'; summaries: Record<string, unknown>[] }
+  | { type: 'fatal'; error: string };
+
+const { heartbeat } = workerData as { heartbeat: SharedArrayBuffer };
+const beat = new Int32Array(heartbeat);
+const port = parentPort!;
+
+async function run(job: WorkerJob): Promise<void> {
+  let batch: LineOutcome[] = [];
+  for await (const l of readLines(job.file, job.startLine)) {
+    Atomics.store(beat, 0, l.line);
+    Atomics.add(beat, 1, 1);
+    const parsed = parseLine(l, SCORING_SPAN_KEYS);
+    const skipped = job.skip[l.line];
+    batch.push(
+      skipped === undefined ? scoreParsedLine(parsed, job.pathModality, job.forced) : failedLine(parsed, skipped, job),
+    );
+    Atomics.store(beat, 0, 0);
+    if (batch.length >= 32) {
+      port.postMessage({ type: 'batch', items: batch } satisfies WorkerMessage);
+      batch = [];
+    }
+  }
+  if (batch.length > 0) port.postMessage({ type: 'batch', items: batch } satisfies WorkerMessage);
+  port.postMessage({ type: 'done' } satisfies WorkerMessage);
+}
+
+port.on('message', (req: WorkerRequest) => {
+  if (req.type === 'summarize') {
+    // The bootstrap runs here, so summaries of different files use both cores.
+    try {
+      const summaries = req.items.map((it) => buildSummary(it.data, it.responseFile, it.opts));
+      port.postMessage({ type: 'summaries', summaries } satisfies WorkerMessage);
+    } catch (e) {
+      port.postMessage({ type: 'fatal', error: e instanceof Error ? e.message : String(e) } satisfies WorkerMessage);
+    }
+    return;
+  }
+  run(req.job).catch((e: unknown) => {
+    port.postMessage({ type: 'fatal', error: e instanceof Error ? e.message : String(e) } satisfies WorkerMessage);
+  });
+});
