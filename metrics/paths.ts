@@ -23,10 +23,33 @@ function childPaths(value: Map<string, PyValue> | PyValue[], prefix: string): [s
   return out;
 }
 
+/** Depth at which the walks leave the (fast, allocation-free) recursion for explicit stacks. */
+const RECURSION_LIMIT = 2000;
+class TooDeep extends Error {}
+
+function flattenInto(v: PyValue, prefix: string, leaves: Leaves, depth: number): void {
+  if (depth > RECURSION_LIMIT) throw new TooDeep();
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) flattenInto(v[i], `${prefix}[${i}]`, leaves, depth + 1);
+  } else if (v instanceof Map) {
+    for (const [k, c] of v) flattenInto(c, prefix ? `${prefix}.${k}` : k, leaves, depth + 1);
+  } else if (prefix) {
+    leaves.set(prefix, v);
+  }
+}
+
 /** `flatten_leaf_paths`: scalar leaves by path. A scalar root (empty prefix) gives none. */
 export function flattenLeaves(root: PyValue | undefined): Leaves {
   const leaves: Leaves = new Map();
   if (root === undefined || !isContainer(root)) return leaves;
+  try {
+    flattenInto(root, '', leaves, 0);
+    return leaves;
+  } catch (e) {
+    if (!(e instanceof TooDeep)) throw e;
+  }
+  // A very deep value: the same walk with an explicit stack.
+  leaves.clear();
   const stack: [string, PyValue][] = childPaths(root, '').reverse();
   while (stack.length > 0) {
     const [path, v] = stack.pop()!;
@@ -49,6 +72,16 @@ export function flattenLeaves(root: PyValue | undefined): Leaves {
 export function presentPaths(root: PyValue | undefined, maxDepth = Number.POSITIVE_INFINITY): Set<string> {
   const paths = new Set<string>();
   if (root === undefined || !isContainer(root)) return paths;
+  if (maxDepth <= RECURSION_LIMIT) {
+    const walk = (v: PyValue, prefix: string, depth: number): void => {
+      if (prefix) paths.add(prefix);
+      if (depth >= maxDepth) return;
+      if (Array.isArray(v)) for (let i = 0; i < v.length; i++) walk(v[i], `${prefix}[${i}]`, depth + 1);
+      else if (v instanceof Map) for (const [k, c] of v) walk(c, prefix ? `${prefix}.${k}` : k, depth + 1);
+    };
+    walk(root, '', 0);
+    return paths;
+  }
   const stack: [string, PyValue, number][] = childPaths(root, '').map(([p, v]) => [p, v, 1]);
   while (stack.length > 0) {
     const [path, v, depth] = stack.pop()!;

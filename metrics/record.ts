@@ -4,7 +4,7 @@
  */
 import { type PyObject, type PyValue, isStructured, toPlain } from '../src/core/pyjson.ts';
 import type { Modality, ScoringView } from '../src/core/record.ts';
-import { checkDraft7Schema, validateInstance } from '../src/core/schema.ts';
+import { type SchemaEntry, schemaEntry, validateWithEntry } from '../src/core/schema.ts';
 import { type Leaves, flattenLeaves, presentPaths, wildcardPath } from './paths.ts';
 import { typePrecision } from './types.ts';
 import { canonicalEqual, pyEquals, tokenF1 } from './values.ts';
@@ -139,18 +139,6 @@ function requiredKeyRecall(candidate: PyValue, schema: PyValue): { recall: numbe
   return { recall: (req.length - missing.length) / req.length, missing };
 }
 
-/** Schema validity is a property of the schema text: cached across records and files. */
-const schemaValidity = new Map<string, { valid: boolean; reason?: string }>();
-
-interface SchemaFacts {
-  valid: boolean;
-  reason?: string;
-  /** The cache key (the schema's source text, or its JSON). */
-  key: string;
-  /** The schema as a plain JS value, for ajv (built only when needed). */
-  plain: () => object;
-}
-
 /** Native JSON.parse of a raw span when it can (no NaN/Infinity), else the lossless value. */
 function plainOf(value: PyValue, text: string | undefined): unknown {
   if (text !== undefined) {
@@ -163,9 +151,16 @@ function plainOf(value: PyValue, text: string | undefined): unknown {
   return toPlain(value);
 }
 
+interface SchemaFacts {
+  entry: SchemaEntry;
+  /** The schema as a plain JS value, for ajv (built only when needed). */
+  plain: () => object;
+}
+
+/** Schema validity and validator, cached by the schema's text across records and files. */
 function checkSchema(schema: PyValue | undefined, text: string | undefined): SchemaFacts {
   if (!(schema instanceof Map)) {
-    return { valid: false, reason: 'the schema is not a JSON object', key: '', plain: () => ({}) };
+    return { entry: { valid: false, reason: 'the schema is not a JSON object' }, plain: () => ({}) };
   }
   let plainValue: object | undefined;
   const plain = () => {
@@ -180,16 +175,7 @@ function checkSchema(schema: PyValue | undefined, text: string | undefined): Sch
       key = '';
     }
   }
-  let facts = key ? schemaValidity.get(key) : undefined;
-  if (!facts) {
-    const c = checkDraft7Schema(plain());
-    facts = c.valid ? { valid: true } : { valid: false, reason: c.reason };
-    if (key) {
-      if (schemaValidity.size > 4096) schemaValidity.clear();
-      schemaValidity.set(key, facts);
-    }
-  }
-  return { ...facts, key, plain };
+  return { entry: schemaEntry(key, plain), plain };
 }
 
 export interface ScoreOptions {
@@ -203,8 +189,8 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
   const w = weightOf(metadata);
 
   const schemaCheck = checkSchema(schema, view.schemaText);
-  const schemaValid = schemaCheck.valid;
-  if (!schemaValid) explanation.schema_error = schemaCheck.reason;
+  const schemaValid = schemaCheck.entry.valid;
+  if (!schemaValid) explanation.schema_error = schemaCheck.entry.reason;
 
   // The candidate is already parsed: only an object or array counts (a string is a failure).
   const structured = isStructured(view.candidate);
@@ -213,7 +199,7 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
 
   let jsonPass = 0;
   if (structured && schemaValid) {
-    const v = validateInstance(schemaCheck.plain, plainOf(candidate, view.candidateText), schemaCheck.key || undefined);
+    const v = validateWithEntry(schemaCheck.entry, schemaCheck.plain, plainOf(candidate, view.candidateText));
     if (v.valid) jsonPass = 1;
     else explanation.validation_error = v.reason;
   }

@@ -98,7 +98,14 @@ type Node =
   | { type: 'set'; negate: boolean; items: SetItem[] }
   | { type: 'any' }
   | { type: 'at'; anchor: Anchor }
-  | { type: 'group'; index: number | null; name: string | null; addFlags: number; delFlags: number; body: Node }
+  | {
+      type: 'group';
+      index: number | null;
+      name: string | null;
+      addFlags: number;
+      delFlags: number;
+      body: Node;
+    }
   | { type: 'atomic'; body: Node }
   | { type: 'look'; behind: boolean; negate: boolean; body: Node }
   | { type: 'repeat'; min: number; max: number; mode: RepeatMode; body: Node }
@@ -289,9 +296,10 @@ const PY_SPACE_RANGES: Ranges = [
  * Unicode decimal digits with single underscores between them. Null where `int()` raises.
  */
 function pyInt(s: string): bigint | null {
-  const m = /^[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*([+-]?)(\p{Nd}(?:_?\p{Nd})*)[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$/u.exec(
-    s,
-  );
+  const m =
+    /^[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*([+-]?)(\p{Nd}(?:_?\p{Nd})*)[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$/u.exec(
+      s,
+    );
   if (!m) return null;
   let value = 0n;
   for (const ch of m[2]) {
@@ -311,7 +319,10 @@ function decimalValue(cp: number): number {
 // ---------------------------------------------------------------------------------------------
 // Parser: `_parse_sub`, `_parse`, `_escape`, `_class_escape`, `_parse_flags`, `parse`.
 
-type ClassCode = { kind: 'char'; cp: number } | { kind: 'cat'; cat: Category } | { kind: 'named'; name: string };
+type ClassCode =
+  | { kind: 'char'; cp: number }
+  | { kind: 'cat'; cat: Category }
+  | { kind: 'named'; name: string };
 /** What `\x`, `\u`, `\U` or `\N{...}` stands for: a code point, or a name we cannot resolve. */
 type NumericEscape = { cp: number } | { name: string };
 
@@ -457,7 +468,8 @@ class Parser {
         capture = false;
       } else if (char === '#') {
         for (;;) {
-          if (source.next === null) throw source.error('missing ), unterminated comment', source.tell() - start);
+          if (source.next === null)
+            throw source.error('missing ), unterminated comment', source.tell() - start);
           if (source.get() === ')') break;
         }
         return null;
@@ -476,7 +488,8 @@ class Parser {
         }
         const body = this.parseSub(verbose, nested + 1);
         if (behind && outerLookbehind === null) state.lookbehindGroups = null;
-        if (!source.match(')')) throw source.error('missing ), unterminated subpattern', source.tell() - start);
+        if (!source.match(')'))
+          throw source.error('missing ), unterminated subpattern', source.tell() - start);
         return { type: 'look', behind, negate: kind === '!', body };
       } else if (char === '(') {
         return this.parseConditional(verbose, nested, start);
@@ -513,7 +526,8 @@ class Parser {
     const gid = state.groups;
     state.groupWidths.push(null);
     state.groupNames.push(name);
-    if (state.groups > MAXGROUPS) throw this.source.error('too many groups', name === null ? 0 : plen(name) + 1);
+    if (state.groups > MAXGROUPS)
+      throw this.source.error('too many groups', name === null ? 0 : plen(name) + 1);
     if (name !== null) {
       const old = state.groupDict.get(name);
       if (old !== undefined) {
@@ -590,7 +604,8 @@ class Parser {
     if (char === '-') {
       char = source.get();
       if (char === null) throw source.error('missing flag');
-      if (!Object.hasOwn(FLAGS, char)) throw source.error(isAlpha(char) ? 'unknown flag' : 'missing flag', plen(char));
+      if (!Object.hasOwn(FLAGS, char))
+        throw source.error(isAlpha(char) ? 'unknown flag' : 'missing flag', plen(char));
       for (;;) {
         const flag: number = FLAGS[char];
         if (flag & TYPE_FLAGS) throw source.error("bad inline flags: cannot turn off flags 'a', 'u' and 'L'");
@@ -598,7 +613,8 @@ class Parser {
         char = source.get();
         if (char === null) throw source.error('missing :');
         if (char === ':') break;
-        if (!Object.hasOwn(FLAGS, char)) throw source.error(isAlpha(char) ? 'unknown flag' : 'missing :', plen(char));
+        if (!Object.hasOwn(FLAGS, char))
+          throw source.error(isAlpha(char) ? 'unknown flag' : 'missing :', plen(char));
       }
     }
     if (del & GLOBAL_FLAGS) throw source.error('bad inline flags: cannot turn off global flag', 1);
@@ -642,7 +658,10 @@ class Parser {
         }
         if (code1.kind === 'named' || code2.kind === 'named') {
           // The order of named characters cannot be checked here; keep the range unresolved.
-          items.push({ kind: 'named', name: code1.kind === 'named' ? code1.name : (code2 as { name: string }).name });
+          items.push({
+            kind: 'named',
+            name: code1.kind === 'named' ? code1.name : (code2 as { name: string }).name,
+          });
           continue;
         }
         if (code2.cp < code1.cp) throw source.error(`bad character range ${thisTok}-${that}`, size);
@@ -655,33 +674,34 @@ class Parser {
   }
 
   /** `_class_escape`: an escape inside `[...]`. */
-  private classEscape(escape: string): ClassCode {
+  private classEscape(tok: string): ClassCode {
     const source = this.source;
-    const simple = ESCAPES[escape];
+    const simple = ESCAPES[tok];
     if (simple !== undefined) return { kind: 'char', cp: simple };
-    const c = escape.slice(1);
+    const c = tok.slice(1);
     if ('dDsSwW'.includes(c)) return { kind: 'cat', cat: c as Category };
-    const numeric = this.numericEscape(escape, c);
-    if (numeric !== null) return 'cp' in numeric ? { kind: 'char', cp: numeric.cp } : { kind: 'named', name: numeric.name };
+    const numeric = this.numericEscape(tok, c);
+    if (numeric !== null)
+      return 'cp' in numeric ? { kind: 'char', cp: numeric.cp } : { kind: 'named', name: numeric.name };
     if (OCTDIGITS.includes(c)) {
       // Up to three octal digits.
-      const full = escape + source.getwhile(2, OCTDIGITS);
+      const full = tok + source.getwhile(2, OCTDIGITS);
       const value = Number.parseInt(full.slice(1), 8);
       if (value > 0o377) {
         throw source.error(`octal escape value ${full} outside of range 0-0o377`, plen(full));
       }
       return { kind: 'char', cp: value };
     }
-    if (DIGITS.includes(c) || isAsciiLetter(c)) throw source.error(`bad escape ${escape}`, plen(escape));
+    if (DIGITS.includes(c) || isAsciiLetter(c)) throw source.error(`bad escape ${tok}`, plen(tok));
     return { kind: 'char', cp: c.codePointAt(0)! };
   }
 
   /** `\x`, `\u`, `\U` and `\N{...}`, common to both escape kinds; null for another escape. */
-  private numericEscape(escape: string, c: string): NumericEscape | null {
+  private numericEscape(tok: string, c: string): NumericEscape | null {
     const source = this.source;
     const digits = c === 'x' ? 2 : c === 'u' ? 4 : c === 'U' ? 8 : 0;
     if (digits > 0) {
-      const full = escape + source.getwhile(digits, HEXDIGITS);
+      const full = tok + source.getwhile(digits, HEXDIGITS);
       if (full.length !== digits + 2) throw source.error(`incomplete escape ${full}`, plen(full));
       const value = Number.parseInt(full.slice(2), 16);
       if (value > 0x10ffff) throw source.error(`bad escape ${full}`, plen(full));
@@ -701,10 +721,10 @@ class Parser {
   }
 
   /** `_escape`: an escape outside `[...]`. */
-  private escape(escape: string): Node {
+  private escape(tok: string): Node {
     const source = this.source;
     const state = this.state;
-    const c = escape.slice(1);
+    const c = tok.slice(1);
     switch (c) {
       case 'A':
         return { type: 'at', anchor: 'bos' };
@@ -722,20 +742,26 @@ class Parser {
       case 'W':
         return { type: 'set', negate: false, items: [{ kind: 'cat', cat: c }] };
     }
-    const simple = ESCAPES[escape];
+    const simple = ESCAPES[tok];
     if (simple !== undefined) return { type: 'char', cp: simple };
-    const numeric = this.numericEscape(escape, c);
-    if (numeric !== null) return 'cp' in numeric ? { type: 'char', cp: numeric.cp } : { type: 'namedChar', name: numeric.name };
+    const numeric = this.numericEscape(tok, c);
+    if (numeric !== null)
+      return 'cp' in numeric ? { type: 'char', cp: numeric.cp } : { type: 'namedChar', name: numeric.name };
     if (c === '0') {
-      const full = escape + source.getwhile(2, OCTDIGITS);
+      const full = tok + source.getwhile(2, OCTDIGITS);
       return { type: 'char', cp: Number.parseInt(full.slice(1), 8) };
     }
     if (DIGITS.includes(c)) {
       // An octal escape (three octal digits) or a group reference (one or two digits).
-      let full = escape;
+      let full = tok;
       if (source.next !== null && DIGITS.includes(source.next)) {
         full += source.get();
-        if (OCTDIGITS.includes(full[1]) && OCTDIGITS.includes(full[2]) && source.next !== null && OCTDIGITS.includes(source.next)) {
+        if (
+          OCTDIGITS.includes(full[1]) &&
+          OCTDIGITS.includes(full[2]) &&
+          source.next !== null &&
+          OCTDIGITS.includes(source.next)
+        ) {
           full += source.get();
           const value = Number.parseInt(full.slice(1), 8);
           if (value > 0o377) {
@@ -752,7 +778,7 @@ class Parser {
       }
       throw source.error(`invalid group reference ${group}`, plen(full) - 1);
     }
-    if (isAsciiLetter(c)) throw source.error(`bad escape ${escape}`, plen(escape));
+    if (isAsciiLetter(c)) throw source.error(`bad escape ${tok}`, plen(tok));
     return { type: 'char', cp: c.codePointAt(0)! };
   }
 
@@ -841,7 +867,8 @@ class Parser {
         return;
       case 'repeat':
         if (this.state.flags & FLAG_TEMPLATE) {
-          const op = node.mode === 'greedy' ? 'MAX_REPEAT' : node.mode === 'lazy' ? 'MIN_REPEAT' : 'POSSESSIVE_REPEAT';
+          const op =
+            node.mode === 'greedy' ? 'MAX_REPEAT' : node.mode === 'lazy' ? 'MIN_REPEAT' : 'POSSESSIVE_REPEAT';
           throw new PyRegexError(`internal: unsupported template operator ${op}`, null);
         }
         this.compileChecks(node.body);
@@ -970,7 +997,19 @@ function removePoints(ranges: Ranges, points: number[]): Ranges {
 interface CaseTable {
   /** Every code point whose lowercase differs from it, with that lowercase. */
   lower: Map<number, number>;
+  /** lowercase -> the other code points with that lowercase. */
+  upper: Map<number, number[]>;
   fixes: Map<number, number[]>;
+}
+
+function caseTable(lower: Map<number, number>, fixes: Map<number, number[]>): CaseTable {
+  const upper = new Map<number, number[]>();
+  for (const [cp, l] of lower) {
+    const list = upper.get(l);
+    if (list) list.push(cp);
+    else upper.set(l, [cp]);
+  }
+  return { lower, upper, fixes };
 }
 
 /** `re/_casefix.py` as groups of case-equivalent lowercase letters. */
@@ -1018,20 +1057,35 @@ function unicodeCases(): CaseTable {
   }
   const fixes = new Map<number, number[]>();
   for (const group of EXTRA_CASE_GROUPS) {
-    for (const cp of group) fixes.set(cp, group.filter((x) => x !== cp));
+    for (const cp of group)
+      fixes.set(
+        cp,
+        group.filter((x) => x !== cp),
+      );
   }
-  unicodeCaseTable = { lower, fixes };
+  unicodeCaseTable = caseTable(lower, fixes);
   return unicodeCaseTable;
 }
 
 /** With `(?a)`, IGNORECASE folds ASCII letters only and has no extra cases. */
-const ASCII_CASES: CaseTable = {
-  lower: new Map(Array.from({ length: 26 }, (_, i): [number, number] => [0x41 + i, 0x61 + i])),
-  fixes: new Map(),
-};
+const ASCII_CASES: CaseTable = caseTable(
+  new Map(Array.from({ length: 26 }, (_, i): [number, number] => [0x41 + i, 0x61 + i])),
+  new Map(),
+);
 
 /** Every code point that matches the set `ranges` case-insensitively, per Python. */
 function caseClose(ranges: Ranges, table: CaseTable): Ranges {
+  if (ranges.length === 1 && ranges[0][0] === ranges[0][1]) {
+    // One character (the common case): its lowercase, their extra cases, and everything that
+    // lowercases to one of those.
+    const lo = table.lower.get(ranges[0][0]) ?? ranges[0][0];
+    const out: Ranges = [];
+    for (const l of [lo, ...(table.fixes.get(lo) ?? [])]) {
+      if (!table.lower.has(l)) out.push([l, l]);
+      for (const u of table.upper.get(l) ?? []) out.push([u, u]);
+    }
+    return normalize(out);
+  }
   // L = lower(S): members with a different lowercase are replaced by it.
   const replaced: number[] = [];
   const lowers: Ranges = [];
@@ -1082,7 +1136,12 @@ const ASCII_SPACE: Ranges = [
   [0x09, 0x0d],
   [0x20, 0x20],
 ];
-const UNICODE_WORD: ClassPiece = { negate: false, ranges: [[0x5f, 0x5f]], props: ['\\p{L}', '\\p{N}'], nonWord: false };
+const UNICODE_WORD: ClassPiece = {
+  negate: false,
+  ranges: [[0x5f, 0x5f]],
+  props: ['\\p{L}', '\\p{N}'],
+  nonWord: false,
+};
 const ASCII_WORD_CLASS: ClassPiece = { negate: false, ranges: ASCII_WORD, props: [], nonWord: false };
 /** In a look-around, whether there is a character at all; never needs `u`. */
 const ANY_UNIT = '[\\s\\S]';
@@ -1229,7 +1288,12 @@ class Translator {
       if (item.kind === 'char') ranges.push([item.cp, item.cp]);
       else if (item.kind === 'range') ranges.push([item.lo, item.hi]);
       else if (this.ascii) {
-        const base = item.cat.toLowerCase() === 'd' ? ASCII_DIGIT : item.cat.toLowerCase() === 'w' ? ASCII_WORD : ASCII_SPACE;
+        const base =
+          item.cat.toLowerCase() === 'd'
+            ? ASCII_DIGIT
+            : item.cat.toLowerCase() === 'w'
+              ? ASCII_WORD
+              : ASCII_SPACE;
         catRanges.push(...(item.cat === item.cat.toLowerCase() ? base : complement(base)));
       } else {
         switch (item.cat) {
@@ -1264,7 +1328,9 @@ class Translator {
 
 /** Nodes whose translation is a single JS atom, safe to quantify directly. */
 function isAtom(n: Node): boolean {
-  return n.type === 'char' || n.type === 'set' || n.type === 'any' || n.type === 'group' || n.type === 'backref';
+  return (
+    n.type === 'char' || n.type === 'set' || n.type === 'any' || n.type === 'group' || n.type === 'backref'
+  );
 }
 
 /**
@@ -1273,7 +1339,10 @@ function isAtom(n: Node): boolean {
  */
 function classNeedsUnicode(c: ClassPiece): boolean {
   return (
-    c.negate || c.nonWord || c.props.length > 0 || c.ranges.some(([lo, hi]) => hi > 0xffff || (hi >= 0xd800 && lo <= 0xdfff))
+    c.negate ||
+    c.nonWord ||
+    c.props.length > 0 ||
+    c.ranges.some(([lo, hi]) => hi > 0xffff || (hi >= 0xd800 && lo <= 0xdfff))
   );
 }
 
@@ -1288,7 +1357,13 @@ function emitCodePoint(cp: number, unicode: boolean, inClass: boolean): string {
 }
 
 function emitClass(c: ClassPiece, unicode: boolean): string {
-  if (!c.negate && !c.nonWord && c.props.length === 0 && c.ranges.length === 1 && c.ranges[0][0] === c.ranges[0][1]) {
+  if (
+    !c.negate &&
+    !c.nonWord &&
+    c.props.length === 0 &&
+    c.ranges.length === 1 &&
+    c.ranges[0][0] === c.ranges[0][1]
+  ) {
     return emitCodePoint(c.ranges[0][0], unicode, false);
   }
   if (!c.negate && !c.nonWord && c.ranges.length === 0 && c.props.length === 1) return c.props[0];

@@ -131,6 +131,52 @@ export function compileSchema(schema: object | (() => object), key?: string): Va
 
 export type InstanceCheck = { valid: true } | { valid: false; reason: string };
 
+/** What is known of one schema text: its validity and, once needed, its compiled validator. */
+export interface SchemaEntry {
+  valid: boolean;
+  reason?: string;
+  validate?: ValidateFunction | string;
+}
+
+const entries = new Map<string, SchemaEntry>();
+
+/**
+ * The schema facts for a schema text, from one cache lookup (a schema recurs in every model's
+ * file). `plain` builds the plain schema only on a miss.
+ */
+export function schemaEntry(key: string, plain: () => object): SchemaEntry {
+  let e = key ? entries.get(key) : undefined;
+  if (!e) {
+    const c = checkDraft7Schema(plain());
+    e = c.valid ? { valid: true } : { valid: false, reason: c.reason };
+    if (key) {
+      if (entries.size >= VALIDATOR_CACHE_MAX) entries.clear();
+      entries.set(key, e);
+    }
+  }
+  return e;
+}
+
+/** Validates with an entry's validator, compiling it on first use; never throws. */
+export function validateWithEntry(entry: SchemaEntry, plain: () => object, instance: unknown): InstanceCheck {
+  if (entry.validate === undefined) {
+    try {
+      entry.validate = ajvForInstances().compile(plain());
+    } catch (e) {
+      entry.validate = `schema cannot be compiled: ${errorMessage(e)}`;
+    }
+  }
+  const v = entry.validate;
+  if (typeof v === 'string') return { valid: false, reason: v };
+  try {
+    if (v(instance)) return { valid: true };
+    const err = v.errors?.[0];
+    return { valid: false, reason: err ? `${err.instancePath || '/'} ${err.message}` : 'does not match the schema' };
+  } catch (e) {
+    return { valid: false, reason: `validation failed: ${errorMessage(e)}` };
+  }
+}
+
 /** Validates an instance (plain JS value) under a schema; never throws. */
 export function validateInstance(schema: object | (() => object), instance: unknown, key?: string): InstanceCheck {
   const v = compileSchema(schema, key);
