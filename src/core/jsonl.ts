@@ -2,7 +2,7 @@
  * Streaming JSONL: one line at a time, never the whole file. A line is reported with its
  * 1-based number so a bad one can be named as `file:line`.
  */
-import { createReadStream, existsSync, statSync } from 'node:fs';
+import { closeSync, createReadStream, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { UserError } from './errors.ts';
 import { JsonSyntaxError, type PyValue, parsePyJson } from './pyjson.ts';
@@ -47,6 +47,58 @@ export async function* readLines(file: string, startLine = 1): AsyncGenerator<Js
     text = pyStrip(text);
     if (text.length === 0) continue;
     yield { line: n, text };
+  }
+}
+
+/**
+ * The same lines as `readLines`, read synchronously in 1 MB chunks (no per-line promise: the
+ * scorer's hot loop). Lines end at `\n`, `\r\n` or a lone `\r`, as Python's universal newlines.
+ */
+export function* readLinesSync(file: string, startLine = 1): Generator<JsonlLine> {
+  assertReadableFile(file);
+  const fd = openSync(file, 'r');
+  const buf = Buffer.allocUnsafe(1 << 20);
+  const decoder = new TextDecoder('utf-8');
+  let pending = '';
+  let n = 0;
+  // A chunk ended with \r: a \n starting the next chunk belongs to it.
+  let sawCr = false;
+  try {
+    for (;;) {
+      const got = readSync(fd, buf, 0, buf.length, null);
+      const chunk = got > 0 ? decoder.decode(buf.subarray(0, got), { stream: true }) : decoder.decode();
+      let start = 0;
+      if (sawCr && chunk.charCodeAt(0) === 0x0a) start = 1;
+      sawCr = false;
+      for (let i = start; i < chunk.length; i++) {
+        const c = chunk.charCodeAt(i);
+        if (c !== 0x0a && c !== 0x0d) continue;
+        const raw = pending + chunk.slice(start, i);
+        pending = '';
+        n++;
+        if (n >= startLine) {
+          const text = pyStrip(n === 1 && raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw);
+          if (text.length > 0) yield { line: n, text };
+        }
+        if (c === 0x0d) {
+          if (i + 1 < chunk.length) {
+            if (chunk.charCodeAt(i + 1) === 0x0a) i++;
+          } else sawCr = true;
+        }
+        start = i + 1;
+      }
+      pending += chunk.slice(start);
+      if (got <= 0) break;
+    }
+    if (pending.length > 0) {
+      n++;
+      if (n >= startLine) {
+        const text = pyStrip(n === 1 && pending.charCodeAt(0) === 0xfeff ? pending.slice(1) : pending);
+        if (text.length > 0) yield { line: n, text };
+      }
+    }
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -4,7 +4,7 @@
  * tell a record that runs over its time budget (a catastrophic regex, say) and replace the worker.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { parseLine, readLines } from '../core/jsonl.ts';
+import { parseLine, readLinesSync } from '../core/jsonl.ts';
 import { type Modality, SCORING_SPAN_KEYS } from '../core/record.ts';
 import { type SummaryData, type SummaryOptions, buildSummary } from '../../metrics/summary.ts';
 import { type LineOutcome, failedLine, scoreParsedLine } from './score-line.ts';
@@ -38,7 +38,7 @@ const port = parentPort!;
 
 async function run(job: WorkerJob): Promise<void> {
   let batch: LineOutcome[] = [];
-  for await (const l of readLines(job.file, job.startLine)) {
+  for (const l of readLinesSync(job.file, job.startLine)) {
     Atomics.store(beat, 0, l.line);
     Atomics.add(beat, 1, 1);
     const parsed = parseLine(l, SCORING_SPAN_KEYS);

@@ -1,0 +1,79 @@
+/**
+ * The JSONL readers: line numbers, Python's blank-line and newline rules, chunk boundaries, and
+ * the lossless parser's int/float distinction and error positions.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { parseLine, readLines, readLinesSync } from '../../src/core/jsonl.ts';
+import { JsonSyntaxError, dumpsPy, parsePyJson } from '../../src/core/pyjson.ts';
+
+const tmp = mkdtempSync(join(tmpdir(), 'sob-jsonl-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+async function both(content: string | Buffer) {
+  const f = join(tmp, `f${Math.random()}.jsonl`);
+  writeFileSync(f, content);
+  const a: [number, string][] = [];
+  for await (const l of readLines(f)) a.push([l.line, l.text]);
+  const b = [...readLinesSync(f)].map((l) => [l.line, l.text] as [number, string]);
+  return { a, b };
+}
+
+test('line numbers count blank lines; CRLF, lone CR and a BOM are handled alike by both readers', async () => {
+  const { a, b } = await both('\ufeff{"a":1}\r\n\r\n  \n{"b":2}\r{"c":3}\n\u3000\n{"d":4}');
+  const expected: [number, string][] = [
+    [1, '{"a":1}'],
+    [4, '{"b":2}'],
+    [5, '{"c":3}'],
+    [7, '{"d":4}'],
+  ];
+  assert.deepEqual(b, expected);
+  assert.deepEqual(a, expected);
+});
+
+test('multi-byte characters and CRLF across the 1 MB chunk boundary survive', async () => {
+  const pad = 'x'.repeat((1 << 20) - 3);
+  const { a, b } = await both(Buffer.from(`"${pad}é"\r\n"ü€"\n`, 'utf8'));
+  assert.equal(b.length, 2);
+  assert.equal(b[0][1].length, pad.length + 3);
+  assert.equal(b[0][1].endsWith('é"'), true);
+  assert.deepEqual(b[1], [2, '"ü€"']);
+  assert.deepEqual(a, b);
+});
+
+test('ints and floats keep their lexeme; NaN and Infinity parse as Python does', () => {
+  const v = parsePyJson('{"i": 1, "f": 1.0, "e": 1e3, "big": 123456789012345678901234567890, "n": NaN, "inf": -Infinity}');
+  assert.ok(v instanceof Map);
+  assert.equal(v.get('i'), 1n);
+  assert.equal(v.get('f'), 1);
+  assert.equal(v.get('e'), 1000);
+  assert.equal(v.get('big'), 123456789012345678901234567890n);
+  assert.ok(Number.isNaN(v.get('n') as number));
+  assert.equal(v.get('inf'), Number.NEGATIVE_INFINITY);
+  assert.equal(dumpsPy(v), '{"i": 1, "f": 1.0, "e": 1000.0, "big": 123456789012345678901234567890, "n": NaN, "inf": -Infinity}');
+});
+
+test('a repeated key keeps its first place and takes the last value, as a Python dict', () => {
+  const v = parsePyJson('{"a": 1, "b": 2, "a": 3}') as Map<string, unknown>;
+  assert.deepEqual([...v.entries()], [
+    ['a', 3n],
+    ['b', 2n],
+  ]);
+});
+
+test('syntax errors name the column; raw control characters in strings are rejected', () => {
+  assert.throws(() => parsePyJson('{"a": 1,}'), (e: unknown) => e instanceof JsonSyntaxError && /column 9/.test(e.message));
+  assert.throws(() => parsePyJson('"a\tb"'), /control character/);
+  assert.throws(() => parsePyJson('[1] x'), /Extra data/);
+  const bad = parseLine({ line: 7, text: '{"broken": ' });
+  assert.equal(bad.ok, false);
+  assert.equal(bad.line, 7);
+});
+
+test('ensure_ascii output matches Python: lowercase \\u escapes, surrogate pairs, DEL kept', () => {
+  assert.equal(dumpsPy('é\u007f😀\n'), '"\\u00e9\u007f\\ud83d\\ude00\\n"');
+  assert.equal(dumpsPy(['x'], { indent: 2 }), '[\n  "x"\n]');
+});
