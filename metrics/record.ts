@@ -38,6 +38,8 @@ export interface RecordScore {
   missingRequiredPaths: string[];
   /** Why the numbers are what they are: the gate that fired, the first schema error. */
   explanation: Explanation;
+  /** strict profile only: 1 when the answer parsed only after recovery. */
+  lenientParse?: number;
 }
 
 export interface Explanation {
@@ -46,6 +48,8 @@ export interface Explanation {
   not_structured?: string;
   coverage_gate?: number;
   scoring_error?: string;
+  /** strict profile: the answer parsed only after recovery (a code fence, a prefix). */
+  lenient_parse?: boolean;
 }
 
 /** Python truthiness of a JSON value. */
@@ -316,6 +320,7 @@ export function toReferenceRow(s: RecordScore, modality: Modality): Record<strin
     row.missing_gt_paths = s.missingGtPaths;
     row.missing_required_paths = s.missingRequiredPaths;
   }
+  if (s.lenientParse !== undefined) row.lenient_parse = s.lenientParse;
   if (Object.keys(s.explanation).length > 0) row.explanation = s.explanation;
   return row;
 }

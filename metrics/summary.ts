@@ -83,6 +83,8 @@ export interface DataQuality {
   malformed_jsonl_line_count: number;
   /** Ours, only when non-zero: records whose scoring ran out of time or failed. */
   scoring_error_count?: number;
+  /** strict profile: answers that parsed only after recovery (both parse rates can be read). */
+  lenient_parse_count?: number;
 }
 
 export function emptyDataQuality(): DataQuality {
@@ -129,6 +131,7 @@ export class SummaryAccumulator {
     if (s.schemaValidInput === 0) dq.invalid_schema_input_count++;
     if (!s.knownDifficulty) dq.unknown_difficulty_count++;
     if (s.explanation.scoring_error) dq.scoring_error_count = (dq.scoring_error_count ?? 0) + 1;
+    if (s.lenientParse !== undefined) dq.lenient_parse_count = (dq.lenient_parse_count ?? 0) + s.lenientParse;
   }
 
   get n(): number {

@@ -14,6 +14,7 @@ interface ScoreFlags {
   topKErrors: number;
   jobs?: number;
   recordTimeoutMs: number;
+  assertFormats?: boolean;
 }
 
 const SHOWN = [
@@ -33,6 +34,7 @@ export function registerScore(program: Command): void {
     .argument('<file-or-dir...>', 'response JSONL files, or folders (every *.jsonl in them)')
     .option('--modality <m>', 'text | image | audio (default: each record\'s metadata.source, else the file name)', modalityOption)
     .option('--profile <p>', 'sob (parity with the published leaderboard) | strict', choiceOption(['sob', 'strict'] as const), 'sob')
+    .option('--assert-formats', 'strict profile: assert `format` (date, email, uri, ...)')
     .option('--out <dir>', 'output root: writes <out>/<modality>/<model>/eval_records.jsonl and eval_summary.json', undefined)
     .option('--bootstrap-samples <n>', 'bootstrap resamples for the 95% intervals', intOption('--bootstrap-samples'), 1000)
     .option('--seed <n>', 'bootstrap seed (the weighted summary uses seed + 1)', intOption('--seed'), 42)
@@ -50,7 +52,9 @@ Examples:
 A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
     )
     .action(async (inputs: string[], flags: ScoreFlags) => {
-      if (flags.profile === 'strict') throw new UserError('the strict profile is not available yet: use --profile sob');
+      if (flags.assertFormats && flags.profile !== 'strict') {
+        throw new UserError('--assert-formats needs --profile strict (the sob profile never asserts formats)', 2);
+      }
       const files = expandInputs(inputs);
       const outDir = flags.out ?? defaultOutDir();
       const started = Date.now();
@@ -64,6 +68,7 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
           summary: { bootstrapSamples: flags.bootstrapSamples, seed: flags.seed, topKErrors: flags.topKErrors },
           jobs: flags.jobs,
           recordTimeoutMs: flags.recordTimeoutMs,
+          profile: { profile: flags.profile, assertFormats: flags.assertFormats === true },
           log,
         },
       );

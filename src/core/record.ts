@@ -37,6 +37,8 @@ export interface ScoringView {
    * fast path to the plain form). */
   schemaText?: string;
   candidateText?: string;
+  /** `output.raw_response`, the model's exact text, when the runner kept it. */
+  raw?: PyValue;
 }
 
 /** The second-level keys whose raw text the scorer can use (see `parseLine`). */
@@ -67,6 +69,7 @@ export function scoringView(
       schema: input.get('json_schema'),
       groundTruth: output.get('ground_truth'),
       candidate: output.get('candidate_response'),
+      raw: output.get('raw_response'),
       schemaText: spans?.get('input.json_schema'),
       candidateText: spans?.get('output.candidate_response'),
     },

@@ -190,3 +190,89 @@ export function validateInstance(schema: object | (() => object), instance: unkn
     return { valid: false, reason: `validation failed: ${errorMessage(e)}` };
   }
 }
+
+// -------------------------------------------------------------------------------------------
+// The `strict` profile: the schema's own dialect, ECMA-262 patterns (as JSON Schema specifies),
+// and optionally asserted formats.
+
+export type Dialect = 'draft-04' | 'draft-06' | 'draft-07' | '2019-09' | '2020-12';
+
+/** The dialect a schema declares with `$schema` (draft-07 when it names none we know). */
+export function schemaDialect(schema: unknown): Dialect {
+  const id = schema && typeof schema === 'object' ? (schema as { $schema?: unknown }).$schema : undefined;
+  if (typeof id !== 'string') return 'draft-07';
+  if (id.includes('draft-04')) return 'draft-04';
+  if (id.includes('draft-06')) return 'draft-06';
+  if (id.includes('2019-09')) return '2019-09';
+  if (id.includes('2020-12')) return '2020-12';
+  return 'draft-07';
+}
+
+const dialectAjvs = new Map<string, Ajv>();
+
+async function loadDialectClass(d: Dialect): Promise<new (opts: object) => Ajv> {
+  if (d === 'draft-04') return (await import('ajv-draft-04')).default as unknown as new (opts: object) => Ajv;
+  if (d === '2019-09') return (await import('ajv/dist/2019.js')).default as unknown as new (opts: object) => Ajv;
+  if (d === '2020-12') return (await import('ajv/dist/2020.js')).default as unknown as new (opts: object) => Ajv;
+  return Ajv as unknown as new (opts: object) => Ajv;
+}
+
+/** Loads the validator classes the strict profile needs (call once before strict scoring). */
+export async function prepareStrict(assertFormats: boolean): Promise<void> {
+  const addFormats = (await import('ajv-formats')).default as unknown as (a: Ajv) => Ajv;
+  for (const d of ['draft-04', 'draft-06', 'draft-07', '2019-09', '2020-12'] as Dialect[]) {
+    const key = `${d}:${assertFormats}`;
+    if (dialectAjvs.has(key)) continue;
+    const Cls = await loadDialectClass(d);
+    const ajv = new Cls({
+      strict: false,
+      allErrors: false,
+      validateFormats: assertFormats,
+      addUsedSchema: false,
+      code: { optimize: false },
+    });
+    if (d === 'draft-06') {
+      const meta06 = (await import('ajv/dist/refs/json-schema-draft-06.json', { with: { type: 'json' } })).default;
+      ajv.addMetaSchema(meta06 as object);
+    }
+    // Formats are always known (the meta-schemas use `regex`, `uri`); asserted only when asked.
+    addFormats(ajv);
+    dialectAjvs.set(key, ajv);
+  }
+}
+
+const strictEntries = new Map<string, SchemaEntry>();
+
+/** Strict schema facts: valid under its own dialect's meta-schema, validator compiled lazily. */
+export function strictSchemaEntry(key: string, plain: () => object, assertFormats: boolean): SchemaEntry {
+  const k = `${assertFormats ? 'F' : 'f'}${key}`;
+  let e = key ? strictEntries.get(k) : undefined;
+  if (e) return e;
+  const schema = plain();
+  const ajv = dialectAjvs.get(`${schemaDialect(schema)}:${assertFormats}`);
+  if (!ajv) throw new Error('prepareStrict() must run before strict scoring');
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
+    e = { valid: false, reason: 'the schema is not a JSON object' };
+  } else {
+    try {
+      const ok = ajv.validateSchema(schema) as boolean;
+      const err = ajv.errors?.[0];
+      e = ok ? { valid: true } : { valid: false, reason: err ? `schema${err.instancePath} ${err.message}` : 'invalid schema' };
+    } catch (x) {
+      e = { valid: false, reason: `schema could not be checked: ${errorMessage(x)}` };
+    }
+    if (e.valid) {
+      try {
+        e.validate = ajv.compile(schema);
+      } catch (x) {
+        // An uncompilable schema (a bad ECMA-262 pattern, an unresolvable $ref) is not valid input.
+        e = { valid: false, reason: `schema cannot be compiled: ${errorMessage(x)}` };
+      }
+    }
+  }
+  if (key) {
+    if (strictEntries.size >= VALIDATOR_CACHE_MAX) strictEntries.clear();
+    strictEntries.set(k, e);
+  }
+  return e;
+}

@@ -16,7 +16,7 @@ import { dumpsPy } from '../core/pyjson.ts';
 import type { Modality } from '../core/record.ts';
 import { type SummaryOptions, SummaryAccumulator, buildSummary } from '../../metrics/summary.ts';
 import { modalityFromPath, modelDirName } from './modality.ts';
-import type { LineOutcome } from './score-line.ts';
+import type { LineOutcome, ProfileOptions } from './score-line.ts';
 import type { SummaryJob, WorkerJob, WorkerMessage, WorkerRequest } from './worker.ts';
 
 export interface ScoreTarget {
@@ -38,6 +38,8 @@ export interface ScoreOptions {
   recordTimeoutMs?: number;
   /** A worker's heap budget (MB): an answer too big for it is reported, not fatal. */
   workerMemoryMb?: number;
+  /** `sob` (default, parity with the reference) or `strict`; strict may assert formats. */
+  profile?: ProfileOptions;
   log?: (line: string) => void;
 }
 
@@ -289,6 +291,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
           pathModality: st.pathModality,
           forced: opts.modality,
           skip: st.skip,
+          profile: opts.profile ?? { profile: 'sob', assertFormats: false },
         };
         worker.postMessage({ type: 'score', job } satisfies WorkerRequest);
       };

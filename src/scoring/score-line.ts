@@ -6,18 +6,35 @@ import { dumpsPy } from '../core/pyjson.ts';
 import type { ParsedLine } from '../core/jsonl.ts';
 import { type Modality, scoringView } from '../core/record.ts';
 import { type RecordScore, failedRecordScore, scoreRecord, toReferenceRow } from '../../metrics/record.ts';
+import { scoreRecordStrict } from '../../metrics/strict.ts';
 import { recordModality } from './modality.ts';
 
 export type LineOutcome =
   | { kind: 'row'; line: number; modality: Modality; score: RecordScore; json: string }
   | { kind: 'malformed'; line: number; error: string };
 
-export function scoreParsedLine(parsed: ParsedLine, pathModality: Modality, forced?: Modality): LineOutcome {
+export type Profile = 'sob' | 'strict';
+
+export interface ProfileOptions {
+  profile: Profile;
+  /** strict profile: assert `format`. */
+  assertFormats: boolean;
+}
+
+export function scoreParsedLine(
+  parsed: ParsedLine,
+  pathModality: Modality,
+  forced?: Modality,
+  profile: ProfileOptions = { profile: 'sob', assertFormats: false },
+): LineOutcome {
   if (!parsed.ok) return { kind: 'malformed', line: parsed.line, error: `not JSON: ${parsed.error}` };
   const v = scoringView(parsed.value, parsed.spans);
   if (!v.ok) return { kind: 'malformed', line: parsed.line, error: v.error };
   const modality = recordModality(v.view.metadata, pathModality, forced);
-  const score = scoreRecord(v.view, { modality });
+  const score =
+    profile.profile === 'strict'
+      ? scoreRecordStrict(v.view, { modality, assertFormats: profile.assertFormats })
+      : scoreRecord(v.view, { modality });
   return { kind: 'row', line: parsed.line, modality, score, json: dumpsPy(toReferenceRow(score, modality)) };
 }
 

@@ -7,7 +7,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { parseLine, readLinesSync } from '../core/jsonl.ts';
 import { type Modality, SCORING_SPAN_KEYS } from '../core/record.ts';
 import { type SummaryData, type SummaryOptions, buildSummary } from '../../metrics/summary.ts';
-import { type LineOutcome, failedLine, scoreParsedLine } from './score-line.ts';
+import { prepareStrict } from '../core/schema.ts';
+import { type LineOutcome, type ProfileOptions, failedLine, scoreParsedLine } from './score-line.ts';
 
 export interface WorkerJob {
   file: string;
@@ -16,6 +17,7 @@ export interface WorkerJob {
   forced?: Modality;
   /** Lines that already ran out of time or memory: reported as failed, not scored again. */
   skip: Record<number, string>;
+  profile: ProfileOptions;
 }
 
 export interface SummaryJob {
@@ -37,6 +39,7 @@ const beat = new Int32Array(heartbeat);
 const port = parentPort!;
 
 async function run(job: WorkerJob): Promise<void> {
+  if (job.profile.profile === 'strict') await prepareStrict(job.profile.assertFormats);
   let batch: LineOutcome[] = [];
   for (const l of readLinesSync(job.file, job.startLine)) {
     Atomics.store(beat, 0, l.line);
@@ -44,7 +47,7 @@ async function run(job: WorkerJob): Promise<void> {
     const parsed = parseLine(l, SCORING_SPAN_KEYS);
     const skipped = job.skip[l.line];
     batch.push(
-      skipped === undefined ? scoreParsedLine(parsed, job.pathModality, job.forced) : failedLine(parsed, skipped, job),
+      skipped === undefined ? scoreParsedLine(parsed, job.pathModality, job.forced, job.profile) : failedLine(parsed, skipped, job),
     );
     Atomics.store(beat, 0, 0);
     if (batch.length >= 32) {
