@@ -106,11 +106,11 @@ export function* readLinesSync(file: string, startLine = 1): Generator<JsonlLine
  * Parses one JSONL line losslessly; a syntax error is returned, not thrown. With `spanKeys`,
  * the raw text of those second-level values comes back too (see parsePyJson).
  */
-export function parseLine(l: JsonlLine, spanKeys?: ReadonlySet<string>): ParsedLine {
+export function parseLine(l: JsonlLine, spanKeys?: ReadonlySet<string>, skipKeys?: ReadonlySet<string>): ParsedLine {
   try {
     if (spanKeys) {
       const spans = new Map<string, string>();
-      return { line: l.line, ok: true, value: parsePyJson(l.text, { keys: spanKeys, out: spans }), spans };
+      return { line: l.line, ok: true, value: parsePyJson(l.text, { keys: spanKeys, out: spans, skip: skipKeys }), spans };
     }
     return { line: l.line, ok: true, value: parsePyJson(l.text) };
   } catch (e) {
@@ -119,6 +119,11 @@ export function parseLine(l: JsonlLine, spanKeys?: ReadonlySet<string>): ParsedL
   }
 }
 
-export async function* readJsonl(file: string, startLine = 1, spanKeys?: ReadonlySet<string>): AsyncGenerator<ParsedLine> {
-  for await (const l of readLines(file, startLine)) yield parseLine(l, spanKeys);
+export async function* readJsonl(
+  file: string,
+  startLine = 1,
+  spanKeys?: ReadonlySet<string>,
+  skipKeys?: ReadonlySet<string>,
+): AsyncGenerator<ParsedLine> {
+  for await (const l of readLines(file, startLine)) yield parseLine(l, spanKeys, skipKeys);
 }

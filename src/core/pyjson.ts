@@ -25,6 +25,8 @@ export class JsonSyntaxError extends Error {
 }
 
 const CONTROL_CHAR = /[\x00-\x1f]/;
+/** What JSON forbids inside a string: a bad escape or a raw control character. */
+const BAD_STRING = /(?<!\\)(?:\\\\)*\\(?!["\\/bfnrt]|u[0-9a-fA-F]{4})|[\x00-\x1f]/;
 const NUMBER_RE = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?/y;
 
 type Frame = { kind: 'array'; value: PyValue[] } | { kind: 'object'; value: PyObject; key: string };
@@ -40,7 +42,10 @@ function isWs(c: number): boolean {
  * `block.key` (e.g. `input.json_schema`, `output.candidate_response`): a cache key for a schema
  * seen before, and a fast native `JSON.parse` of the plain form for ajv.
  */
-export function parsePyJson(text: string, spans?: { keys: ReadonlySet<string>; out: Map<string, string> }): PyValue {
+export function parsePyJson(
+  text: string,
+  spans?: { keys: ReadonlySet<string>; out: Map<string, string>; skip?: ReadonlySet<string> },
+): PyValue {
   const n = text.length;
   let pos = 0;
   const stack: Frame[] = [];
@@ -48,6 +53,8 @@ export function parsePyJson(text: string, spans?: { keys: ReadonlySet<string>; o
   let spanStart = -1;
   let spanKey = '';
   let spanDepth = -1;
+  // The next string value is checked but not decoded (a context the caller never reads).
+  let skipString = false;
 
   const skipWs = () => {
     while (pos < n && isWs(text.charCodeAt(pos))) pos++;
@@ -56,7 +63,7 @@ export function parsePyJson(text: string, spans?: { keys: ReadonlySet<string>; o
     throw new JsonSyntaxError(`${what} at column ${pos + 1}`, pos);
   };
 
-  const readString = (): string => {
+  const readString = (validateOnly = false): string => {
     // pos is at the opening quote.
     const start = pos + 1;
     let i = start;
@@ -82,6 +89,13 @@ export function parsePyJson(text: string, spans?: { keys: ReadonlySet<string>; o
           }
           return raw;
         }
+        if (validateOnly) {
+          if (BAD_STRING.test(raw)) {
+            pos = start;
+            return fail('Invalid string escape or control character');
+          }
+          return '';
+        }
         try {
           return JSON.parse(text.slice(start - 1, q + 1)) as string;
         } catch {
@@ -97,6 +111,10 @@ export function parsePyJson(text: string, spans?: { keys: ReadonlySet<string>; o
     const c = text.charCodeAt(pos);
     switch (c) {
       case 0x22: // "
+        if (skipString) {
+          skipString = false;
+          return readString(true);
+        }
         return readString();
       case 0x7b: // {
         pos++;
@@ -185,6 +203,9 @@ export function parsePyJson(text: string, spans?: { keys: ReadonlySet<string>; o
         if (text.charCodeAt(pos) !== 0x3a) fail("Expecting ':' delimiter");
         pos++;
         skipWs();
+        if (spans?.skip && stack.length === 2 && spans.skip.has(`${(stack[0] as { key: string }).key}.${next.key}`)) {
+          skipString = true;
+        }
         if (spans && stack.length === 2 && spans.keys.has(`${(stack[0] as { key: string }).key}.${next.key}`)) {
           spanStart = pos;
           spanKey = `${(stack[0] as { key: string }).key}.${next.key}`;
@@ -219,6 +240,9 @@ export function parsePyJson(text: string, spans?: { keys: ReadonlySet<string>; o
         if (text.charCodeAt(pos) !== 0x3a) fail("Expecting ':' delimiter");
         pos++;
         skipWs();
+        if (spans?.skip && stack.length === 2 && spans.skip.has(`${(stack[0] as { key: string }).key}.${top.key}`)) {
+          skipString = true;
+        }
         if (spans && stack.length === 2 && spans.keys.has(`${(stack[0] as { key: string }).key}.${top.key}`)) {
           spanStart = pos;
           spanKey = `${(stack[0] as { key: string }).key}.${top.key}`;

@@ -43,6 +43,8 @@ export interface ScoringView {
 
 /** The second-level keys whose raw text the scorer can use (see `parseLine`). */
 export const SCORING_SPAN_KEYS: ReadonlySet<string> = new Set(['input.json_schema', 'output.candidate_response']);
+/** Second-level strings the scorer never reads: checked as JSON, not decoded (most of a line). */
+export const SCORING_SKIP_KEYS: ReadonlySet<string> = new Set(['input.context', 'input.question']);
 
 const EMPTY: PyObject = new Map();
 

@@ -5,7 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { parseLine, readLinesSync } from '../core/jsonl.ts';
-import { type Modality, SCORING_SPAN_KEYS } from '../core/record.ts';
+import { type Modality, SCORING_SKIP_KEYS, SCORING_SPAN_KEYS } from '../core/record.ts';
 import { type SummaryData, type SummaryOptions, buildSummary } from '../../metrics/summary.ts';
 import { prepareStrict } from '../core/schema.ts';
 import { type LineOutcome, type ProfileOptions, failedLine, scoreParsedLine } from './score-line.ts';
@@ -44,7 +44,7 @@ async function run(job: WorkerJob): Promise<void> {
   for (const l of readLinesSync(job.file, job.startLine)) {
     Atomics.store(beat, 0, l.line);
     Atomics.add(beat, 1, 1);
-    const parsed = parseLine(l, SCORING_SPAN_KEYS);
+    const parsed = parseLine(l, SCORING_SPAN_KEYS, SCORING_SKIP_KEYS);
     const skipped = job.skip[l.line];
     batch.push(
       skipped === undefined ? scoreParsedLine(parsed, job.pathModality, job.forced, job.profile) : failedLine(parsed, skipped, job),

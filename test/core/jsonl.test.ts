@@ -77,3 +77,14 @@ test('ensure_ascii output matches Python: lowercase \\u escapes, surrogate pairs
   assert.equal(dumpsPy('é\u007f😀\n'), '"\\u00e9\u007f\\ud83d\\ude00\\n"');
   assert.equal(dumpsPy(['x'], { indent: 2 }), '[\n  "x"\n]');
 });
+
+test('skipped context strings are checked as JSON but not decoded', () => {
+  const spans = { keys: new Set<string>(), out: new Map<string, string>(), skip: new Set(['input.context']) };
+  const ok = parsePyJson('{"input": {"context": "a\\\\x \\u00e9 \\"q\\"", "question": "kept"}}', spans) as Map<string, Map<string, unknown>>;
+  assert.equal(ok.get('input')!.get('context'), '');
+  assert.equal(ok.get('input')!.get('question'), 'kept');
+  // The same errors JSON.parse (and Python) report: a bad escape, a raw control character.
+  assert.throws(() => parsePyJson('{"input": {"context": "a\\x"}}', spans), /Invalid string escape/);
+  assert.throws(() => parsePyJson('{"input": {"context": "a\\\\\\x"}}', spans), /Invalid string escape/);
+  assert.throws(() => parsePyJson('{"input": {"context": "tab\there"}}', spans), /control character/);
+});
