@@ -10,7 +10,15 @@
  * - score-10x:    the same files, each repeated 10 times (10x the records per file), 1,000 samples.
  */
 import { spawnSync } from 'node:child_process';
-import { createReadStream, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  createReadStream,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -32,7 +40,10 @@ async function child(mode: string, dir: string, out: string): Promise<void> {
   if (mode === 'floor') {
     let lines = 0;
     for (const f of readdirSync(dir).filter((x) => x.endsWith('.jsonl'))) {
-      for await (const l of createInterface({ input: createReadStream(join(dir, f)), crlfDelay: Number.POSITIVE_INFINITY })) {
+      for await (const l of createInterface({
+        input: createReadStream(join(dir, f)),
+        crlfDelay: Number.POSITIVE_INFINITY,
+      })) {
         if (l.trim()) {
           JSON.parse(l);
           lines++;
@@ -54,10 +65,14 @@ async function child(mode: string, dir: string, out: string): Promise<void> {
 }
 
 function measure(mode: string, dir: string, out: string): Measure {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/score.ts'), '--child', mode, dir, out], {
-    encoding: 'utf8',
-    maxBuffer: 1 << 24,
-  });
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'bench/score.ts'), '--child', mode, dir, out],
+    {
+      encoding: 'utf8',
+      maxBuffer: 1 << 24,
+    },
+  );
   if (r.status !== 0) throw new Error(`${mode} failed: ${r.stderr}`);
   return JSON.parse(r.stdout) as Measure;
 }
@@ -81,7 +96,9 @@ async function main(): Promise<void> {
     const bigBoot = measure('score:1000', big, join(tmp, 'o4'));
     const row = (name: string, m: Measure, base: Measure) =>
       `${name.padEnd(34)} ${(m.ms / 1000).toFixed(2).padStart(7)} s  ${(m.ms / base.ms).toFixed(2).padStart(6)}x floor  ${m.maxRssMb.toFixed(0).padStart(6)} MB peak`;
-    console.log(`input: ${data} (34 files x 209 records); ${repeat}x input: each file repeated ${repeat} times`);
+    console.log(
+      `input: ${data} (34 files x 209 records); ${repeat}x input: each file repeated ${repeat} times`,
+    );
     console.log(row('parse floor (JSON.parse per line)', floor, floor));
     console.log(row('sob score, 1000 bootstrap samples', withBoot, floor));
     console.log(row('sob score, no bootstrap', noBoot, floor));

@@ -74,7 +74,9 @@ export function leaderboardRow(
   const out: Partial<Record<LeaderboardMetric, number | null>> = {};
   for (const [key, name] of LEADERBOARD_METRICS) {
     out[name] = aggregate(
-      present.filter((m) => key in sources[m]!.weighted).map((m) => [sources[m]!.weighted[key], totals.weight[m]]),
+      present
+        .filter((m) => key in sources[m]!.weighted)
+        .map((m) => [sources[m]!.weighted[key], totals.weight[m]]),
     );
   }
   out.perfect = aggregate(
@@ -125,5 +127,7 @@ export function leaderboardRow(
 
 /** Rows sorted by Overall, best first (ties by model name for a stable order). */
 export function sortLeaderboard(rows: LeaderboardRow[]): LeaderboardRow[] {
-  return [...rows].sort((a, b) => b.overall - a.overall || (a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
+  return [...rows].sort(
+    (a, b) => b.overall - a.overall || (a.model < b.model ? -1 : a.model > b.model ? 1 : 0),
+  );
 }

@@ -86,7 +86,8 @@ export function presentPaths(root: PyValue | undefined, maxDepth = Number.POSITI
   while (stack.length > 0) {
     const [path, v, depth] = stack.pop()!;
     if (path) paths.add(path);
-    if (depth < maxDepth && isContainer(v)) for (const [p, c] of childPaths(v, path)) stack.push([p, c, depth + 1]);
+    if (depth < maxDepth && isContainer(v))
+      for (const [p, c] of childPaths(v, path)) stack.push([p, c, depth + 1]);
   }
   return paths;
 }

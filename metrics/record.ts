@@ -2,13 +2,12 @@
  * Per-record scoring, `sob` profile (SPEC.md "Per-record scoring"). A pure function of
  * (record, modality, options): no I/O.
  */
-import { type PyObject, type PyValue, isStructured, toPlain } from '../src/core/pyjson.ts';
+import { compareCodePoints, isStructured, type PyObject, type PyValue, toPlain } from '../src/core/pyjson.ts';
 import type { Modality, ScoringView } from '../src/core/record.ts';
 import { type SchemaEntry, schemaEntry, validateWithEntry } from '../src/core/schema.ts';
-import { type Leaves, flattenLeaves, presentPaths, wildcardPath } from './paths.ts';
+import { flattenLeaves, type Leaves, presentPaths, wildcardPath } from './paths.ts';
 import { typePrecision } from './types.ts';
 import { canonicalEqual, pyEquals, tokenF1 } from './values.ts';
-import { compareCodePoints } from '../src/core/pyjson.ts';
 
 export const DIFFICULTY_WEIGHTS: Record<string, number> = { easy: 1, medium: 2, hard: 3 };
 export const WEIGHT_FIELD_PRIORITY = ['schema_complexity', 'difficulty'] as const;
@@ -234,8 +233,12 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
   return {
     recordId: metadata.has('record_id') ? (metadata.get('record_id') as PyValue) : '',
     modelId: metadata.has('model_id') ? (metadata.get('model_id') as PyValue) : 'unknown',
-    schemaComplexity: truthy(metadata.get('schema_complexity')) ? (metadata.get('schema_complexity') as PyValue) : 'unknown',
-    questionDifficulty: truthy(metadata.get('difficulty')) ? (metadata.get('difficulty') as PyValue) : 'unknown',
+    schemaComplexity: truthy(metadata.get('schema_complexity'))
+      ? (metadata.get('schema_complexity') as PyValue)
+      : 'unknown',
+    questionDifficulty: truthy(metadata.get('difficulty'))
+      ? (metadata.get('difficulty') as PyValue)
+      : 'unknown',
     difficulty: w.difficulty,
     weightingBasis: w.basis,
     weight: w.weight,
@@ -260,7 +263,8 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
 function describe(v: PyValue | undefined): string {
   if (v === undefined) return 'missing';
   if (v === null) return 'null';
-  if (typeof v === 'string') return v.length > 40 ? `a string (${v.length} chars)` : `a string: ${JSON.stringify(v)}`;
+  if (typeof v === 'string')
+    return v.length > 40 ? `a string (${v.length} chars)` : `a string: ${JSON.stringify(v)}`;
   return `a ${typeof v === 'bigint' ? 'number' : typeof v}`;
 }
 
@@ -270,8 +274,12 @@ export function failedRecordScore(metadata: PyObject, reason: string): RecordSco
   return {
     recordId: metadata.has('record_id') ? (metadata.get('record_id') as PyValue) : '',
     modelId: metadata.has('model_id') ? (metadata.get('model_id') as PyValue) : 'unknown',
-    schemaComplexity: truthy(metadata.get('schema_complexity')) ? (metadata.get('schema_complexity') as PyValue) : 'unknown',
-    questionDifficulty: truthy(metadata.get('difficulty')) ? (metadata.get('difficulty') as PyValue) : 'unknown',
+    schemaComplexity: truthy(metadata.get('schema_complexity'))
+      ? (metadata.get('schema_complexity') as PyValue)
+      : 'unknown',
+    questionDifficulty: truthy(metadata.get('difficulty'))
+      ? (metadata.get('difficulty') as PyValue)
+      : 'unknown',
     difficulty: w.difficulty,
     weightingBasis: w.basis,
     weight: w.weight,

@@ -13,11 +13,10 @@
  *     answer is recovered and flagged `lenient_parse`.
  * Pure: no I/O (call `prepareStrict` from src/core/schema.ts once before scoring).
  */
-import { type PyValue, isStructured, parsePyJson, toPlain } from '../src/core/pyjson.ts';
+import { compareCodePoints, isStructured, type PyValue, parsePyJson, toPlain } from '../src/core/pyjson.ts';
 import type { Modality, ScoringView } from '../src/core/record.ts';
 import { strictSchemaEntry, validateWithEntry } from '../src/core/schema.ts';
-import { compareCodePoints } from '../src/core/pyjson.ts';
-import { type Explanation, type RecordScore, coverageGate, failedRecordScore } from './record.ts';
+import { coverageGate, type Explanation, failedRecordScore, type RecordScore } from './record.ts';
 import { strictEquals, tokenF1 } from './values.ts';
 
 export interface StrictOptions {
@@ -41,7 +40,10 @@ function tryParse(text: string): PyValue | undefined {
 }
 
 /** The candidate from the raw answer: strict JSON, else recovered from a fence or a prefix. */
-export function parseAnswer(raw: PyValue | undefined, candidate: PyValue | undefined): { value: PyValue | undefined; strict: boolean; lenient: boolean } {
+export function parseAnswer(
+  raw: PyValue | undefined,
+  candidate: PyValue | undefined,
+): { value: PyValue | undefined; strict: boolean; lenient: boolean } {
   if (typeof raw !== 'string') {
     // No raw text kept: a structured candidate was JSON; a string candidate is the raw text.
     if (isStructured(candidate)) return { value: candidate, strict: true, lenient: false };
@@ -87,7 +89,8 @@ export function pointerLeaves(root: PyValue | undefined): PointerLeaves {
     } else if (v instanceof Map) {
       if (v.size === 0 && ptr) out.set(ptr, v);
       const kids = [...v];
-      for (let i = kids.length - 1; i >= 0; i--) stack.push([`${ptr}/${escapeToken(kids[i][0])}`, kids[i][1]]);
+      for (let i = kids.length - 1; i >= 0; i--)
+        stack.push([`${ptr}/${escapeToken(kids[i][0])}`, kids[i][1]]);
     } else out.set(ptr, v);
   }
   return out;
@@ -111,7 +114,8 @@ function isEmptyContainer(v: PyValue): boolean {
 
 /** Strict value equality of two leaves: booleans are not numbers; numbers by value. */
 function leafEquals(a: PyValue, b: PyValue): boolean {
-  if (isEmptyContainer(a) || isEmptyContainer(b)) return isEmptyContainer(a) && isEmptyContainer(b) && Array.isArray(a) === Array.isArray(b);
+  if (isEmptyContainer(a) || isEmptyContainer(b))
+    return isEmptyContainer(a) && isEmptyContainer(b) && Array.isArray(a) === Array.isArray(b);
   return strictEquals(a, b);
 }
 
@@ -206,7 +210,8 @@ function typeAccepts(t: unknown, v: PyValue): boolean {
     if (x === 'boolean' && typeof v === 'boolean') return true;
     if (x === 'string' && typeof v === 'string') return true;
     if (x === 'number' && (typeof v === 'number' || typeof v === 'bigint')) return true;
-    if (x === 'integer' && (typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v)))) return true;
+    if (x === 'integer' && (typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v))))
+      return true;
     if (x === 'array' && Array.isArray(v)) return true;
     if (x === 'object' && v instanceof Map) return true;
   }
@@ -282,7 +287,9 @@ export function strictTypeSafety(candidate: PyValue, schema: Schema): number {
       continue;
     }
     const live = alts.filter((a) => conjAccepts(a, v));
-    const steps: [string | number, PyValue][] = Array.isArray(v) ? v.map((c, i) => [i, c]) : [...(v as Map<string, PyValue>)];
+    const steps: [string | number, PyValue][] = Array.isArray(v)
+      ? v.map((c, i) => [i, c])
+      : [...(v as Map<string, PyValue>)];
     for (const [step, c] of steps) {
       const next: Conj[] = [];
       for (const a of live) {
@@ -325,7 +332,7 @@ function presentPointers(v: PyValue, maxDepth: number): Set<string> {
     const [ptr, x, d] = stack.pop()!;
     if (ptr) out.add(ptr);
     if (d >= maxDepth) continue;
-    if (Array.isArray(x)) x.forEach((c) => stack.push([`${ptr}/*`, c, d + 1]));
+    if (Array.isArray(x)) for (const c of x) stack.push([`${ptr}/*`, c, d + 1]);
     else if (x instanceof Map) for (const [k, c] of x) stack.push([`${ptr}/${escapeToken(k)}`, c, d + 1]);
   }
   return out;
@@ -346,7 +353,8 @@ export function scoreRecordStrict(view: ScoringView, opts: StrictOptions): Stric
   const explanation: Explanation = {};
   const answer = parseAnswer(view.raw, view.candidate);
   const structured = answer.value !== undefined;
-  if (!structured) explanation.not_structured = 'the answer is not a JSON object or array, even after recovery';
+  if (!structured)
+    explanation.not_structured = 'the answer is not a JSON object or array, even after recovery';
 
   let schemaPlain: object | undefined;
   const plain = () => {
@@ -362,7 +370,9 @@ export function scoreRecordStrict(view: ScoringView, opts: StrictOptions): Stric
     }
   }
   const entry =
-    view.schema instanceof Map ? strictSchemaEntry(key, plain, opts.assertFormats) : { valid: false, reason: 'the schema is not a JSON object' };
+    view.schema instanceof Map
+      ? strictSchemaEntry(key, plain, opts.assertFormats)
+      : { valid: false, reason: 'the schema is not a JSON object' };
   if (!entry.valid) explanation.schema_error = entry.reason;
 
   let jsonPass = 0;
@@ -422,7 +432,9 @@ export function scoreRecordStrict(view: ScoringView, opts: StrictOptions): Stric
     requiredKeyRecall: requiredRecall,
     perfect: deepEquals(answer.value, view.groundTruth) ? 1 : 0,
     missingGtPaths: missing.map(displayPath).sort(compareCodePoints),
-    missingRequiredPaths: missingRequired.map((p) => displayPath(p.replaceAll('/*', '/[]')).replaceAll('.[]', '[]')),
+    missingRequiredPaths: missingRequired.map((p) =>
+      displayPath(p.replaceAll('/*', '/[]')).replaceAll('.[]', '[]'),
+    ),
     explanation: answer.lenient ? { ...explanation, lenient_parse: true } : explanation,
     lenientParse: answer.lenient ? 1 : 0,
   };

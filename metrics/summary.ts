@@ -120,7 +120,9 @@ export class SummaryAccumulator {
   readonly dataQuality = emptyDataQuality();
 
   add(s: RecordScore): void {
-    SUMMARY_METRICS.forEach(([, , get], i) => this.columns[i].push(get(s)));
+    SUMMARY_METRICS.forEach(([, , get], i) => {
+      this.columns[i].push(get(s));
+    });
     this.weights.push(s.weight);
     this.modelIds.add(typeof s.modelId === 'string' ? s.modelId : String(s.modelId));
     countInto(this.missingGt, s.missingGtPaths);
@@ -289,7 +291,12 @@ function summaryBlock(acc: SummaryData, opts: SummaryOptions, weighted: boolean)
   const { metrics, categories } = summarize(acc, opts, weighted);
   const metricsOut: Record<string, unknown> = {};
   SUMMARY_METRICS.forEach(([key, name], i) => {
-    metricsOut[key] = { mean: metrics[i].mean, ci95_low: metrics[i].low, ci95_high: metrics[i].high, metric_name: name };
+    metricsOut[key] = {
+      mean: metrics[i].mean,
+      ci95_low: metrics[i].low,
+      ci95_high: metrics[i].high,
+      metric_name: name,
+    };
   });
   const catOut: Record<string, unknown> = {};
   CATEGORIES.forEach(([name, components], i) => {
@@ -301,7 +308,11 @@ function summaryBlock(acc: SummaryData, opts: SummaryOptions, weighted: boolean)
       components,
     };
   });
-  const block: Record<string, unknown> = { n: BigInt(acc.weights.length), metrics: metricsOut, category_scores: catOut };
+  const block: Record<string, unknown> = {
+    n: BigInt(acc.weights.length),
+    metrics: metricsOut,
+    category_scores: catOut,
+  };
   if (weighted) {
     block.weighting = 'schema_complexity';
     block.weight_field_priority = [...WEIGHT_FIELD_PRIORITY];
@@ -335,7 +346,8 @@ export function buildSummary(
   if (opts.errorAnalysis) {
     const ea: Record<string, unknown> = {};
     if (acc.missingGt.size > 0) ea.top_missing_gt_paths = mostCommon(acc.missingGt, opts.topKErrors);
-    if (acc.missingRequired.size > 0) ea.top_missing_required_paths = mostCommon(acc.missingRequired, opts.topKErrors);
+    if (acc.missingRequired.size > 0)
+      ea.top_missing_required_paths = mostCommon(acc.missingRequired, opts.topKErrors);
     if (Object.keys(ea).length > 0) payload.error_analysis = ea;
   }
   return payload;

@@ -65,7 +65,8 @@ export function canonicalEqual(a: PyValue, b: PyValue): boolean {
 // -- Tokens --------------------------------------------------------------------------------------
 
 /** Python's whitespace (`str.split()`, `\s`), which includes \x1c-\x1f and \x85. */
-const WS = '\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+const WS =
+  '\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
 /** Python's `\w` on str: letters, numerics (Nd, Nl, No), underscore. Combining marks are not. */
 const WORD = '\\p{L}\\p{N}_';
 const PUNCT_RE = new RegExp(`[^${WORD}${WS}]`, 'gu');

@@ -5,7 +5,8 @@ import { MODALITIES, type Modality } from '../core/record.ts';
 export function intOption(name: string, min = 0): (v: string) => number {
   return (v: string) => {
     const n = Number(v);
-    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer >= ${min}`);
+    if (!Number.isInteger(n) || n < min)
+      throw new InvalidArgumentError(`${name} must be an integer >= ${min}`);
     return n;
   };
 }
@@ -19,7 +20,8 @@ export function modalityOption(v: string): Modality {
 
 export function choiceOption<T extends string>(choices: readonly T[]): (v: string) => T {
   return (v: string) => {
-    if (!(choices as readonly string[]).includes(v)) throw new InvalidArgumentError(`expected one of ${choices.join(', ')}`);
+    if (!(choices as readonly string[]).includes(v))
+      throw new InvalidArgumentError(`expected one of ${choices.join(', ')}`);
     return v as T;
   };
 }

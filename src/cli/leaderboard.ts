@@ -12,11 +12,14 @@ export function registerLeaderboard(program: Command): void {
   program
     .command('leaderboard')
     .description('rank models from an evaluation folder (<dir>/<modality>/<model>/eval_summary.json)')
-    .argument('<evaluation-dir>', 'what sob score wrote (or the SOB repository\'s data/evaluation)')
+    .argument('<evaluation-dir>', "what sob score wrote (or the SOB repository's data/evaluation)")
     .option('--format <f>', 'table | md | csv | json', choiceOption(FORMATS), 'table')
     .option('--out <file>', 'write to a file instead of stdout')
     .option('--names <file>', 'display names: {"<model-dir>": "<name>"} (default: <dir>/display_names.json)')
-    .option('--manifest <file>', 'benchmark manifest with sources.<modality>.{records, weight} (default: <dir>/manifest.json, else measured from eval_records, else the SOB set)')
+    .option(
+      '--manifest <file>',
+      'benchmark manifest with sources.<modality>.{records, weight} (default: <dir>/manifest.json, else measured from eval_records, else the SOB set)',
+    )
     .addHelpText(
       'after',
       `
@@ -27,23 +30,28 @@ in the benchmark).
 Example:
   sob leaderboard ../shared/data/sob/evaluation --format md`,
     )
-    .action(async (dir: string, flags: { format: (typeof FORMATS)[number]; out?: string; names?: string; manifest?: string }) => {
-      const ev = await loadEvaluation(dir, flags.manifest);
-      const rows = buildLeaderboard(ev, readDisplayNames(flags.names, dir));
-      log(
-        `${rows.length} models; source weights ${MODALITIES.map((m) => `${m} W=${ev.totals.weight[m]} N=${ev.totals.records[m]} (${ev.totalsFrom[m]})`).join(', ')}`,
-      );
-      const text =
-        flags.format === 'json'
-          ? leaderboardJson(rows)
-          : flags.format === 'csv'
-            ? leaderboardCsv(rows)
-            : flags.format === 'md'
-              ? leaderboardMarkdown(rows)
-              : leaderboardTable(rows);
-      if (flags.out) {
-        writeFileSync(flags.out, text.endsWith('\n') ? text : `${text}\n`);
-        log(`wrote ${flags.out}`);
-      } else process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
-    });
+    .action(
+      async (
+        dir: string,
+        flags: { format: (typeof FORMATS)[number]; out?: string; names?: string; manifest?: string },
+      ) => {
+        const ev = await loadEvaluation(dir, flags.manifest);
+        const rows = buildLeaderboard(ev, readDisplayNames(flags.names, dir));
+        log(
+          `${rows.length} models; source weights ${MODALITIES.map((m) => `${m} W=${ev.totals.weight[m]} N=${ev.totals.records[m]} (${ev.totalsFrom[m]})`).join(', ')}`,
+        );
+        const text =
+          flags.format === 'json'
+            ? leaderboardJson(rows)
+            : flags.format === 'csv'
+              ? leaderboardCsv(rows)
+              : flags.format === 'md'
+                ? leaderboardMarkdown(rows)
+                : leaderboardTable(rows);
+        if (flags.out) {
+          writeFileSync(flags.out, text.endsWith('\n') ? text : `${text}\n`);
+          log(`wrote ${flags.out}`);
+        } else process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+      },
+    );
 }

@@ -32,15 +32,38 @@ export function registerScore(program: Command): void {
     .command('score')
     .description('score model responses: per-record rows and a summary with bootstrap intervals per file')
     .argument('<file-or-dir...>', 'response JSONL files, or folders (every *.jsonl in them)')
-    .option('--modality <m>', 'text | image | audio (default: each record\'s metadata.source, else the file name)', modalityOption)
-    .option('--profile <p>', 'sob (parity with the published leaderboard) | strict', choiceOption(['sob', 'strict'] as const), 'sob')
+    .option(
+      '--modality <m>',
+      "text | image | audio (default: each record's metadata.source, else the file name)",
+      modalityOption,
+    )
+    .option(
+      '--profile <p>',
+      'sob (parity with the published leaderboard) | strict',
+      choiceOption(['sob', 'strict'] as const),
+      'sob',
+    )
     .option('--assert-formats', 'strict profile: assert `format` (date, email, uri, ...)')
-    .option('--out <dir>', 'output root: writes <out>/<modality>/<model>/eval_records.jsonl and eval_summary.json', undefined)
-    .option('--bootstrap-samples <n>', 'bootstrap resamples for the 95% intervals', intOption('--bootstrap-samples'), 1000)
+    .option(
+      '--out <dir>',
+      'output root: writes <out>/<modality>/<model>/eval_records.jsonl and eval_summary.json',
+      undefined,
+    )
+    .option(
+      '--bootstrap-samples <n>',
+      'bootstrap resamples for the 95% intervals',
+      intOption('--bootstrap-samples'),
+      1000,
+    )
     .option('--seed <n>', 'bootstrap seed (the weighted summary uses seed + 1)', intOption('--seed'), 42)
     .option('--top-k-errors <n>', 'most-missed paths kept in error_analysis', intOption('--top-k-errors'), 20)
     .option('--jobs <n>', 'worker threads (default: one per core)', intOption('--jobs', 1))
-    .option('--record-timeout-ms <n>', 'time budget per record; a record over it is reported, not hung on', intOption('--record-timeout-ms', 1), 20000)
+    .option(
+      '--record-timeout-ms <n>',
+      'time budget per record; a record over it is reported, not hung on',
+      intOption('--record-timeout-ms', 1),
+      20000,
+    )
     .addHelpText(
       'after',
       `
@@ -53,7 +76,10 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
     )
     .action(async (inputs: string[], flags: ScoreFlags) => {
       if (flags.assertFormats && flags.profile !== 'strict') {
-        throw new UserError('--assert-formats needs --profile strict (the sob profile never asserts formats)', 2);
+        throw new UserError(
+          '--assert-formats needs --profile strict (the sob profile never asserts formats)',
+          2,
+        );
       }
       const files = expandInputs(inputs);
       const outDir = flags.out ?? defaultOutDir();
@@ -65,7 +91,11 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
         {
           outDir,
           modality: flags.modality,
-          summary: { bootstrapSamples: flags.bootstrapSamples, seed: flags.seed, topKErrors: flags.topKErrors },
+          summary: {
+            bootstrapSamples: flags.bootstrapSamples,
+            seed: flags.seed,
+            topKErrors: flags.topKErrors,
+          },
           jobs: flags.jobs,
           recordTimeoutMs: flags.recordTimeoutMs,
           profile: { profile: flags.profile, assertFormats: flags.assertFormats === true },
@@ -92,9 +122,12 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
         }
       }
       const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-      const fmt = (cs: string[]) => cs.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+      const fmt = (cs: string[]) =>
+        cs.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
       if (rows.length > 0) process.stdout.write(`${[fmt(header), ...rows.map(fmt)].join('\n')}\n`);
-      log(`scored ${done - failures}/${files.length} files in ${((Date.now() - started) / 1000).toFixed(2)} s (weighted means shown)`);
+      log(
+        `scored ${done - failures}/${files.length} files in ${((Date.now() - started) / 1000).toFixed(2)} s (weighted means shown)`,
+      );
       if (failures > 0) process.exitCode = 1;
     });
 }

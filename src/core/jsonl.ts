@@ -38,7 +38,10 @@ export function assertReadableFile(file: string): void {
 /** Yields the non-blank lines of a file, stripped as Python's `line.strip()` would. */
 export async function* readLines(file: string, startLine = 1): AsyncGenerator<JsonlLine> {
   assertReadableFile(file);
-  const rl = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Number.POSITIVE_INFINITY });
+  const rl = createInterface({
+    input: createReadStream(file, { encoding: 'utf8' }),
+    crlfDelay: Number.POSITIVE_INFINITY,
+  });
   let n = 0;
   for await (const raw of rl) {
     n++;
@@ -106,11 +109,20 @@ export function* readLinesSync(file: string, startLine = 1): Generator<JsonlLine
  * Parses one JSONL line losslessly; a syntax error is returned, not thrown. With `spanKeys`,
  * the raw text of those second-level values comes back too (see parsePyJson).
  */
-export function parseLine(l: JsonlLine, spanKeys?: ReadonlySet<string>, skipKeys?: ReadonlySet<string>): ParsedLine {
+export function parseLine(
+  l: JsonlLine,
+  spanKeys?: ReadonlySet<string>,
+  skipKeys?: ReadonlySet<string>,
+): ParsedLine {
   try {
     if (spanKeys) {
       const spans = new Map<string, string>();
-      return { line: l.line, ok: true, value: parsePyJson(l.text, { keys: spanKeys, out: spans, skip: skipKeys }), spans };
+      return {
+        line: l.line,
+        ok: true,
+        value: parsePyJson(l.text, { keys: spanKeys, out: spans, skip: skipKeys }),
+        spans,
+      };
     }
     return { line: l.line, ok: true, value: parsePyJson(l.text) };
   } catch (e) {

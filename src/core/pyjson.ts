@@ -203,10 +203,18 @@ export function parsePyJson(
         if (text.charCodeAt(pos) !== 0x3a) fail("Expecting ':' delimiter");
         pos++;
         skipWs();
-        if (spans?.skip && stack.length === 2 && spans.skip.has(`${(stack[0] as { key: string }).key}.${next.key}`)) {
+        if (
+          spans?.skip &&
+          stack.length === 2 &&
+          spans.skip.has(`${(stack[0] as { key: string }).key}.${next.key}`)
+        ) {
           skipString = true;
         }
-        if (spans && stack.length === 2 && spans.keys.has(`${(stack[0] as { key: string }).key}.${next.key}`)) {
+        if (
+          spans &&
+          stack.length === 2 &&
+          spans.keys.has(`${(stack[0] as { key: string }).key}.${next.key}`)
+        ) {
           spanStart = pos;
           spanKey = `${(stack[0] as { key: string }).key}.${next.key}`;
           spanDepth = stack.length;
@@ -240,10 +248,18 @@ export function parsePyJson(
         if (text.charCodeAt(pos) !== 0x3a) fail("Expecting ':' delimiter");
         pos++;
         skipWs();
-        if (spans?.skip && stack.length === 2 && spans.skip.has(`${(stack[0] as { key: string }).key}.${top.key}`)) {
+        if (
+          spans?.skip &&
+          stack.length === 2 &&
+          spans.skip.has(`${(stack[0] as { key: string }).key}.${top.key}`)
+        ) {
           skipString = true;
         }
-        if (spans && stack.length === 2 && spans.keys.has(`${(stack[0] as { key: string }).key}.${top.key}`)) {
+        if (
+          spans &&
+          stack.length === 2 &&
+          spans.keys.has(`${(stack[0] as { key: string }).key}.${top.key}`)
+        ) {
           spanStart = pos;
           spanKey = `${(stack[0] as { key: string }).key}.${top.key}`;
           spanDepth = stack.length;
@@ -409,7 +425,9 @@ export function dumpsPy(value: Dumpable, opts: DumpOptions = {}): string {
     else if (v instanceof Map) entries = [...(v as Map<string, unknown>).entries()];
     else entries = Object.entries(v as object);
     if (entries && opts.sortKeys) entries.sort((a, b) => compareCodePoints(a[0], b[0]));
-    const parts = items ? items.map((x) => rec(x, level + 1)) : entries!.map(([k, x]) => pyJsonString(k, ensureAscii) + keySep + rec(x, level + 1));
+    const parts = items
+      ? items.map((x) => rec(x, level + 1))
+      : entries!.map(([k, x]) => pyJsonString(k, ensureAscii) + keySep + rec(x, level + 1));
     const [open, close] = items ? ['[', ']'] : ['{', '}'];
     if (parts.length === 0) return open + close;
     if (indent === undefined) return open + parts.join(itemSep) + close;
@@ -462,7 +480,8 @@ export function toPlain(root: PyValue): unknown {
           out = makeShell(c);
           work.push([c, out as Record<string, unknown>]);
         } else out = convertScalar(c);
-        if (k === '__proto__') Object.defineProperty(obj, k, { value: out, enumerable: true, writable: true, configurable: true });
+        if (k === '__proto__')
+          Object.defineProperty(obj, k, { value: out, enumerable: true, writable: true, configurable: true });
         else obj[k] = out;
       }
     }

@@ -42,7 +42,10 @@ export interface ScoringView {
 }
 
 /** The second-level keys whose raw text the scorer can use (see `parseLine`). */
-export const SCORING_SPAN_KEYS: ReadonlySet<string> = new Set(['input.json_schema', 'output.candidate_response']);
+export const SCORING_SPAN_KEYS: ReadonlySet<string> = new Set([
+  'input.json_schema',
+  'output.candidate_response',
+]);
 /** Second-level strings the scorer never reads: checked as JSON, not decoded (most of a line). */
 export const SCORING_SKIP_KEYS: ReadonlySet<string> = new Set(['input.context', 'input.question']);
 
@@ -115,7 +118,10 @@ export const ResponseRecord = BenchmarkRecord.extend({
 export type ResponseRecord = z.infer<typeof ResponseRecord>;
 
 /** Validates a lossless line against a strict shape; the message names the first bad field. */
-export function parseStrict<T>(schema: z.ZodType<T>, line: PyValue): { ok: true; value: T } | { ok: false; error: string } {
+export function parseStrict<T>(
+  schema: z.ZodType<T>,
+  line: PyValue,
+): { ok: true; value: T } | { ok: false; error: string } {
   const r = schema.safeParse(toPlain(line));
   if (r.success) return { ok: true, value: r.data };
   const issue = r.error.issues[0];

@@ -8,41 +8,43 @@
  * Untrusted schemas must not crash a run: every failure comes back as a reason string.
  */
 import { Ajv, type ValidateFunction } from 'ajv';
-import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
 import draft07Meta from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json' };
+import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
 import { errorMessage } from './errors.ts';
 import { pythonRegexError, translatePythonRegex } from './pyregex.ts';
 
-
 /** A RegExp engine for ajv: Python pattern syntax and semantics, compiled once per pattern. */
-const pyRegExp = Object.assign((pattern: string): RegExpLike => {
-  const cached = regexCache.get(pattern);
-  if (cached) return cached;
-  let re: RegExpLike | undefined;
-  const t = translatePythonRegex(pattern);
-  if (t) {
-    try {
-      re = new RegExp(t.source, t.flags);
-    } catch {
-      re = undefined;
-    }
-  }
-  if (!re) {
-    for (const flags of ['u', '']) {
+const pyRegExp = Object.assign(
+  (pattern: string): RegExpLike => {
+    const cached = regexCache.get(pattern);
+    if (cached) return cached;
+    let re: RegExpLike | undefined;
+    const t = translatePythonRegex(pattern);
+    if (t) {
       try {
-        re = new RegExp(pattern, flags);
-        break;
+        re = new RegExp(t.source, t.flags);
       } catch {
-        // try the next
+        re = undefined;
       }
     }
-  }
-  // A pattern no engine here can run is not asserted (it passed Python's syntax check).
-  re ??= { test: () => true };
-  if (regexCache.size > 4096) regexCache.clear();
-  regexCache.set(pattern, re);
-  return re;
-}, { code: 'pyRegExp' }) satisfies RegExpEngine;
+    if (!re) {
+      for (const flags of ['u', '']) {
+        try {
+          re = new RegExp(pattern, flags);
+          break;
+        } catch {
+          // try the next
+        }
+      }
+    }
+    // A pattern no engine here can run is not asserted (it passed Python's syntax check).
+    re ??= { test: () => true };
+    if (regexCache.size > 4096) regexCache.clear();
+    regexCache.set(pattern, re);
+    return re;
+  },
+  { code: 'pyRegExp' },
+) satisfies RegExpEngine;
 const regexCache = new Map<string, RegExpLike>();
 
 let metaAjv: Ajv | undefined;
@@ -171,20 +173,30 @@ export function validateWithEntry(entry: SchemaEntry, plain: () => object, insta
   try {
     if (v(instance)) return { valid: true };
     const err = v.errors?.[0];
-    return { valid: false, reason: err ? `${err.instancePath || '/'} ${err.message}` : 'does not match the schema' };
+    return {
+      valid: false,
+      reason: err ? `${err.instancePath || '/'} ${err.message}` : 'does not match the schema',
+    };
   } catch (e) {
     return { valid: false, reason: `validation failed: ${errorMessage(e)}` };
   }
 }
 
 /** Validates an instance (plain JS value) under a schema; never throws. */
-export function validateInstance(schema: object | (() => object), instance: unknown, key?: string): InstanceCheck {
+export function validateInstance(
+  schema: object | (() => object),
+  instance: unknown,
+  key?: string,
+): InstanceCheck {
   const v = compileSchema(schema, key);
   if (typeof v === 'string') return { valid: false, reason: v };
   try {
     if (v(instance)) return { valid: true };
     const e = v.errors?.[0];
-    return { valid: false, reason: e ? `${e.instancePath || '/'} ${e.message}` : 'does not match the schema' };
+    return {
+      valid: false,
+      reason: e ? `${e.instancePath || '/'} ${e.message}` : 'does not match the schema',
+    };
   } catch (e) {
     // A recursive schema over a very deep answer can exhaust the stack.
     return { valid: false, reason: `validation failed: ${errorMessage(e)}` };
@@ -212,9 +224,17 @@ const dialectAjvs = new Map<string, Ajv>();
 
 async function loadDialectClass(d: Dialect): Promise<new (opts: object) => Ajv> {
   if (d === 'draft-04') return (await import('ajv-draft-04')).default as unknown as new (opts: object) => Ajv;
-  if (d === '2019-09') return (await import('ajv/dist/2019.js')).default as unknown as new (opts: object) => Ajv;
-  if (d === '2020-12') return (await import('ajv/dist/2020.js')).default as unknown as new (opts: object) => Ajv;
-  return Ajv as unknown as new (opts: object) => Ajv;
+  if (d === '2019-09')
+    return (await import('ajv/dist/2019.js')).default as unknown as new (
+      opts: object,
+    ) => Ajv;
+  if (d === '2020-12')
+    return (await import('ajv/dist/2020.js')).default as unknown as new (
+      opts: object,
+    ) => Ajv;
+  return Ajv as unknown as new (
+    opts: object,
+  ) => Ajv;
 }
 
 /** Loads the validator classes the strict profile needs (call once before strict scoring). */
@@ -232,7 +252,8 @@ export async function prepareStrict(assertFormats: boolean): Promise<void> {
       code: { optimize: false },
     });
     if (d === 'draft-06') {
-      const meta06 = (await import('ajv/dist/refs/json-schema-draft-06.json', { with: { type: 'json' } })).default;
+      const meta06 = (await import('ajv/dist/refs/json-schema-draft-06.json', { with: { type: 'json' } }))
+        .default;
       ajv.addMetaSchema(meta06 as object);
     }
     // Formats are always known (the meta-schemas use `regex`, `uri`); asserted only when asked.
@@ -257,7 +278,9 @@ export function strictSchemaEntry(key: string, plain: () => object, assertFormat
     try {
       const ok = ajv.validateSchema(schema) as boolean;
       const err = ajv.errors?.[0];
-      e = ok ? { valid: true } : { valid: false, reason: err ? `schema${err.instancePath} ${err.message}` : 'invalid schema' };
+      e = ok
+        ? { valid: true }
+        : { valid: false, reason: err ? `schema${err.instancePath} ${err.message}` : 'invalid schema' };
     } catch (x) {
       e = { valid: false, reason: `schema could not be checked: ${errorMessage(x)}` };
     }

@@ -3,20 +3,20 @@
  * repository's layout) into leaderboard rows, with the benchmark's per-source totals taken from
  * data: a benchmark manifest when there is one, else the records' own weights, else the SOB set's.
  */
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { UserError, errorMessage } from '../core/errors.ts';
-import { readJsonl } from '../core/jsonl.ts';
-import { MODALITIES, type Modality } from '../core/record.ts';
 import {
   type BenchmarkTotals,
   type LeaderboardRow,
+  leaderboardRow,
   SOB_TOTALS,
   type SourceResult,
-  leaderboardRow,
   sortLeaderboard,
 } from '../../metrics/leaderboard.ts';
+import { errorMessage, UserError } from '../core/errors.ts';
+import { readJsonl } from '../core/jsonl.ts';
+import { MODALITIES, type Modality } from '../core/record.ts';
 
 const MetricMean = z.object({ mean: z.number() }).passthrough();
 const SummaryFile = z
@@ -30,7 +30,9 @@ const SummaryFile = z
 
 /** A benchmark manifest's per-source totals (`sources.<modality>.{records, weight}`). */
 const ManifestTotals = z.object({
-  sources: z.record(z.object({ records: z.number().nonnegative(), weight: z.number().nonnegative() }).passthrough()),
+  sources: z.record(
+    z.object({ records: z.number().nonnegative(), weight: z.number().nonnegative() }).passthrough(),
+  ),
 });
 
 export interface EvaluationFolder {
@@ -90,22 +92,31 @@ export async function loadEvaluation(dir: string, manifestPath?: string): Promis
       entry[m] = res;
       models.set(child, entry);
       const recs = join(mdir, child, 'eval_records.jsonl');
-      if (existsSync(recs) && res.records > (recordFiles[m]?.records ?? -1)) recordFiles[m] = { file: recs, records: res.records };
+      if (existsSync(recs) && res.records > (recordFiles[m]?.records ?? -1))
+        recordFiles[m] = { file: recs, records: res.records };
     }
   }
   if (models.size === 0) {
-    throw new UserError(`no <modality>/<model>/eval_summary.json under ${dir} (expected the layout sob score writes)`);
+    throw new UserError(
+      `no <modality>/<model>/eval_summary.json under ${dir} (expected the layout sob score writes)`,
+    );
   }
 
   const totals: BenchmarkTotals = { weight: { ...SOB_TOTALS.weight }, records: { ...SOB_TOTALS.records } };
-  const totalsFrom = { text: 'SOB default', image: 'SOB default', audio: 'SOB default' } as Record<Modality, string>;
-  const manifest = manifestPath ?? [join(dir, 'manifest.json'), join(dir, 'benchmark.json')].find((p) => existsSync(p));
+  const totalsFrom = { text: 'SOB default', image: 'SOB default', audio: 'SOB default' } as Record<
+    Modality,
+    string
+  >;
+  const manifest =
+    manifestPath ?? [join(dir, 'manifest.json'), join(dir, 'benchmark.json')].find((p) => existsSync(p));
   if (manifest) {
     let parsed: z.infer<typeof ManifestTotals>;
     try {
       parsed = ManifestTotals.parse(JSON.parse(readFileSync(manifest, 'utf8')));
     } catch (e) {
-      throw new UserError(`${manifest}: not a benchmark manifest with sources.<modality>.{records, weight} (${errorMessage(e).split('\n')[0]})`);
+      throw new UserError(
+        `${manifest}: not a benchmark manifest with sources.<modality>.{records, weight} (${errorMessage(e).split('\n')[0]})`,
+      );
     }
     for (const m of MODALITIES) {
       const s = parsed.sources[m];
@@ -142,7 +153,8 @@ export function readDisplayNames(file: string | undefined, dir: string): Record<
   const names = z.record(z.unknown()).safeParse(raw);
   if (!names.success) throw new UserError(`${path}: expected an object of folder name -> display name`);
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(names.data)) if (!k.startsWith('_') && typeof v === 'string') out[k] = v;
+  for (const [k, v] of Object.entries(names.data))
+    if (!k.startsWith('_') && typeof v === 'string') out[k] = v;
   return out;
 }
 

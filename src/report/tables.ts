@@ -29,13 +29,19 @@ const HEADER = ['#', 'Model', ...COLUMNS.map(([, h]) => h), 'Sources'];
 export function leaderboardTable(rows: LeaderboardRow[]): string {
   const body = rows.map((r, i) => cells(r, i + 1));
   const widths = HEADER.map((h, c) => Math.max(h.length, ...body.map((b) => b[c].length)));
-  const line = (cs: string[]) => cs.map((c, i) => (i <= 1 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  const line = (cs: string[]) =>
+    cs.map((c, i) => (i <= 1 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   return [line(HEADER), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
 }
 
 export function leaderboardMarkdown(rows: LeaderboardRow[]): string {
-  const out = [`| ${HEADER.join(' | ')} |`, `|${HEADER.map((_, i) => (i <= 1 ? ' --- ' : ' ---: ')).join('|')}|`];
-  rows.forEach((r, i) => out.push(`| ${cells(r, i + 1).join(' | ')} |`));
+  const out = [
+    `| ${HEADER.join(' | ')} |`,
+    `|${HEADER.map((_, i) => (i <= 1 ? ' --- ' : ' ---: ')).join('|')}|`,
+  ];
+  rows.forEach((r, i) => {
+    out.push(`| ${cells(r, i + 1).join(' | ')} |`);
+  });
   return out.join('\n');
 }
 

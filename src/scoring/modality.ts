@@ -4,7 +4,7 @@
  */
 import { basename } from 'node:path';
 import type { PyObject } from '../core/pyjson.ts';
-import { type Modality, isModality } from '../core/record.ts';
+import { isModality, type Modality } from '../core/record.ts';
 
 /** The reference's path rule: `text_response`, `image(s)_response`, `audio_response`, then
  * `_image` / `_audio` in the file name, else text. */

@@ -7,14 +7,24 @@
  * is terminated; that record is reported with `scoring_error` and zero scores, and a new worker
  * goes on from where the old one stopped. Nothing already scored is lost.
  */
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { buildSummary, SummaryAccumulator, type SummaryOptions } from '../../metrics/summary.ts';
 import { UserError } from '../core/errors.ts';
 import { dumpsPy } from '../core/pyjson.ts';
 import type { Modality } from '../core/record.ts';
-import { type SummaryOptions, SummaryAccumulator, buildSummary } from '../../metrics/summary.ts';
 import { modalityFromPath, modelDirName } from './modality.ts';
 import type { LineOutcome, ProfileOptions } from './score-line.ts';
 import type { SummaryJob, WorkerJob, WorkerMessage, WorkerRequest } from './worker.ts';
@@ -126,7 +136,11 @@ class FileState {
     }
     let out = this.outputs.get(o.modality);
     if (!out) {
-      const dir = join(this.outRoot, o.modality, this.target.modelDir ?? modelDirName(this.target.file, o.modality));
+      const dir = join(
+        this.outRoot,
+        o.modality,
+        this.target.modelDir ?? modelDirName(this.target.file, o.modality),
+      );
       out = new Output(dir);
       this.outputs.set(o.modality, out);
     }
@@ -174,7 +188,8 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       return { modality, dir: out.dir, records: out.acc.n, summary: summaries[i] };
     });
     for (const m of st.malformed.slice(0, 5)) log(`${st.target.file}:${m.line}: skipped: ${m.error}`);
-    if (st.malformed.length > 5) log(`${st.target.file}: ${st.malformed.length - 5} more malformed lines skipped`);
+    if (st.malformed.length > 5)
+      log(`${st.target.file}: ${st.malformed.length - 5} more malformed lines skipped`);
     let err = error;
     if (!err && outputs.length === 0) {
       err = `${st.target.file}: no records to score${st.malformed.length ? ` (${st.malformed.length} malformed lines)` : ''}`;
@@ -191,7 +206,10 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       let seenSeq = -1;
       let seenAt = Date.now();
       let watchdog: NodeJS.Timeout | null = null;
-      let pendingSummary: { resolve: (s: Record<string, unknown>[]) => void; reject: (e: Error) => void } | null = null;
+      let pendingSummary: {
+        resolve: (s: Record<string, unknown>[]) => void;
+        reject: (e: Error) => void;
+      } | null = null;
 
       const summarize = (items: SummaryJob[]) =>
         new Promise<Record<string, unknown>[]>((resolveSummary, reject) => {
@@ -219,7 +237,11 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       const startWorker = () => {
         const w = new Worker(WORKER_URL, {
           workerData: { heartbeat },
-          resourceLimits: { maxOldGenerationSizeMb: opts.workerMemoryMb ?? 3072, maxYoungGenerationSizeMb: 48, stackSizeMb: 64 },
+          resourceLimits: {
+            maxOldGenerationSizeMb: opts.workerMemoryMb ?? 3072,
+            maxYoungGenerationSizeMb: 48,
+            stackSizeMb: 64,
+          },
         });
         w.on('message', (msg: WorkerMessage) => {
           if (w !== worker) return;
@@ -310,18 +332,21 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         dispatch();
       };
 
-      watchdog = setInterval(() => {
-        if (!current || !worker) return;
-        const seq = Atomics.load(beat, 1);
-        const line = Atomics.load(beat, 0);
-        const now = Date.now();
-        if (seq !== seenSeq) {
-          seenSeq = seq;
-          seenAt = now;
-          return;
-        }
-        if (line > 0 && now - seenAt > timeoutMs) replaceWorker(`scoring exceeded ${timeoutMs} ms`);
-      }, Math.min(250, Math.max(10, timeoutMs / 4)));
+      watchdog = setInterval(
+        () => {
+          if (!current || !worker) return;
+          const seq = Atomics.load(beat, 1);
+          const line = Atomics.load(beat, 0);
+          const now = Date.now();
+          if (seq !== seenSeq) {
+            seenSeq = seq;
+            seenAt = now;
+            return;
+          }
+          if (line > 0 && now - seenAt > timeoutMs) replaceWorker(`scoring exceeded ${timeoutMs} ms`);
+        },
+        Math.min(250, Math.max(10, timeoutMs / 4)),
+      );
 
       startWorker();
       nextFile();

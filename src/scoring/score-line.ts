@@ -2,11 +2,12 @@
  * Scores one JSONL line of a response file: parse losslessly, read the record's parts, score.
  * Shared by the worker and the in-process path so both give the same rows.
  */
-import { dumpsPy } from '../core/pyjson.ts';
-import type { ParsedLine } from '../core/jsonl.ts';
-import { type Modality, scoringView } from '../core/record.ts';
-import { type RecordScore, failedRecordScore, scoreRecord, toReferenceRow } from '../../metrics/record.ts';
+
+import { failedRecordScore, type RecordScore, scoreRecord, toReferenceRow } from '../../metrics/record.ts';
 import { scoreRecordStrict } from '../../metrics/strict.ts';
+import type { ParsedLine } from '../core/jsonl.ts';
+import { dumpsPy } from '../core/pyjson.ts';
+import { type Modality, scoringView } from '../core/record.ts';
 import { recordModality } from './modality.ts';
 
 export type LineOutcome =

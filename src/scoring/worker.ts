@@ -4,11 +4,11 @@
  * tell a record that runs over its time budget (a catastrophic regex, say) and replace the worker.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { buildSummary, type SummaryData, type SummaryOptions } from '../../metrics/summary.ts';
 import { parseLine, readLinesSync } from '../core/jsonl.ts';
 import { type Modality, SCORING_SKIP_KEYS, SCORING_SPAN_KEYS } from '../core/record.ts';
-import { type SummaryData, type SummaryOptions, buildSummary } from '../../metrics/summary.ts';
 import { prepareStrict } from '../core/schema.ts';
-import { type LineOutcome, type ProfileOptions, failedLine, scoreParsedLine } from './score-line.ts';
+import { failedLine, type LineOutcome, type ProfileOptions, scoreParsedLine } from './score-line.ts';
 
 export interface WorkerJob {
   file: string;
@@ -47,7 +47,9 @@ async function run(job: WorkerJob): Promise<void> {
     const parsed = parseLine(l, SCORING_SPAN_KEYS, SCORING_SKIP_KEYS);
     const skipped = job.skip[l.line];
     batch.push(
-      skipped === undefined ? scoreParsedLine(parsed, job.pathModality, job.forced, job.profile) : failedLine(parsed, skipped, job),
+      skipped === undefined
+        ? scoreParsedLine(parsed, job.pathModality, job.forced, job.profile)
+        : failedLine(parsed, skipped, job),
     );
     Atomics.store(beat, 0, 0);
     if (batch.length >= 32) {
@@ -66,11 +68,17 @@ port.on('message', (req: WorkerRequest) => {
       const summaries = req.items.map((it) => buildSummary(it.data, it.responseFile, it.opts));
       port.postMessage({ type: 'summaries', summaries } satisfies WorkerMessage);
     } catch (e) {
-      port.postMessage({ type: 'fatal', error: e instanceof Error ? e.message : String(e) } satisfies WorkerMessage);
+      port.postMessage({
+        type: 'fatal',
+        error: e instanceof Error ? e.message : String(e),
+      } satisfies WorkerMessage);
     }
     return;
   }
   run(req.job).catch((e: unknown) => {
-    port.postMessage({ type: 'fatal', error: e instanceof Error ? e.message : String(e) } satisfies WorkerMessage);
+    port.postMessage({
+      type: 'fatal',
+      error: e instanceof Error ? e.message : String(e),
+    } satisfies WorkerMessage);
   });
 });

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { parseLine, readLines, readLinesSync } from '../../src/core/jsonl.ts';
-import { JsonSyntaxError, dumpsPy, parsePyJson } from '../../src/core/pyjson.ts';
+import { dumpsPy, JsonSyntaxError, parsePyJson } from '../../src/core/pyjson.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'sob-jsonl-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -45,7 +45,9 @@ test('multi-byte characters and CRLF across the 1 MB chunk boundary survive', as
 });
 
 test('ints and floats keep their lexeme; NaN and Infinity parse as Python does', () => {
-  const v = parsePyJson('{"i": 1, "f": 1.0, "e": 1e3, "big": 123456789012345678901234567890, "n": NaN, "inf": -Infinity}');
+  const v = parsePyJson(
+    '{"i": 1, "f": 1.0, "e": 1e3, "big": 123456789012345678901234567890, "n": NaN, "inf": -Infinity}',
+  );
   assert.ok(v instanceof Map);
   assert.equal(v.get('i'), 1n);
   assert.equal(v.get('f'), 1);
@@ -53,19 +55,28 @@ test('ints and floats keep their lexeme; NaN and Infinity parse as Python does',
   assert.equal(v.get('big'), 123456789012345678901234567890n);
   assert.ok(Number.isNaN(v.get('n') as number));
   assert.equal(v.get('inf'), Number.NEGATIVE_INFINITY);
-  assert.equal(dumpsPy(v), '{"i": 1, "f": 1.0, "e": 1000.0, "big": 123456789012345678901234567890, "n": NaN, "inf": -Infinity}');
+  assert.equal(
+    dumpsPy(v),
+    '{"i": 1, "f": 1.0, "e": 1000.0, "big": 123456789012345678901234567890, "n": NaN, "inf": -Infinity}',
+  );
 });
 
 test('a repeated key keeps its first place and takes the last value, as a Python dict', () => {
   const v = parsePyJson('{"a": 1, "b": 2, "a": 3}') as Map<string, unknown>;
-  assert.deepEqual([...v.entries()], [
-    ['a', 3n],
-    ['b', 2n],
-  ]);
+  assert.deepEqual(
+    [...v.entries()],
+    [
+      ['a', 3n],
+      ['b', 2n],
+    ],
+  );
 });
 
 test('syntax errors name the column; raw control characters in strings are rejected', () => {
-  assert.throws(() => parsePyJson('{"a": 1,}'), (e: unknown) => e instanceof JsonSyntaxError && /column 9/.test(e.message));
+  assert.throws(
+    () => parsePyJson('{"a": 1,}'),
+    (e: unknown) => e instanceof JsonSyntaxError && /column 9/.test(e.message),
+  );
   assert.throws(() => parsePyJson('"a\tb"'), /control character/);
   assert.throws(() => parsePyJson('[1] x'), /Extra data/);
   const bad = parseLine({ line: 7, text: '{"broken": ' });
@@ -80,7 +91,10 @@ test('ensure_ascii output matches Python: lowercase \\u escapes, surrogate pairs
 
 test('skipped context strings are checked as JSON but not decoded', () => {
   const spans = { keys: new Set<string>(), out: new Map<string, string>(), skip: new Set(['input.context']) };
-  const ok = parsePyJson('{"input": {"context": "a\\\\x \\u00e9 \\"q\\"", "question": "kept"}}', spans) as Map<string, Map<string, unknown>>;
+  const ok = parsePyJson(
+    '{"input": {"context": "a\\\\x \\u00e9 \\"q\\"", "question": "kept"}}',
+    spans,
+  ) as Map<string, Map<string, unknown>>;
   assert.equal(ok.get('input')!.get('context'), '');
   assert.equal(ok.get('input')!.get('question'), 'kept');
   // The same errors JSON.parse (and Python) report: a bad escape, a raw control character.

@@ -16,7 +16,14 @@ function num(v: PyValue): number | null {
   return null;
 }
 
-export function compareValues(ref: PyValue, ours: PyValue | undefined, path: string, tol: number, out: Comparison, ignore: Set<string> = new Set()): void {
+export function compareValues(
+  ref: PyValue,
+  ours: PyValue | undefined,
+  path: string,
+  tol: number,
+  out: Comparison,
+  ignore: Set<string> = new Set(),
+): void {
   const rn = num(ref);
   if (rn !== null) {
     out.fields++;
@@ -41,16 +48,27 @@ export function compareValues(ref: PyValue, ours: PyValue | undefined, path: str
   if (Array.isArray(ref)) {
     if (!Array.isArray(ours) || ours.length !== ref.length) {
       out.fields++;
-      out.diffs.push(`${path}: reference list of ${ref.length}, ours ${Array.isArray(ours) ? `list of ${ours.length}` : String(ours)}`);
+      out.diffs.push(
+        `${path}: reference list of ${ref.length}, ours ${Array.isArray(ours) ? `list of ${ours.length}` : String(ours)}`,
+      );
       return;
     }
-    ref.forEach((v, i) => compareValues(v, ours[i], `${path}[${i}]`, tol, out, ignore));
+    ref.forEach((v, i) => {
+      compareValues(v, ours[i], `${path}[${i}]`, tol, out, ignore);
+    });
     return;
   }
   out.fields++;
   if (ref !== ours) out.diffs.push(`${path}: reference ${JSON.stringify(ref)}, ours ${JSON.stringify(ours)}`);
 }
 
-export function compareJsonText(refText: string, oursText: string, label: string, tol: number, out: Comparison, ignore?: Set<string>): void {
+export function compareJsonText(
+  refText: string,
+  oursText: string,
+  label: string,
+  tol: number,
+  out: Comparison,
+  ignore?: Set<string>,
+): void {
   compareValues(parsePyJson(refText), parsePyJson(oursText), label, tol, out, ignore);
 }

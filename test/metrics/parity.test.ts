@@ -4,7 +4,7 @@
  * (bootstrap intervals included) must equal the reference's within 1e-9.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -14,7 +14,9 @@ import { type Comparison, compareJsonText } from '../helpers/compare.ts';
 const DATA = join(import.meta.dirname, '../../../shared/data/sob');
 const RESPONSES = join(DATA, 'images_responses');
 const REFERENCE = join(DATA, 'evaluation/image');
-const files = readdirSync(RESPONSES).filter((f) => f.endsWith('.jsonl')).sort();
+const files = readdirSync(RESPONSES)
+  .filter((f) => f.endsWith('.jsonl'))
+  .sort();
 let out: string;
 
 before(async () => {
@@ -36,10 +38,16 @@ test('per-record rows equal the reference on all 34 x 209 image records', () => 
   let rows = 0;
   for (const f of files) {
     const model = f.replace(/^response_/, '').replace(/_image\.jsonl$/, '');
-    const ref = readFileSync(join(REFERENCE, model, 'eval_records.jsonl'), 'utf8').trim().split('\n');
-    const ours = readFileSync(join(out, 'image', model, 'eval_records.jsonl'), 'utf8').trim().split('\n');
+    const ref = readFileSync(join(REFERENCE, model, 'eval_records.jsonl'), 'utf8')
+      .trim()
+      .split('\n');
+    const ours = readFileSync(join(out, 'image', model, 'eval_records.jsonl'), 'utf8')
+      .trim()
+      .split('\n');
     assert.equal(ours.length, ref.length, `${model}: row count`);
-    ref.forEach((line, i) => compareJsonText(line, ours[i], `${model}[${i}]`, 1e-9, cmp));
+    ref.forEach((line, i) => {
+      compareJsonText(line, ours[i], `${model}[${i}]`, 1e-9, cmp);
+    });
     rows += ref.length;
   }
   console.log(`eval_records: ${rows} rows, ${cmp.fields} fields compared, ${cmp.diffs.length} differences`);
@@ -56,7 +64,9 @@ test('summaries (means, bootstrap intervals, n, data_quality, error_analysis) eq
     // response_file is the input path as given, which differs by where the data lives.
     compareJsonText(ref, ours, model, 1e-9, cmp, new Set(['response_file']));
   }
-  console.log(`eval_summary: ${files.length} files, ${cmp.fields} values compared, ${cmp.diffs.length} differences`);
+  console.log(
+    `eval_summary: ${files.length} files, ${cmp.fields} values compared, ${cmp.diffs.length} differences`,
+  );
   assert.ok(cmp.fields > 7000, `only ${cmp.fields} values compared`);
   assert.deepEqual(cmp.diffs.slice(0, 10), []);
 });

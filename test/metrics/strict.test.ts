@@ -3,18 +3,23 @@
  */
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
+import { scoreRecord } from '../../metrics/record.ts';
+import { displayPath, parseAnswer, pointerLeaves, scoreRecordStrict } from '../../metrics/strict.ts';
 import { type PyObject, parsePyJson } from '../../src/core/pyjson.ts';
 import type { Modality } from '../../src/core/record.ts';
 import { prepareStrict } from '../../src/core/schema.ts';
-import { scoreRecord } from '../../metrics/record.ts';
-import { displayPath, parseAnswer, pointerLeaves, scoreRecordStrict } from '../../metrics/strict.ts';
 
 before(async () => {
   await prepareStrict(false);
   await prepareStrict(true);
 });
 
-function both(gt: string, cand: string, schema: string, opts: { modality?: Modality; raw?: string; assertFormats?: boolean } = {}) {
+function both(
+  gt: string,
+  cand: string,
+  schema: string,
+  opts: { modality?: Modality; raw?: string; assertFormats?: boolean } = {},
+) {
   const view = {
     metadata: new Map() as PyObject,
     schema: parsePyJson(schema),
@@ -41,7 +46,11 @@ test('1. Type Safety resolves $ref and anyOf; a null where null is allowed is ty
 });
 
 test('1. an integral float is an integer; additionalProperties gives a key its schema', () => {
-  const schema = JSON.stringify({ type: 'object', properties: { i: { type: 'integer' } }, additionalProperties: { type: 'string' } });
+  const schema = JSON.stringify({
+    type: 'object',
+    properties: { i: { type: 'integer' } },
+    additionalProperties: { type: 'string' },
+  });
   const { sob, strict } = both('{"i":2,"x":"y"}', '{"i":2.0,"x":"y"}', schema);
   assert.equal(strict.typeSafety, 1);
   assert.equal(sob.typeSafety, 0); // 2.0 is not an integer, and "x" has no declared type
@@ -63,7 +72,8 @@ test('3. a missing path is not a null: Faithfulness 0 for it in strict', () => {
 });
 
 test('4. empty arrays are leaves: [] versus ["x"] is seen', () => {
-  const schema = '{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string"}},"n":{"type":"integer"}}}';
+  const schema =
+    '{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string"}},"n":{"type":"integer"}}}';
   const { sob, strict } = both('{"tags":[],"n":1}', '{"tags":["x"],"n":1}', schema, { modality: 'text' });
   assert.deepEqual([...pointerLeaves(parsePyJson('{"tags":[],"n":1}')).keys()], ['/tags', '/n']);
   assert.equal(sob.pathRecall, 1); // the reference sees only n

@@ -4,13 +4,19 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parsePyJson, pyFloatRepr, type PyObject } from '../../src/core/pyjson.ts';
-import type { Modality } from '../../src/core/record.ts';
 import { flattenLeaves } from '../../metrics/paths.ts';
-import { type RecordScore, coverageGate, scoreRecord } from '../../metrics/record.ts';
+import { coverageGate, type RecordScore, scoreRecord } from '../../metrics/record.ts';
 import { normalizeTokens, tokenF1 } from '../../metrics/values.ts';
+import { type PyObject, parsePyJson, pyFloatRepr } from '../../src/core/pyjson.ts';
+import type { Modality } from '../../src/core/record.ts';
 
-function score(gt: string, cand: string, schema: string, modality: Modality = 'text', meta = '{}'): RecordScore {
+function score(
+  gt: string,
+  cand: string,
+  schema: string,
+  modality: Modality = 'text',
+  meta = '{}',
+): RecordScore {
   return scoreRecord(
     {
       metadata: parsePyJson(meta) as PyObject,
@@ -25,7 +31,7 @@ function score(gt: string, cand: string, schema: string, modality: Modality = 't
 const OBJ3 =
   '{"type":"object","properties":{"company":{"type":"string"},"year":{"type":"integer"},"ceo":{"type":"string"}},"required":["company","year","ceo"]}';
 
-test("Appendix F worked example: one wrong value of three gives Value Accuracy and Faithfulness 2/3", () => {
+test('Appendix F worked example: one wrong value of three gives Value Accuracy and Faithfulness 2/3', () => {
   const s = score(
     '{"company":"Acme Corp","year":2021,"ceo":"Jane Doe"}',
     '{"company":"Acme Corp","year":2021,"ceo":"John Smith"}',
@@ -97,7 +103,8 @@ test('keys containing dots collide with nested keys; the later value wins', () =
 test('nested arrays index as [i][j]', () => {
   const leaves = flattenLeaves(parsePyJson('{"m":[[1,2],[3]]}'));
   assert.deepEqual([...leaves.keys()], ['m[0][0]', 'm[0][1]', 'm[1][0]']);
-  const schema = '{"type":"object","properties":{"m":{"type":"array","items":{"type":"array","items":{"type":"integer"}}}}}';
+  const schema =
+    '{"type":"object","properties":{"m":{"type":"array","items":{"type":"array","items":{"type":"integer"}}}}}';
   const s = score('{"m":[[1,2],[3]]}', '{"m":[[1,2],[4]]}', schema);
   assert.equal(s.typeSafety, 1);
   assert.equal(s.valueAccuracy, 2 / 3);
@@ -132,7 +139,8 @@ test('floats tokenize with Python repr: 1e-05, 1e+16, 1.5e-07, 1e+16 vs 1e16 int
 });
 
 test('a leaf type list with two non-null types does not crash: counted as a type mismatch', () => {
-  const schema = '{"type":"object","properties":{"x":{"type":["string","integer"]},"y":{"type":["string","null"]}}}';
+  const schema =
+    '{"type":"object","properties":{"x":{"type":["string","integer"]},"y":{"type":["string","null"]}}}';
   const s = score('{"x":"a","y":"b"}', '{"x":"a","y":null}', schema);
   assert.equal(s.jsonPass, 1);
   assert.equal(s.typeSafety, 0); // x: no single type; y: null is a mismatch for "string"
@@ -147,7 +155,11 @@ test('integer does not accept a float, not even 2.0; number accepts an integer',
 });
 
 test('a string candidate is a parse failure even with JSON inside a code fence', () => {
-  const s = score('{"company":"A","year":1,"ceo":"B"}', '"```json\\n{\\"company\\":\\"A\\",\\"year\\":1,\\"ceo\\":\\"B\\"}\\n```"', OBJ3);
+  const s = score(
+    '{"company":"A","year":1,"ceo":"B"}',
+    '"```json\\n{\\"company\\":\\"A\\",\\"year\\":1,\\"ceo\\":\\"B\\"}\\n```"',
+    OBJ3,
+  );
   assert.equal(s.jsonParse, 0);
   assert.equal(s.jsonPass, 0);
   assert.equal(s.valueAccuracy, 0);
@@ -175,7 +187,11 @@ test('weights: schema_complexity first, then difficulty; unknown weighs 0', () =
 
 test('a pattern must compile as a Python regex: (unclosed and \\p{L} make the schema invalid', () => {
   const withPattern = (p: string) =>
-    score('{"s":"a"}', '{"s":"a"}', JSON.stringify({ type: 'object', properties: { s: { type: 'string', pattern: p } } }));
+    score(
+      '{"s":"a"}',
+      '{"s":"a"}',
+      JSON.stringify({ type: 'object', properties: { s: { type: 'string', pattern: p } } }),
+    );
   assert.equal(withPattern('(unclosed').schemaValidInput, 0);
   assert.equal(withPattern('\\p{L}+').schemaValidInput, 0);
   assert.equal(withPattern('(?<=a)b|a').schemaValidInput, 1);

@@ -22,7 +22,9 @@ interface Row {
 }
 
 function leaderboardJson(): Row[] {
-  const r = spawnSync(process.execPath, [join(ROOT, 'bin/sob.js'), 'leaderboard', EVAL, '--format', 'json'], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [join(ROOT, 'bin/sob.js'), 'leaderboard', EVAL, '--format', 'json'], {
+    encoding: 'utf8',
+  });
   assert.equal(r.status, 0, r.stderr);
   return JSON.parse(r.stdout) as Row[];
 }

@@ -19,7 +19,11 @@ function sob(args: string[], timeoutMs = 120_000) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-const SCHEMA = { type: 'object', properties: { name: { type: 'string' }, n: { type: 'integer' } }, required: ['name'] };
+const SCHEMA = {
+  type: 'object',
+  properties: { name: { type: 'string' }, n: { type: 'integer' } },
+  required: ['name'],
+};
 
 function record(id: string, candidate: unknown, schema: unknown = SCHEMA, gt: unknown = { name: 'x', n: 1 }) {
   return JSON.stringify({
@@ -44,7 +48,10 @@ function readOut(out: string, modality: string, model: string) {
 
 test('a malformed JSONL line is counted, named as file:line, and skipped', () => {
   const f = join(tmp, 'response_mal.jsonl');
-  writeFileSync(f, `${record('a', { name: 'x', n: 1 })}\n{"broken": \n\n${record('b', { name: 'y', n: 1 })}\n`);
+  writeFileSync(
+    f,
+    `${record('a', { name: 'x', n: 1 })}\n{"broken": \n\n${record('b', { name: 'y', n: 1 })}\n`,
+  );
   const out = join(tmp, 'out-mal');
   const r = sob(['score', f, '--out', out, '--bootstrap-samples', '10']);
   assert.equal(r.code, 0, r.stderr);
@@ -84,7 +91,10 @@ test('a file with no records fails that file only; the other file is still score
 
 test('a json_schema that is not an object counts as invalid schema input', () => {
   const f = join(tmp, 'response_schema.jsonl');
-  writeFileSync(f, `${record('a', { name: 'x' }, 'not a schema')}\n${record('b', { name: 'x' }, [1, 2])}\n${record('c', { name: 'x', n: 1 })}\n`);
+  writeFileSync(
+    f,
+    `${record('a', { name: 'x' }, 'not a schema')}\n${record('b', { name: 'x' }, [1, 2])}\n${record('c', { name: 'x', n: 1 })}\n`,
+  );
   const out = join(tmp, 'out-schema');
   const r = sob(['score', f, '--out', out, '--bootstrap-samples', '10']);
   assert.equal(r.code, 0, r.stderr);
@@ -106,7 +116,10 @@ test('an answer nested 100,000 levels deep and a 50 MB answer are scored without
   const deep = `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
   const deepLine = record('deep', { name: 'x', n: 1 }).replace('{"name":"x","n":1}}}', `${deep}}}`);
   const big = 'word '.repeat(10_000_000); // 50 MB
-  writeFileSync(f, `${deepLine}\n${record('big', { name: big, n: 1 })}\n${record('ok', { name: 'x', n: 1 })}\n`);
+  writeFileSync(
+    f,
+    `${deepLine}\n${record('big', { name: big, n: 1 })}\n${record('ok', { name: 'x', n: 1 })}\n`,
+  );
   const out = join(tmp, 'out-huge');
   const r = sob(['score', f, '--out', out, '--bootstrap-samples', '10']);
   assert.equal(r.code, 0, r.stderr);
@@ -126,7 +139,11 @@ test('an answer nested 100,000 levels deep and a 50 MB answer are scored without
 
 test('a catastrophic pattern is stopped at the record time budget and reported, the rest scored', () => {
   const f = join(tmp, 'response_redos.jsonl');
-  const schema = { type: 'object', properties: { name: { type: 'string', pattern: '^(a+)+$' } }, required: ['name'] };
+  const schema = {
+    type: 'object',
+    properties: { name: { type: 'string', pattern: '^(a+)+$' } },
+    required: ['name'],
+  };
   const evil = `${'a'.repeat(40)}b`;
   writeFileSync(
     f,
@@ -134,7 +151,10 @@ test('a catastrophic pattern is stopped at the record time budget and reported, 
   );
   const out = join(tmp, 'out-redos');
   const started = Date.now();
-  const r = sob(['score', f, '--out', out, '--bootstrap-samples', '10', '--record-timeout-ms', '1500'], 60_000);
+  const r = sob(
+    ['score', f, '--out', out, '--bootstrap-samples', '10', '--record-timeout-ms', '1500'],
+    60_000,
+  );
   const elapsed = Date.now() - started;
   assert.equal(r.code, 0, r.stderr);
   assert.ok(elapsed < 30_000, `took ${elapsed} ms`);
