@@ -50,6 +50,8 @@ export interface ScoreOptions {
   workerMemoryMb?: number;
   /** `sob` (default, parity with the reference) or `strict`; strict may assert formats. */
   profile?: ProfileOptions;
+  /** How often a progress line goes to `log` (default 5 s). */
+  progressIntervalMs?: number;
   log?: (line: string) => void;
 }
 
@@ -125,11 +127,13 @@ class FileState {
     readonly target: ScoreTarget,
     readonly pathModality: Modality,
     readonly outRoot: string,
+    readonly onRecord: () => void = () => {},
   ) {}
 
   accept(o: LineOutcome): void {
     if (o.line <= this.lastLine) return; // already have it (a message from a replaced worker)
     this.lastLine = o.line;
+    this.onRecord();
     if (o.kind === 'malformed') {
       this.malformed.push({ line: o.line, error: o.error });
       return;
@@ -159,6 +163,8 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
   const jobs = Math.max(1, Math.min(opts.jobs ?? availableParallelism(), targets.length));
   const results: FileResult[] = new Array(targets.length);
   let nextTarget = 0;
+  let filesDone = 0;
+  let recordsSeen = 0;
 
   /** Closes a file's outputs and writes its summaries (computed by `summarize`, on a worker). */
   const finishFile = async (
@@ -195,6 +201,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       err = `${st.target.file}: no records to score${st.malformed.length ? ` (${st.malformed.length} malformed lines)` : ''}`;
     }
     results[idx] = { file: st.target.file, outputs, malformed: st.malformed, failed: st.failed, error: err };
+    filesDone++;
   };
 
   const runSlot = (): Promise<void> =>
@@ -328,7 +335,12 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         }
         const idx = nextTarget++;
         const t = targets[idx];
-        current = { idx, st: new FileState(t, modalityFromPath(t.file), t.outDir ?? opts.outDir) };
+        current = {
+          idx,
+          st: new FileState(t, modalityFromPath(t.file), t.outDir ?? opts.outDir, () => {
+            recordsSeen++;
+          }),
+        };
         dispatch();
       };
 
@@ -352,7 +364,20 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       nextFile();
     });
 
-  await Promise.all(Array.from({ length: jobs }, runSlot));
+  // Progress on long work: a line every 5 s on stderr (files done, records scored, rate).
+  const started = Date.now();
+  const progress = setInterval(() => {
+    const secs = (Date.now() - started) / 1000;
+    log(
+      `... ${filesDone}/${targets.length} files, ${recordsSeen} records scored (${Math.round(recordsSeen / secs)}/s)`,
+    );
+  }, opts.progressIntervalMs ?? 5000);
+  progress.unref();
+  try {
+    await Promise.all(Array.from({ length: jobs }, runSlot));
+  } finally {
+    clearInterval(progress);
+  }
   return results;
 }
 
