@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { UserError, errorMessage } from '../core/errors.ts';
+import { registerBuild } from './build.ts';
 import { registerLeaderboard } from './leaderboard.ts';
 import { registerScore } from './score.ts';
 
@@ -19,6 +20,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerScore(program);
   registerLeaderboard(program);
+  registerBuild(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }

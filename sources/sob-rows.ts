@@ -1,0 +1,299 @@
+/**
+ * Rows of the released SOB dataset (`interfaze-ai/sob` on Hugging Face) as benchmark records.
+ *
+ * Inputs: a JSON file (an array of rows, or one row), JSONL, or Parquet (read with hyparquet), or
+ * `hf:<repo>[:<config>[:<split>]]`, which downloads the Parquet files of one config/split through
+ * the Hub's listing API (`<endpoint>/api/datasets/<repo>/parquet/<config>/<split>` answers a JSON
+ * list of Parquet URLs) into the user's cache folder and reads them from there.
+ *
+ * A row may be the record shape itself (`metadata`, `input`, `output`, each an object or a JSON
+ * string) or flat (`record_id`, `context`, `question`, `json_schema`, `ground_truth`,
+ * `schema_complexity`, ...). `json_schema` and `ground_truth` arriving as JSON strings (as they
+ * do in Parquet) are parsed.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { extname, join } from 'node:path';
+import { parquetReadObjects } from 'hyparquet';
+import { errorMessage, UserError } from '../src/core/errors.ts';
+import { assertReadableFile } from '../src/core/jsonl.ts';
+import { isModality, type Modality } from '../src/core/record.ts';
+
+export const DEFAULT_HF_ENDPOINT = 'https://huggingface.co';
+export const SOB_REPO = 'interfaze-ai/sob';
+
+/** Our modality names -> the dataset's config names (the text rows are its `default` config). */
+export const SOB_CONFIGS: Record<Modality, string> = { text: 'default', image: 'image', audio: 'audio' };
+/** The split read when none is named: the text config's test split, the only split of the others. */
+export const SOB_DEFAULT_SPLITS: Record<Modality, string> = { text: 'test', image: 'train', audio: 'train' };
+
+export interface RawRow {
+  origin: string;
+  row: unknown;
+}
+
+export interface RowProblem {
+  origin: string;
+  reasons: string[];
+}
+
+/** `$XDG_CACHE_HOME/sob-eval`, else `~/.cache/sob-eval`. */
+export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  const base =
+    env.XDG_CACHE_HOME && env.XDG_CACHE_HOME.trim() !== '' ? env.XDG_CACHE_HOME : join(homedir(), '.cache');
+  return join(base, 'sob-eval');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Row -> record
+
+function isObj(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** Parquet INT64 comes back as bigint; records are plain JSON. */
+function plainValue(v: unknown): unknown {
+  if (typeof v === 'bigint') return Number(v);
+  if (Array.isArray(v)) return v.map(plainValue);
+  if (v instanceof Date) return v.toISOString();
+  if (isObj(v)) {
+    const o: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) o[k] = plainValue(x);
+    return o;
+  }
+  return v;
+}
+
+/** A field that may hold JSON text: parsed when it is a string that looks like JSON. */
+function maybeJson(v: unknown, what: string, always: boolean): unknown {
+  if (typeof v !== 'string') return v;
+  const t = v.trim();
+  if (!always && !(t.startsWith('{') || t.startsWith('['))) return v;
+  try {
+    return JSON.parse(t) as unknown;
+  } catch (e) {
+    throw new Error(`${what} is a string that is not valid JSON: ${errorMessage(e)}`);
+  }
+}
+
+const FLAT_METADATA_KEYS = [
+  'record_id',
+  'id',
+  'schema_complexity',
+  'difficulty',
+  'source',
+  'source_category',
+  'source_pdf',
+];
+
+/**
+ * One dataset row as a candidate benchmark record (not yet checked). `source` fills
+ * `metadata.source` when the row has none.
+ */
+export function sobRowToRecord(rowIn: unknown, source?: Modality): Record<string, unknown> {
+  const row = plainValue(rowIn);
+  if (!isObj(row)) throw new Error('a row must be an object');
+  let metadata: Record<string, unknown>;
+  let input: Record<string, unknown>;
+  let output: Record<string, unknown>;
+  if ('input' in row || 'output' in row) {
+    const m = maybeJson(row.metadata ?? {}, 'metadata', true);
+    const i = maybeJson(row.input, 'input', true);
+    const o = maybeJson(row.output, 'output', true);
+    if (!isObj(m) || !isObj(i) || !isObj(o)) throw new Error('metadata, input and output must be objects');
+    metadata = { ...m };
+    input = { ...i };
+    output = { ...o };
+  } else {
+    metadata = isObj(row.metadata) ? { ...row.metadata } : {};
+    for (const k of FLAT_METADATA_KEYS)
+      if (row[k] !== undefined && row[k] !== null && metadata[k] === undefined) metadata[k] = row[k];
+    if (metadata.record_id === undefined && metadata.id !== undefined) metadata.record_id = metadata.id;
+    delete metadata.id;
+    input = { context: row.context, question: row.question, json_schema: row.json_schema };
+    output = { ground_truth: row.ground_truth };
+  }
+  input.json_schema = maybeJson(input.json_schema, 'json_schema', false);
+  output.ground_truth = maybeJson(output.ground_truth, 'ground_truth', true);
+  if (typeof metadata.record_id === 'number') metadata.record_id = String(metadata.record_id);
+  if (!isModality(metadata.source) && source) metadata.source = source;
+  // A response file's fields are not part of a benchmark record.
+  delete output.candidate_response;
+  delete metadata.model_id;
+  return { metadata, input, output };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files
+
+export async function readParquetRows(file: string): Promise<RawRow[]> {
+  const buf = readFileSync(file);
+  const ab = buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer;
+  let rows: Record<string, unknown>[];
+  try {
+    rows = (await parquetReadObjects({ file: ab })) as Record<string, unknown>[];
+  } catch (e) {
+    throw new UserError(`${file}: cannot read Parquet: ${errorMessage(e)}`);
+  }
+  return rows.map((row, i) => ({ origin: `${file}: row ${i}`, row }));
+}
+
+/** Rows of a local JSON / JSONL / Parquet file. */
+export async function readSobFile(file: string): Promise<RawRow[]> {
+  assertReadableFile(file);
+  const ext = extname(file).toLowerCase();
+  if (ext === '.parquet') return readParquetRows(file);
+  const text = readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
+  if (ext === '.json') {
+    let v: unknown;
+    try {
+      v = JSON.parse(text);
+    } catch (e) {
+      throw new UserError(`${file}: not valid JSON: ${errorMessage(e)}`);
+    }
+    const list = Array.isArray(v) ? v : [v];
+    return list.map((row, i) => ({ origin: `${file}: item ${i}`, row }));
+  }
+  const out: RawRow[] = [];
+  text.split(/\r?\n/).forEach((line, i) => {
+    if (line.trim() === '') return;
+    let row: unknown;
+    try {
+      row = JSON.parse(line);
+    } catch (e) {
+      row = { __parseError: errorMessage(e) };
+    }
+    out.push({ origin: `${file}:${i + 1}`, row });
+  });
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Download
+
+export interface HfSpec {
+  repo: string;
+  config: string;
+  split: string;
+  /** The modality the rows belong to. */
+  source: Modality;
+}
+
+/**
+ * `hf:<repo>[:<config>[:<split>]]`; the config may be our modality name (text, image, audio)
+ * or the dataset's own config name.
+ */
+export function parseHfSpec(spec: string, defaults: { config?: string; split?: string } = {}): HfSpec {
+  const m = /^hf:([^:\s]+\/[^:\s]+)(?::([^:\s]+))?(?::([^:\s]+))?$/.exec(spec);
+  if (!m) throw new UserError(`"${spec}" is not of the form hf:<owner>/<name>[:<config>[:<split>]]`, 2);
+  const configIn = m[2] ?? defaults.config ?? 'text';
+  let source: Modality;
+  let config: string;
+  if (isModality(configIn)) {
+    source = configIn;
+    config = SOB_CONFIGS[configIn];
+  } else {
+    config = configIn;
+    const found = (Object.entries(SOB_CONFIGS) as [Modality, string][]).find(([, c]) => c === configIn);
+    source = found ? found[0] : 'text';
+  }
+  const split = m[3] ?? defaults.split ?? SOB_DEFAULT_SPLITS[source];
+  return { repo: m[1], config, split, source };
+}
+
+export interface DownloadOptions {
+  endpoint?: string;
+  cacheDir?: string;
+  /** Download again even when the files are cached. */
+  refresh?: boolean;
+  log?: (line: string) => void;
+  fetchImpl?: typeof fetch;
+}
+
+function authHeaders(): Record<string, string> {
+  const token = process.env.HF_TOKEN;
+  return token ? { authorization: `Bearer ${token}` } : {};
+}
+
+async function fetchOk(url: string, f: typeof fetch): Promise<Response> {
+  let res: Response;
+  try {
+    res = await f(url, { headers: authHeaders(), redirect: 'follow' });
+  } catch (e) {
+    throw new UserError(`cannot reach ${url}: ${errorMessage(e)}`);
+  }
+  if (!res.ok) throw new UserError(`${url}: HTTP ${res.status} ${res.statusText}`.trim());
+  return res;
+}
+
+/** Lists, downloads (unless cached) and returns the local Parquet files of one config/split. */
+export async function downloadSobParquet(spec: HfSpec, opts: DownloadOptions = {}): Promise<string[]> {
+  const endpoint = (opts.endpoint ?? process.env.HF_ENDPOINT ?? DEFAULT_HF_ENDPOINT).replace(/\/+$/, '');
+  const f = opts.fetchImpl ?? fetch;
+  const dir = join(
+    opts.cacheDir ?? defaultCacheDir(),
+    'datasets',
+    ...spec.repo.split('/'),
+    spec.config,
+    spec.split,
+  );
+  const listUrl = `${endpoint}/api/datasets/${spec.repo}/parquet/${encodeURIComponent(spec.config)}/${encodeURIComponent(spec.split)}`;
+  const listFile = join(dir, 'files.json');
+  let urls: string[] | undefined;
+  if (!opts.refresh && existsSync(listFile)) {
+    try {
+      urls = JSON.parse(readFileSync(listFile, 'utf8')) as string[];
+    } catch {
+      urls = undefined;
+    }
+  }
+  if (!urls) {
+    opts.log?.(`listing ${listUrl}`);
+    const body = (await (await fetchOk(listUrl, f)).json()) as unknown;
+    if (!Array.isArray(body) || !body.every((u) => typeof u === 'string')) {
+      throw new UserError(`${listUrl}: expected a JSON list of Parquet URLs`);
+    }
+    urls = body as string[];
+    if (urls.length === 0)
+      throw new UserError(`${listUrl}: no Parquet files for ${spec.config}/${spec.split}`);
+  }
+  mkdirSync(dir, { recursive: true });
+  const files: string[] = [];
+  for (const [i, url] of urls.entries()) {
+    const name = `${String(i).padStart(4, '0')}-${createHash('sha256').update(url).digest('hex').slice(0, 12)}.parquet`;
+    const file = join(dir, name);
+    if (opts.refresh || !existsSync(file)) {
+      opts.log?.(`downloading ${url}`);
+      const res = await fetchOk(url, f);
+      const bytes = new Uint8Array(await res.arrayBuffer());
+      // Written whole or not at all: a torn download never looks cached.
+      writeFileSync(`${file}.part`, bytes);
+      renameSync(`${file}.part`, file);
+    } else opts.log?.(`cached ${file}`);
+    files.push(file);
+  }
+  writeFileSync(listFile, `${JSON.stringify(urls)}\n`);
+  return files;
+}
+
+export interface SobLoad {
+  rows: RawRow[];
+  source?: Modality;
+}
+
+/** Rows of a local file or an `hf:` spec. */
+export async function loadSobRows(
+  input: string,
+  opts: DownloadOptions & { config?: string; split?: string } = {},
+): Promise<SobLoad> {
+  if (input.startsWith('hf:')) {
+    const spec = parseHfSpec(input, { config: opts.config, split: opts.split });
+    const files = await downloadSobParquet(spec, opts);
+    const rows: RawRow[] = [];
+    for (const f of files) rows.push(...(await readParquetRows(f)));
+    return { rows, source: spec.source };
+  }
+  const source = opts.config && isModality(opts.config) ? opts.config : undefined;
+  return { rows: await readSobFile(input), source };
+}
