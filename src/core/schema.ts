@@ -7,11 +7,18 @@
  *   Python's `re.search` semantics (translated to a JS RegExp).
  * Untrusted schemas must not crash a run: every failure comes back as a reason string.
  */
+
+import { createRequire } from 'node:module';
 import { Ajv, type ValidateFunction } from 'ajv';
-import draft07Meta from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json' };
 import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
 import { errorMessage } from './errors.ts';
 import { pythonRegexError, translatePythonRegex } from './pyregex.ts';
+
+// JSON meta-schemas through require: it works the same from the TypeScript sources and from the
+// scoring workers' bundle (where an import attribute would not survive).
+const requireJson = createRequire(import.meta.url);
+const draft07Meta = requireJson('ajv/dist/refs/json-schema-draft-07.json') as Record<string, unknown>;
+
 
 /** A RegExp engine for ajv: Python pattern syntax and semantics, compiled once per pattern. */
 const pyRegExp = Object.assign(

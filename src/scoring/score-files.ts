@@ -28,6 +28,7 @@ import type { Modality } from '../core/record.ts';
 import { modalityFromPath, modelDirName } from './modality.ts';
 import type { LineOutcome, ProfileOptions } from './score-line.ts';
 import type { SummaryJob, WorkerJob, WorkerMessage, WorkerRequest } from './worker.ts';
+import { scoringWorkerUrl } from './worker-bundle.ts';
 
 export interface ScoreTarget {
   /** The response JSONL file. */
@@ -154,8 +155,6 @@ class FileState {
   }
 }
 
-const WORKER_URL = new URL('./worker-entry.mjs', import.meta.url);
-
 /** Scores every target; resolves with one result per file, in input order. */
 export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Promise<FileResult[]> {
   const log = opts.log ?? (() => {});
@@ -242,7 +241,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       };
 
       const startWorker = () => {
-        const w = new Worker(WORKER_URL, {
+        const w = new Worker(scoringWorkerUrl(), {
           workerData: { heartbeat },
           resourceLimits: {
             maxOldGenerationSizeMb: opts.workerMemoryMb ?? 3072,
