@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { UserError, errorMessage } from '../core/errors.ts';
 import { registerBuild } from './build.ts';
 import { registerLeaderboard } from './leaderboard.ts';
+import { registerOcr } from './ocr.ts';
 import { registerScore } from './score.ts';
 
 function version(): string {
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerScore(program);
   registerLeaderboard(program);
+  registerOcr(program);
   registerBuild(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;

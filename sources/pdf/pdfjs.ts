@@ -1,0 +1,218 @@
+/**
+ * pdf.js (legacy build, runs in Node): a page's text layer as positioned boxes, where its
+ * images are drawn, and a rendering of it as PNG (with the canvas pdf.js brings,
+ * `doc.canvasFactory`). Coordinates are PDF points with the origin at the page's top left.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { getDocument, OPS, Util } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import type { PDFDocumentProxy, PDFPageProxy } from 'pdfjs-dist/types/src/display/api.js';
+import type { TextBox } from './layout.ts';
+
+const require = createRequire(import.meta.url);
+const PDFJS_DIR = dirname(require.resolve('pdfjs-dist/package.json'));
+
+export type PdfDocument = PDFDocumentProxy;
+export type PdfPage = PDFPageProxy;
+
+export async function openPdf(file: string): Promise<PdfDocument> {
+  return openPdfData(new Uint8Array(readFileSync(file)));
+}
+
+export async function openPdfData(data: Uint8Array): Promise<PdfDocument> {
+  return getDocument({
+    data,
+    verbosity: 0,
+    // Fonts the PDF does not embed, CJK character maps and the JPEG 2000 / JBIG2 decoders scans use.
+    standardFontDataUrl: `${join(PDFJS_DIR, 'standard_fonts')}/`,
+    cMapUrl: `${join(PDFJS_DIR, 'cmaps')}/`,
+    cMapPacked: true,
+    wasmUrl: `${join(PDFJS_DIR, 'wasm')}/`,
+    iccUrl: `${join(PDFJS_DIR, 'iccs')}/`,
+    isEvalSupported: false,
+  }).promise;
+}
+
+export interface PageGeometry {
+  width: number;
+  height: number;
+}
+
+export function pageGeometry(page: PdfPage): PageGeometry {
+  const vp = page.getViewport({ scale: 1 });
+  return { width: vp.width, height: vp.height };
+}
+
+interface PdfTextItem {
+  str: string;
+  transform: number[];
+  width: number;
+  height: number;
+  hasEOL: boolean;
+  fontName: string;
+}
+
+export interface TextLayer {
+  boxes: TextBox[];
+  /** Characters of text drawn rotated (vertical side notes, stamps): left out of `boxes`. */
+  rotatedChars: number;
+}
+
+/**
+ * The text layer as boxes, one per pdf.js text item (whitespace-only items dropped). Text that
+ * is not horizontal is left out: on a page it is almost always a side stamp ("Downloaded
+ * from ...") or an axis label, not body text.
+ */
+export async function pageTextLayer(page: PdfPage): Promise<TextLayer> {
+  const vp = page.getViewport({ scale: 1 });
+  const content = await page.getTextContent();
+  const boxes: TextBox[] = [];
+  let rotatedChars = 0;
+  for (const raw of content.items) {
+    if (!('str' in raw)) continue;
+    const item = raw as PdfTextItem;
+    const text = item.str.replace(/\s+/g, ' ').trim();
+    if (text === '') continue;
+    const m = Util.transform(vp.transform, item.transform);
+    // m maps text space to the top-left viewport: [a b c d e f]; horizontal text has b = c = 0 and d < 0.
+    const size = Math.hypot(m[2], m[3]);
+    const horizontal = Math.abs(m[1]) < 1e-3 * size && Math.abs(m[2]) < 1e-3 * size && m[0] > 0;
+    if (!horizontal || size <= 0) {
+      rotatedChars += text.length;
+      continue;
+    }
+    const x0 = m[4];
+    // item.width is in user space; the viewport at scale 1 keeps lengths.
+    const width = Math.max(item.width, 0);
+    const baseline = m[5];
+    boxes.push({
+      text: item.str.trim(),
+      x0,
+      x1: x0 + width,
+      top: baseline - size * 0.8,
+      bottom: baseline + size * 0.2,
+      size,
+    });
+  }
+  return { boxes, rotatedChars };
+}
+
+export interface Rect {
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+}
+
+const IMAGE_OPS = new Set<number>([
+  OPS.paintImageXObject,
+  OPS.paintInlineImageXObject,
+  OPS.paintImageMaskXObject,
+  OPS.paintImageXObjectRepeat,
+  OPS.paintSolidColorImageMask,
+  OPS.paintInlineImageXObjectGroup,
+  OPS.paintImageMaskXObjectGroup,
+]);
+
+export interface PageDrawing {
+  /** Where the page's images land (each is the unit square under the current transform). */
+  images: Rect[];
+  /** Text-showing operations, and those whose text no one sees: invisible (render mode 3/7) or
+   * painted over afterwards by an image covering half the page (an OCR layer under a scan). */
+  textOps: number;
+  hiddenTextOps: number;
+}
+
+const TEXT_OPS = new Set<number>([
+  OPS.showText,
+  OPS.showSpacedText,
+  OPS.nextLineShowText,
+  OPS.nextLineSetSpacingShowText,
+]);
+
+/** Walks the page's drawing operations for its images and how its text is shown. */
+export async function pageDrawing(page: PdfPage): Promise<PageDrawing> {
+  const vp = page.getViewport({ scale: 1 });
+  const pageArea = vp.width * vp.height;
+  const ops = await page.getOperatorList();
+  const stack: { ctm: number[]; mode: number }[] = [];
+  let ctm = [1, 0, 0, 1, 0, 0];
+  let mode = 0;
+  const images: Rect[] = [];
+  let textOps = 0;
+  let invisible = 0;
+  let visibleSinceCover = 0;
+  let covered = 0;
+  for (let i = 0; i < ops.fnArray.length; i++) {
+    const fn = ops.fnArray[i];
+    const args = ops.argsArray[i] as unknown[];
+    if (fn === OPS.save) stack.push({ ctm, mode });
+    else if (fn === OPS.restore) ({ ctm, mode } = stack.pop() ?? { ctm: [1, 0, 0, 1, 0, 0], mode: 0 });
+    else if (fn === OPS.transform) ctm = Util.transform(ctm, args as number[]);
+    else if (fn === OPS.setTextRenderingMode) mode = Number(args[0]) || 0;
+    else if (TEXT_OPS.has(fn)) {
+      textOps++;
+      if (mode === 3 || mode === 7) invisible++;
+      else visibleSinceCover++;
+    } else if (fn === OPS.paintFormXObjectBegin) {
+      stack.push({ ctm, mode });
+      const matrix = args[0] as number[] | null;
+      if (Array.isArray(matrix) && matrix.length === 6) ctm = Util.transform(ctm, matrix);
+    } else if (fn === OPS.paintFormXObjectEnd)
+      ({ ctm, mode } = stack.pop() ?? { ctm: [1, 0, 0, 1, 0, 0], mode: 0 });
+    else if (IMAGE_OPS.has(fn)) {
+      const m = Util.transform(vp.transform, ctm);
+      const pts = [
+        [0, 0],
+        [1, 0],
+        [0, 1],
+        [1, 1],
+      ].map(([x, y]) => [m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]]);
+      const xs = pts.map((p) => p[0]);
+      const ys = pts.map((p) => p[1]);
+      const r = {
+        x0: Math.max(0, Math.min(...xs)),
+        y0: Math.max(0, Math.min(...ys)),
+        x1: Math.min(vp.width, Math.max(...xs)),
+        y1: Math.min(vp.height, Math.max(...ys)),
+      };
+      if (r.x1 > r.x0 && r.y1 > r.y0) {
+        images.push(r);
+        if ((r.x1 - r.x0) * (r.y1 - r.y0) >= 0.5 * pageArea) {
+          covered += visibleSinceCover;
+          visibleSinceCover = 0;
+        }
+      }
+    }
+  }
+  return { images, textOps, hiddenTextOps: invisible + covered };
+}
+
+/** Renders a page at `scale` pixels per point; returns PNG bytes. */
+export async function renderPagePng(doc: PdfDocument, page: PdfPage, scale: number): Promise<Buffer> {
+  const viewport = page.getViewport({ scale });
+  const factory = (doc as unknown as { canvasFactory: CanvasFactory }).canvasFactory;
+  const cc = factory.create(Math.ceil(viewport.width), Math.ceil(viewport.height));
+  try {
+    const ctx = cc.context;
+    ctx.fillStyle = '#ffffff';
+    ctx.fillRect(0, 0, cc.canvas.width, cc.canvas.height);
+    await page.render({ canvasContext: ctx, canvas: cc.canvas, viewport } as unknown as Parameters<
+      PdfPage['render']
+    >[0]).promise;
+    return cc.canvas.toBuffer('image/png');
+  } finally {
+    factory.destroy(cc);
+  }
+}
+
+interface CanvasAndContext {
+  canvas: { width: number; height: number; toBuffer(mime: 'image/png'): Buffer };
+  context: { fillStyle: string; fillRect(x: number, y: number, w: number, h: number): void };
+}
+
+interface CanvasFactory {
+  create(width: number, height: number): CanvasAndContext;
+  destroy(cc: CanvasAndContext): void;
+}

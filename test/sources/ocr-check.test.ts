@@ -1,0 +1,215 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import {
+  bestSubstringDistance,
+  categoryOf,
+  checkTranscripts,
+  loadOcrTests,
+  matchStartRange,
+  normalizeText,
+  type OcrTest,
+  pageKey,
+  parseOcrTest,
+  runOcrTest,
+} from '../../sources/ocr-check.ts';
+
+const DATA = join(import.meta.dirname, '../../../shared/data/olmocr-bench');
+
+function cps(s: string): number[] {
+  return [...s].map((c) => c.codePointAt(0)!);
+}
+
+function make(raw: Record<string, unknown>): OcrTest {
+  const t = parseOcrTest({ pdf: 'x.pdf', page: 1, id: 't', ...raw });
+  assert.ok(!('skipped' in t));
+  return t;
+}
+
+const tmp = mkdtempSync(join(tmpdir(), 'sob-ocr-check-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe('normalizeText', () => {
+  test('drops bold/italic markers and <b>/<i>, turns <br> into a space, collapses whitespace', () => {
+    assert.equal(
+      normalizeText('**Bold** and __strong__ <b>b</b> <i>i</i>\n\n*it* _em_<br/>next'),
+      'Bold and strong b i it em next',
+    );
+  });
+  test('markers never pair across a line break', () => {
+    assert.equal(normalizeText('a *b\nc* d'), 'a *b c* d');
+  });
+  test('curly quotes, dashes, minus and the micro sign become plain forms; NFC composes', () => {
+    assert.equal(
+      normalizeText('\u201cq\u201d \u2018s\u2019 a\u2013b\u2014c\u2212d\u2011e 5\u00b5m e\u0301'),
+      '"q" \'s\' a-b-c-d-e 5\u03bcm \u00e9',
+    );
+  });
+  test('Python whitespace: \\x1c and \\x85 are spaces, \\ufeff is not', () => {
+    assert.equal(normalizeText('a\x1cb\x85c\ufeffd'), 'a b c\ufeffd');
+  });
+});
+
+describe('fuzzy matching (semi-global edit distance)', () => {
+  test('best substring distance counts substitutions, insertions and deletions', () => {
+    assert.equal(bestSubstringDistance(cps('kitten'), cps('a sitting cat')), 2);
+    assert.equal(bestSubstringDistance(cps('hello world'), cps('xx helo world yy')), 1);
+    assert.equal(bestSubstringDistance(cps('hello world'), cps('xx hello  world yy')), 1);
+    assert.equal(bestSubstringDistance(cps('abc'), cps('')), 3);
+    assert.equal(bestSubstringDistance(cps('abc'), cps('zzabczz')), 0);
+  });
+  test('match start range finds the earliest and latest starting points', () => {
+    assert.deepEqual(matchStartRange(cps('ab'), cps('ab..ab..ab'), 0), { earliest: 0, latest: 8 });
+    assert.equal(matchStartRange(cps('abc'), cps('xyz'), 1), null);
+  });
+});
+
+describe('present / absent', () => {
+  test('max_diffs 0 is an exact substring test after normalisation', () => {
+    const t = make({ type: 'present', text: 'The \u201cterm\u201d' });
+    assert.equal(runOcrTest(t, 'x **The** "term" y').passed, true);
+    assert.equal(runOcrTest(t, 'The "tern"').passed, false);
+  });
+  test('max_diffs allows that many edits, not one more', () => {
+    const t1 = make({ type: 'present', text: 'corporate social responsibility', max_diffs: 1 });
+    assert.equal(runOcrTest(t1, 'a corporate sociel responsibility b').passed, true);
+    assert.equal(runOcrTest(t1, 'a corporate sociel responsibilty b').passed, false);
+    const t2 = make({ type: 'present', text: 'corporate social responsibility', max_diffs: 2 });
+    assert.equal(runOcrTest(t2, 'a corporate sociel responsibilty b').passed, true);
+  });
+  test('absent fails when the text is there within max_diffs', () => {
+    const t = make({ type: 'absent', text: 'Download date: 28 Dec 2018', max_diffs: 1 });
+    assert.equal(runOcrTest(t, 'body text').passed, true);
+    assert.equal(runOcrTest(t, 'Download date: 28 Dec 2O18').passed, false);
+  });
+  test('case_sensitive false folds case; the default is case-sensitive', () => {
+    const strict = make({ type: 'present', text: 'Master Bath' });
+    const loose = make({ type: 'present', text: 'Master Bath', case_sensitive: false });
+    assert.equal(runOcrTest(strict, 'MASTER BATH - 7 1/4').passed, false);
+    assert.equal(runOcrTest(loose, 'MASTER BATH - 7 1/4').passed, true);
+  });
+  test('last_n / first_n look only at that many characters of the normalised transcript', () => {
+    const pageNo = make({ type: 'absent', text: '1', last_n: 20 });
+    // 30 characters without a '1' at the end; a '1' further back does not count.
+    assert.equal(runOcrTest(pageNo, `Figure 1 shows ${'x'.repeat(20)}`).passed, true);
+    assert.equal(runOcrTest(pageNo, `${'x'.repeat(30)} page 1`).passed, false);
+    const head = make({ type: 'present', text: 'Title', first_n: 10 });
+    assert.equal(runOcrTest(head, 'Title and more').passed, true);
+    assert.equal(runOcrTest(head, 'A long preamble. Title').passed, false);
+  });
+});
+
+describe('order', () => {
+  test('passes when some before starts before some after', () => {
+    const t = make({ type: 'order', before: '150.', after: '157.' });
+    assert.equal(runOcrTest(t, '150. a 157. b').passed, true);
+    assert.equal(runOcrTest(t, '157. a 150. b').passed, false);
+    assert.equal(runOcrTest(t, '157. a 150. b 157.').passed, true);
+    assert.match(runOcrTest(t, '150. only').explanation, /'after' text/);
+  });
+  test('order is fuzzy within max_diffs', () => {
+    const t = make({ type: 'order', before: 'Euler Identity', after: 'Pythagorean Theorem', max_diffs: 1 });
+    assert.equal(runOcrTest(t, 'Eular Identity ... Pythagorean Theorem').passed, true);
+    assert.equal(runOcrTest(t, 'Eular Identty ... Pythagorean Theorem').passed, false);
+  });
+  test('max_diffs over half a search string is rejected, as the benchmark does', () => {
+    assert.throws(() =>
+      parseOcrTest({
+        pdf: 'x.pdf',
+        page: 1,
+        id: 'o',
+        type: 'order',
+        before: 'ab',
+        after: 'abcdef',
+        max_diffs: 2,
+      }),
+    );
+  });
+});
+
+describe('reading dataset.jsonl', () => {
+  test('blank lines are allowed; table and math tests are counted as skipped', async () => {
+    const f = join(tmp, 'd.jsonl');
+    writeFileSync(
+      f,
+      [
+        '{"pdf": "a/x.pdf", "page": 1, "id": "p", "type": "present", "text": "hi"}',
+        '',
+        '{"pdf": "x.pdf", "page": 2, "id": "t", "type": "table", "cell": "1"}',
+        '{"pdf": "x.pdf", "page": 2, "id": "m", "type": "math", "math": "a"}',
+        '   ',
+        '{"pdf": "x.pdf", "page": 2, "id": "o", "type": "order", "before": "a", "after": "b"}',
+      ].join('\n'),
+    );
+    const loaded = await loadOcrTests(f);
+    assert.equal(loaded.tests.length, 2);
+    assert.deepEqual(loaded.skipped, { table: 1, math: 1 });
+    assert.equal(loaded.tests[0].category, 'a');
+    assert.equal(loaded.tests[1].category, '(top)');
+    const report = checkTranscripts(loaded, (pdf, page) =>
+      pdf === 'a/x.pdf' ? 'hi there' : page === 2 ? 'b a' : undefined,
+    );
+    assert.equal(report.tests, 2);
+    assert.equal(report.passed, 1);
+    assert.deepEqual(report.by_type, {
+      present: { tests: 1, passed: 1, pass_rate: 1 },
+      order: { tests: 1, passed: 0, pass_rate: 0 },
+    });
+    assert.deepEqual(Object.keys(report.by_page), ['a/x_pg1', 'x_pg2']);
+  });
+  test('a bad line is reported as file:line', async () => {
+    const f = join(tmp, 'bad.jsonl');
+    writeFileSync(
+      f,
+      '{"pdf": "x.pdf", "page": 1, "id": "p", "type": "present", "text": "hi"}\n\n{"pdf": "x.pdf", "page": 0}\n',
+    );
+    await assert.rejects(loadOcrTests(f), (e: Error) => e.message.startsWith(`${f}:3: page`));
+  });
+  test('a page with no transcript fails its tests and is listed', () => {
+    const report = checkTranscripts(
+      { tests: [make({ type: 'present', text: 'x' })], skipped: {} },
+      () => undefined,
+    );
+    assert.equal(report.pass_rate, 0);
+    assert.deepEqual(report.missing_transcripts, ['x_pg1']);
+  });
+  test('category is the PDF folder', () => {
+    assert.equal(categoryOf('headers_footers/ff.pdf'), 'headers_footers');
+    assert.equal(categoryOf('x.pdf'), '(top)');
+    assert.equal(pageKey('headers_footers/ff_pg2.pdf', 1), 'headers_footers/ff_pg2_pg1');
+  });
+});
+
+describe('olmOCR-bench sample', () => {
+  test("olmOCR's own transcripts pass 59 of the 67 present/absent/order tests (0.881)", async () => {
+    const loaded = await loadOcrTests(join(DATA, 'dataset.jsonl'));
+    assert.equal(loaded.tests.length, 67);
+    assert.deepEqual(loaded.skipped, { table: 20, math: 12 });
+    const report = checkTranscripts(loaded, (pdf, page) => {
+      const f = join(DATA, 'olmocr_pipeline', `${pageKey(pdf, page)}_repeat1.md`);
+      return existsSync(f) ? readFileSync(f, 'utf8') : undefined;
+    });
+    assert.equal(report.passed, 59);
+    assert.equal(report.pass_rate.toFixed(3), '0.881');
+    assert.deepEqual(
+      Object.fromEntries(Object.entries(report.by_type).map(([k, v]) => [k, [v.passed, v.tests]])),
+      { present: [24, 30], absent: [23, 24], order: [12, 13] },
+    );
+    assert.deepEqual(report.by_category.headers_footers, { tests: 19, passed: 18, pass_rate: 18 / 19 });
+    assert.deepEqual(report.by_category['(top)'], { tests: 48, passed: 41, pass_rate: 41 / 48 });
+    assert.deepEqual(report.missing_transcripts, []);
+    const failed = report.results.filter((r) => !r.passed).map((r) => r.id);
+    assert.deepEqual(failed, [
+      'discoverworld_crazy_table4_02',
+      'mattsnotes_minediff_03',
+      'building_notes_02',
+      'lincoln_letter_minediff_00',
+      'mathfuncscol_01',
+      'test_graphical_text_00',
+      'test_graphical_text_01',
+      'ff3d6e051903fe5ca9bc172ece14964c5632_01a',
+    ]);
+  });
+});

@@ -1,0 +1,83 @@
+/** `sob ocr` as a user runs it: the real command in a child process, on the headers_footers sample. */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+
+const ROOT = join(import.meta.dirname, '../..');
+const DATA = join(ROOT, '../shared/data/olmocr-bench');
+const tmp = mkdtempSync(join(tmpdir(), 'sob-ocr-cli-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+function sob(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [join(ROOT, 'bin/sob.js'), ...args],
+      { cwd: ROOT, timeout: 110_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+describe('sob ocr', () => {
+  test('writes one transcript per page and scores the tests of the PDFs it was given', async () => {
+    const out = join(tmp, 'out');
+    const r = await sob([
+      'ocr',
+      join(DATA, 'pdfs/headers_footers'),
+      '--out',
+      out,
+      '--tests',
+      join(DATA, 'dataset.jsonl'),
+      '--cache-dir',
+      join(tmp, 'cache'),
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    // Named after the PDF's path relative to the input folder, without .pdf, plus _pg<N>.md.
+    const md = readdirSync(out).filter((f) => f.endsWith('.md'));
+    assert.equal(md.length, 7);
+    assert.ok(md.includes('ff0f0b22c55d8b90dd77d153f48e144fc9db_pg2_pg1.md'));
+    const report = JSON.parse(readFileSync(join(out, 'ocr_tests.json'), 'utf8'));
+    assert.equal(report.tests, 19);
+    assert.equal(report.tests_left_out, 48);
+    assert.deepEqual(Object.keys(report.by_type).sort(), ['absent']);
+    assert.equal(report.by_category.headers_footers.tests, 19);
+    assert.equal(Object.keys(report.by_page).length, 7);
+    assert.ok(report.pass_rate >= 0.9, `headers_footers pass rate ${report.pass_rate}`);
+    assert.deepEqual(report.skipped, { table: 20, math: 12 });
+    assert.equal(report.results.length, 19);
+    // The same numbers are printed on stdout; progress goes to stderr.
+    assert.match(
+      r.stdout,
+      /^group +key +passed +tests +rate\nall +present\+absent\+order +\d+ +19 +\d\.\d{3}\n/,
+    );
+    assert.match(r.stderr, /7 pages in [\d.]+ s: \d+ text layer, \d+ OCR, \d+ mixed/);
+  });
+
+  test('a single file is named after itself', async () => {
+    const out = join(tmp, 'one');
+    const r = await sob(['ocr', join(DATA, 'pdfs/olmo2-pg4.pdf'), '--out', out, '--no-cache']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, '');
+    assert.match(
+      readFileSync(join(out, 'olmo2-pg4_pg1.md'), 'utf8'),
+      /Table 1 Composition of the pretraining data for OLMo 2\./,
+    );
+    assert.equal(existsSync(join(out, 'ocr_tests.json')), false);
+  });
+
+  test('a missing --out is a usage error (exit 2); a missing input fails with one line (exit 1)', async () => {
+    const usage = await sob(['ocr', join(DATA, 'pdfs/olmo2-pg4.pdf')]);
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /required option '--out <dir>'/);
+    const missing = await sob(['ocr', join(tmp, 'nope.pdf'), '--out', join(tmp, 'x')]);
+    assert.equal(missing.code, 1);
+    assert.equal(missing.stderr, `sob: no such file or folder: ${join(tmp, 'nope.pdf')}\n`);
+  });
+});

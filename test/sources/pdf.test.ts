@@ -1,0 +1,137 @@
+/**
+ * PDFs through OCR on the olmOCR-bench sample: our transcripts of its 21 PDFs (23 pages) scored
+ * by our olmOCR-bench checker. Real pdf.js, real tesseract.js; OCR results are cached in a temp
+ * folder for this file's run only.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import {
+  checkTranscripts,
+  formatOcrReport,
+  loadOcrTests,
+  type OcrCheckReport,
+  pageKey,
+} from '../../sources/ocr-check.ts';
+import { OcrEngine, type PageTranscript, pdfToTranscripts } from '../../sources/pdf/index.ts';
+import { DEFAULT_OCR_SETTINGS, OcrCache, OcrPool } from '../../sources/pdf/ocr.ts';
+
+const DATA = join(import.meta.dirname, '../../../shared/data/olmocr-bench');
+const PDFS = join(DATA, 'pdfs');
+
+const cacheDir = mkdtempSync(join(tmpdir(), 'sob-pdf-test-'));
+const engine = new OcrEngine({ workers: availableParallelism(), cacheDir });
+const transcripts = new Map<string, PageTranscript[]>();
+let report: OcrCheckReport;
+
+function allPdfs(dir: string, prefix = ''): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) =>
+      e.isDirectory()
+        ? allPdfs(join(dir, e.name), `${prefix}${e.name}/`)
+        : e.name.endsWith('.pdf')
+          ? [`${prefix}${e.name}`]
+          : [],
+    )
+    .sort();
+}
+
+before(async () => {
+  for (const pdf of allPdfs(PDFS)) transcripts.set(pdf, await pdfToTranscripts(join(PDFS, pdf), { engine }));
+  const loaded = await loadOcrTests(join(DATA, 'dataset.jsonl'));
+  report = checkTranscripts(
+    loaded,
+    (pdf, page) => transcripts.get(pdf)?.find((p) => p.page === page)?.markdown,
+  );
+  process.stderr.write(`${formatOcrReport(report)}\n`);
+});
+
+after(async () => {
+  await engine.close();
+  rmSync(cacheDir, { recursive: true, force: true });
+});
+
+describe('olmOCR-bench sample through pdfToTranscripts', () => {
+  test('21 PDFs give 23 page transcripts, one per page, in page order', () => {
+    assert.equal(transcripts.size, 21);
+    assert.deepEqual(
+      transcripts.get('mattsnotes.pdf')?.map((p) => p.page),
+      [1, 2, 3],
+    );
+    assert.equal(
+      [...transcripts.values()].reduce((n, ps) => n + ps.length, 0),
+      23,
+    );
+  });
+
+  test('present+absent+order pass rate reaches 0.70 (tesseract alone ~0.34, naive text layer ~0.46)', () => {
+    assert.equal(report.tests, 67);
+    assert.deepEqual(report.missing_transcripts, []);
+    assert.ok(report.pass_rate >= 0.7, `pass rate ${report.pass_rate.toFixed(3)} (${report.passed}/67)`);
+  });
+
+  test('running headers and footers are gone: the headers_footers category passes at least 18 of 19', () => {
+    assert.equal(report.by_category.headers_footers.tests, 19);
+    assert.ok(
+      report.by_category.headers_footers.passed >= 18,
+      `${report.by_category.headers_footers.passed}/19`,
+    );
+    assert.ok(report.by_type.absent.passed >= 22, `absent ${report.by_type.absent.passed}/24`);
+  });
+
+  test('born-digital pages read their text layer; scans are OCRd; text set as graphics is mixed in', () => {
+    const method = (pdf: string) => transcripts.get(pdf)?.[0].method;
+    assert.equal(method('multi_column_miss.pdf'), 'text-layer');
+    assert.equal(method('earnings.pdf'), 'text-layer');
+    assert.equal(method('buildingnotes.pdf'), 'ocr'); // no text layer
+    assert.equal(method('lincoln_letter.pdf'), 'ocr');
+    assert.equal(method('small_page_size.pdf'), 'ocr'); // an invisible OCR layer over a scan
+    assert.equal(method('test-graphical-text.pdf'), 'mixed'); // "THE VISION" is only in the image
+    assert.equal(method('blank_book_pg1.pdf'), 'ocr');
+    assert.equal(transcripts.get('blank_book_pg1.pdf')?.[0].markdown.length, 0);
+  });
+
+  test('columns are read in order and hyphenated words rejoined (multi_column_miss)', () => {
+    const page = report.by_page[pageKey('multi_column_miss.pdf', 1)];
+    assert.deepEqual([page.passed, page.tests], [10, 10]);
+  });
+
+  test('OCR results come from the cache the second time, identical', async () => {
+    const recognised = engine.recognised;
+    const cached = engine.cached;
+    const again = await pdfToTranscripts(join(PDFS, 'buildingnotes.pdf'), { engine });
+    assert.equal(engine.recognised, recognised);
+    assert.equal(engine.cached, cached + 1);
+    assert.equal(again[0].markdown, transcripts.get('buildingnotes.pdf')?.[0].markdown);
+  });
+
+  test("ocr: 'never' reads only text layers (a scan without one comes out empty)", async () => {
+    const pages = await pdfToTranscripts(join(PDFS, 'buildingnotes.pdf'), { ocr: 'never', cacheDir: null });
+    assert.deepEqual(pages, [{ page: 1, markdown: '', method: 'text-layer' }]);
+  });
+
+  test('a file that is not a PDF fails with one line naming it', async () => {
+    await assert.rejects(pdfToTranscripts(join(DATA, 'dataset.jsonl'), { cacheDir: null }), (e: Error) =>
+      e.message.startsWith(`${join(DATA, 'dataset.jsonl')}: cannot read as PDF`),
+    );
+  });
+
+  test('worker start-up is bounded by a timeout', async () => {
+    await assert.rejects(
+      OcrPool.start({ workers: 1, startTimeoutMs: 1 }),
+      /starting a tesseract.js worker did not finish within 1 ms/,
+    );
+  });
+
+  test('the cache key changes with the PDF, page, scale and OCR settings, and only with them', () => {
+    const c = new OcrCache(cacheDir);
+    const k = c.key('ab', 1, 4, DEFAULT_OCR_SETTINGS);
+    assert.equal(c.key('ab', 1, 4, { ...DEFAULT_OCR_SETTINGS }), k);
+    assert.notEqual(c.key('ac', 1, 4, DEFAULT_OCR_SETTINGS), k);
+    assert.notEqual(c.key('ab', 2, 4, DEFAULT_OCR_SETTINGS), k);
+    assert.notEqual(c.key('ab', 1, 5, DEFAULT_OCR_SETTINGS), k);
+    assert.notEqual(c.key('ab', 1, 4, { ...DEFAULT_OCR_SETTINGS, psm: '6' }), k);
+  });
+});
