@@ -119,14 +119,41 @@ export function tokenF1(gt: PyValue | undefined, pred: PyValue | undefined): num
   const p = normalizeTokens(pred);
   if (g.length === 0 && p.length === 0) return 1;
   if (g.length === 0 || p.length === 0) return 0;
-  const counts = new Map<string, number>();
-  for (const t of g) counts.set(t, (counts.get(t) ?? 0) + 1);
   let overlap = 0;
-  for (const t of p) {
-    const c = counts.get(t);
-    if (c !== undefined && c > 0) {
-      overlap++;
-      counts.set(t, c - 1);
+  if (g.length * p.length <= 1024) {
+    // Small lists (the usual case): pair tokens off directly, no allocation of a counter.
+    if (g.length <= 32) {
+      let mask = 0; // bit i: g[i] already paired
+      for (const t of p) {
+        for (let i = 0; i < g.length; i++) {
+          if ((mask & (1 << i)) === 0 && g[i] === t) {
+            mask |= 1 << i;
+            overlap++;
+            break;
+          }
+        }
+      }
+    } else {
+      const taken = new Uint8Array(g.length);
+      for (const t of p) {
+        for (let i = 0; i < g.length; i++) {
+          if (taken[i] === 0 && g[i] === t) {
+            taken[i] = 1;
+            overlap++;
+            break;
+          }
+        }
+      }
+    }
+  } else {
+    const counts = new Map<string, number>();
+    for (const t of g) counts.set(t, (counts.get(t) ?? 0) + 1);
+    for (const t of p) {
+      const c = counts.get(t);
+      if (c !== undefined && c > 0) {
+        overlap++;
+        counts.set(t, c - 1);
+      }
     }
   }
   if (overlap === 0) return 0;

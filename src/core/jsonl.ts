@@ -73,9 +73,11 @@ export function* readLinesSync(file: string, startLine = 1): Generator<JsonlLine
       let start = 0;
       if (sawCr && chunk.charCodeAt(0) === 0x0a) start = 1;
       sawCr = false;
-      for (let i = start; i < chunk.length; i++) {
-        const c = chunk.charCodeAt(i);
-        if (c !== 0x0a && c !== 0x0d) continue;
+      // Native searches for the next \n and \r (a lone \r is rare: usually -1 for the chunk).
+      let nl = chunk.indexOf('\n', start);
+      let cr = chunk.indexOf('\r', start);
+      while (nl >= 0 || cr >= 0) {
+        const i = cr < 0 || (nl >= 0 && nl < cr) ? nl : cr;
         const raw = pending + chunk.slice(start, i);
         pending = '';
         n++;
@@ -83,12 +85,15 @@ export function* readLinesSync(file: string, startLine = 1): Generator<JsonlLine
           const text = pyStrip(n === 1 && raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw);
           if (text.length > 0) yield { line: n, text };
         }
-        if (c === 0x0d) {
-          if (i + 1 < chunk.length) {
-            if (chunk.charCodeAt(i + 1) === 0x0a) i++;
+        let next = i + 1;
+        if (i === cr) {
+          if (next < chunk.length) {
+            if (chunk.charCodeAt(next) === 0x0a) next++;
           } else sawCr = true;
         }
-        start = i + 1;
+        start = next;
+        if (nl >= 0 && nl < start) nl = chunk.indexOf('\n', start);
+        if (cr >= 0 && cr < start) cr = chunk.indexOf('\r', start);
       }
       pending += chunk.slice(start);
       if (got <= 0) break;
