@@ -1,14 +1,18 @@
 /** The `sob` command line: one file per command; this file only wires them and maps errors. */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { UserError, errorMessage } from '../core/errors.ts';
+import { errorMessage, UserError } from '../core/errors.ts';
 import { registerBuild } from './build.ts';
+import { registerEval } from './eval.ts';
 import { registerLeaderboard } from './leaderboard.ts';
 import { registerOcr } from './ocr.ts';
+import { registerRun } from './run.ts';
 import { registerScore } from './score.ts';
 
 function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
   return pkg.version;
 }
 
@@ -19,10 +23,13 @@ export function buildProgram(): Command {
     .option('--debug', 'print stack traces on errors')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
+  // The main job first, then each stage of the pipeline in order.
+  registerEval(program);
+  registerRun(program);
   registerScore(program);
   registerLeaderboard(program);
-  registerOcr(program);
   registerBuild(program);
+  registerOcr(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }

@@ -2,8 +2,7 @@
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import type { Command } from 'commander';
-import { checkTranscripts, formatOcrReport, loadOcrTests, pageKey } from '../../sources/ocr-check.ts';
-import { OcrEngine, pdfsToTranscripts, type TranscriptMethod } from '../../sources/pdf/index.ts';
+import type { TranscriptMethod } from '../../sources/pdf/index.ts';
 import { UserError } from '../core/errors.ts';
 import { choiceOption, intOption, log } from './common.ts';
 
@@ -80,6 +79,11 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
     )
     .action(async (inputs: string[], flags: OcrFlags) => {
       const pdfs = expandPdfInputs(inputs);
+      // Loaded here, not at the top: pdf.js and tesseract.js are heavy and change globals.
+      const { checkTranscripts, formatOcrReport, loadOcrTests, pageKey } = await import(
+        '../../sources/ocr-check.ts'
+      );
+      const { OcrEngine, pdfsToTranscripts } = await import('../../sources/pdf/index.ts');
       const tests = flags.tests ? await loadOcrTests(flags.tests) : undefined;
       const engine = new OcrEngine({ workers: flags.workers, cacheDir: flags.cache ? flags.cacheDir : null });
       const started = Date.now();

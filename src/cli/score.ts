@@ -1,8 +1,9 @@
 /** `sob score`: score response files (or folders of them) into the reference's evaluation layout. */
+import { existsSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { UserError } from '../core/errors.ts';
 import type { Modality } from '../core/record.ts';
-import { defaultOutDir, expandInputs, scoreFiles } from '../scoring/score-files.ts';
+import { defaultOutDir, expandInputs, type ScoreTarget, scoreFiles } from '../scoring/score-files.ts';
 import { choiceOption, intOption, log, modalityOption } from './common.ts';
 
 interface ScoreFlags {
@@ -31,7 +32,10 @@ export function registerScore(program: Command): void {
   program
     .command('score')
     .description('score model responses: per-record rows and a summary with bootstrap intervals per file')
-    .argument('<file-or-dir...>', 'response JSONL files, or folders (every *.jsonl in them)')
+    .argument(
+      '<file-or-dir...>',
+      'response JSONL files, folders of them (every *.jsonl), or run directories (sob run)',
+    )
     .option(
       '--modality <m>',
       "text | image | audio (default: each record's metadata.source, else the file name)",
@@ -71,6 +75,7 @@ Examples:
   sob score examples/responses/response_example-model.jsonl
   sob score ../shared/data/sob/images_responses --out runs/evaluation
   sob score response_x.jsonl --modality image --bootstrap-samples 0
+  sob score runs/<run-id>          # a run directory: writes runs/<run-id>/evaluation/...
 
 A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
     )
@@ -81,27 +86,32 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
           2,
         );
       }
-      const files = expandInputs(inputs);
+      // A run directory (manifest.json + responses.jsonl) is scored into its own evaluation/.
+      const { runDirTargets } = await import('../runner/run-dir.ts');
+      const targets: ScoreTarget[] = [];
+      for (const input of inputs) {
+        const run = existsSync(input) && statSync(input).isDirectory() ? runDirTargets(input) : null;
+        if (run) targets.push(...run.map((t) => (flags.out ? { file: t.file, modelDir: t.modelDir } : t)));
+        else targets.push(...expandInputs([input]).map((file) => ({ file })));
+      }
+      const files = targets.map((t) => t.file);
       const outDir = flags.out ?? defaultOutDir();
       const started = Date.now();
       log(`scoring ${files.length} file${files.length === 1 ? '' : 's'} -> ${outDir}`);
       let done = 0;
-      const results = await scoreFiles(
-        files.map((file) => ({ file })),
-        {
-          outDir,
-          modality: flags.modality,
-          summary: {
-            bootstrapSamples: flags.bootstrapSamples,
-            seed: flags.seed,
-            topKErrors: flags.topKErrors,
-          },
-          jobs: flags.jobs,
-          recordTimeoutMs: flags.recordTimeoutMs,
-          profile: { profile: flags.profile, assertFormats: flags.assertFormats === true },
-          log,
+      const results = await scoreFiles(targets, {
+        outDir,
+        modality: flags.modality,
+        summary: {
+          bootstrapSamples: flags.bootstrapSamples,
+          seed: flags.seed,
+          topKErrors: flags.topKErrors,
         },
-      );
+        jobs: flags.jobs,
+        recordTimeoutMs: flags.recordTimeoutMs,
+        profile: { profile: flags.profile, assertFormats: flags.assertFormats === true },
+        log,
+      });
       const header = ['file', 'source', 'n', ...SHOWN.map(([, h]) => h)];
       const rows: string[][] = [];
       let failures = 0;

@@ -1,0 +1,173 @@
+/** `sob run`: ask one model every record of a benchmark into a resumable run directory. */
+import { join } from 'node:path';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { UserError } from '../core/errors.ts';
+import type { Modality } from '../core/record.ts';
+import { createProvider } from '../providers/index.ts';
+import { ProgressReporter } from '../runner/progress.ts';
+import { loadTemplate } from '../runner/prompt.ts';
+import { runBenchmark } from '../runner/run.ts';
+import { intOption, log, modalityOption } from './common.ts';
+
+interface RunFlags {
+  model: string;
+  benchmark: string;
+  source?: Modality;
+  limit?: number;
+  concurrency: number;
+  runDir?: string;
+  baseUrl: string[];
+  constrained: boolean;
+  temperature: number;
+  maxTokens: number;
+  timeoutMs: number;
+  maxRetries: number;
+  promptTemplate?: string;
+  cache?: string | boolean;
+  retryBaseMs: number;
+  progressIntervalMs: number;
+}
+
+function numberOption(name: string, min: number, max: number): (v: string) => number {
+  return (v: string) => {
+    const n = Number(v);
+    if (v.trim() === '' || !Number.isFinite(n) || n < min || n > max) {
+      throw new InvalidArgumentError(`${name} must be a number from ${min} to ${max}`);
+    }
+    return n;
+  };
+}
+
+const collect = (v: string, prev: string[]) => [...prev, v];
+
+export function registerRun(program: Command): void {
+  program
+    .command('run')
+    .description('ask a model every record of a benchmark; writes a resumable run directory')
+    .requiredOption(
+      '--model <provider:model>',
+      'openai:<model> | gemini:<model> | replay:<responses.jsonl> | baseline:gold | baseline:skeleton',
+    )
+    .requiredOption('--benchmark <path>', 'benchmark records (JSONL), or a folder holding records.jsonl')
+    .option(
+      '--source <s>',
+      'only records of this source: text | image | audio (a record without one takes it)',
+      modalityOption,
+    )
+    .option('--limit <n>', 'only the first N records', intOption('--limit', 1))
+    .option('--concurrency <n>', 'requests in flight at once', intOption('--concurrency', 1), 8)
+    .option(
+      '--run-dir <dir>',
+      'run directory (default runs/<run-id>, fixed by model, benchmark, prompt and settings)',
+    )
+    .addOption(
+      new Option('--base-url <url>', 'OpenAI-compatible endpoint; repeat to spread requests over several')
+        .argParser(collect)
+        .default([], 'OPENAI_BASE_URL'),
+    )
+    .option('--constrained', "also hand the schema to the provider's structured-output mode", false)
+    .option('--temperature <t>', 'sampling temperature', numberOption('--temperature', 0, 2), 0)
+    .option('--max-tokens <n>', 'most output tokens per answer', intOption('--max-tokens', 1), 2048)
+    .option('--timeout-ms <n>', 'time limit per request', intOption('--timeout-ms', 1), 120_000)
+    .option(
+      '--max-retries <n>',
+      'retries per record after a rate limit, server error, timeout or network error (0: none)',
+      intOption('--max-retries', 0),
+      5,
+    )
+    .option(
+      '--cache [dir]',
+      'reuse answers to identical requests from a response cache (default dir runs/.cache)',
+    )
+    .option(
+      '--prompt-template <file>',
+      'prompt template with {{context}} {{question}} {{schema}} ([system] / [user] sections optional)',
+    )
+    .addOption(
+      new Option('--retry-base-ms <n>', 'first backoff pause')
+        .argParser(intOption('--retry-base-ms', 0))
+        .default(1000)
+        .hideHelp(),
+    )
+    .addOption(
+      new Option('--progress-interval-ms <n>', 'progress line period when stderr is not a terminal')
+        .argParser(intOption('--progress-interval-ms', 1))
+        .default(10_000)
+        .hideHelp(),
+    )
+    .addHelpText(
+      'after',
+      `
+Keys come from the environment only (OPENAI_API_KEY, GEMINI_API_KEY). Re-running the same
+command (same --run-dir, or none) resumes: answered records are skipped, failed ones retried.
+Then score it with: sob score <run-dir>
+
+Examples:
+  sob run --model openai:gpt-4.1-mini --benchmark records.jsonl
+  sob run --model openai:Qwen/Qwen3-8B --base-url http://gpu1:8000/v1 --base-url http://gpu2:8000/v1 \\
+      --benchmark records.jsonl --concurrency 64
+  sob run --model gemini:gemini-2.5-flash --benchmark records.jsonl --source image --constrained
+  sob run --model baseline:skeleton --benchmark records.jsonl --run-dir runs/skeleton`,
+    )
+    .action(async (flags: RunFlags) => {
+      const provider = await createProvider(flags.model, { baseUrls: flags.baseUrl });
+      const template = loadTemplate(flags.promptTemplate);
+      const stop = new AbortController();
+      let signals = 0;
+      const onSignal = () => {
+        signals++;
+        if (signals > 1) process.exit(130);
+        progress.clear();
+        log('stopping: waiting for nothing more to be written (Ctrl-C again to quit at once)');
+        stop.abort();
+      };
+      const progress = new ProgressReporter(process.stderr, flags.progressIntervalMs);
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      try {
+        const res = await runBenchmark({
+          provider,
+          benchmark: flags.benchmark,
+          runDir: flags.runDir,
+          source: flags.source,
+          limit: flags.limit,
+          concurrency: flags.concurrency,
+          constrained: flags.constrained,
+          temperature: flags.temperature,
+          maxTokens: flags.maxTokens,
+          timeoutMs: flags.timeoutMs,
+          maxRetries: flags.maxRetries,
+          template,
+          cacheDir: flags.cache === true ? join('runs', '.cache') : flags.cache || undefined,
+          backoff: {
+            baseMs: flags.retryBaseMs,
+            maxMs: Math.max(flags.retryBaseMs, 60_000),
+            maxRetryAfterMs: 15 * 60_000,
+          },
+          signal: stop.signal,
+          onProgress: (p) => progress.update(p),
+          log: (line) => {
+            progress.clear();
+            log(line);
+          },
+        });
+        progress.finish(res.progress);
+        const p = res.progress;
+        process.stdout.write(
+          `${res.runDir}\t${res.status}\t${p.done}/${p.total} answered\t${p.failed} failed\n`,
+        );
+        if (res.status === 'interrupted') {
+          log(`interrupted: ${p.done}/${p.total} answered; re-run the same command to resume`);
+          process.exitCode = 130;
+        } else if (res.status === 'incomplete') {
+          throw new UserError(
+            `${p.failed} record${p.failed === 1 ? '' : 's'} failed every attempt (see ${res.runDir}/errors.jsonl); re-run the same command to retry them`,
+          );
+        } else log(`done: ${res.runDir} (score it with: sob score ${res.runDir})`);
+      } finally {
+        progress.clear();
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
+    });
+}

@@ -1,0 +1,48 @@
+/** Provider ids (`<kind>:<model>`) to providers. SDKs load only when their provider is used. */
+import { UserError } from '../core/errors.ts';
+import { GoldBaseline, SkeletonBaseline } from './baseline.ts';
+import type { PoolOptions } from './endpoints.ts';
+import { type Provider, splitModelId } from './types.ts';
+
+export interface ProviderOptions {
+  baseUrls?: string[];
+  pool?: PoolOptions;
+}
+
+export const PROVIDER_KINDS = ['openai', 'gemini', 'local', 'replay', 'baseline'] as const;
+
+export async function createProvider(id: string, opts: ProviderOptions = {}): Promise<Provider> {
+  const { kind, model } = splitModelId(id);
+  switch (kind) {
+    case 'openai': {
+      const { OpenAIProvider } = await import('./openai.ts');
+      return new OpenAIProvider(model, { baseUrls: opts.baseUrls, pool: opts.pool });
+    }
+    case 'gemini': {
+      if ((opts.baseUrls?.length ?? 0) > 1) throw new UserError('gemini takes one --base-url');
+      const { GeminiProvider } = await import('./gemini.ts');
+      return new GeminiProvider(model, { baseUrl: opts.baseUrls?.[0] });
+    }
+    case 'replay': {
+      if (!model) throw new UserError('replay: give a response file, e.g. --model replay:responses.jsonl');
+      const { ReplayProvider } = await import('./replay.ts');
+      const p = new ReplayProvider(model);
+      await p.load();
+      return p;
+    }
+    case 'baseline':
+      if (model === 'gold') return new GoldBaseline();
+      if (model === 'skeleton') return new SkeletonBaseline();
+      throw new UserError(`unknown baseline "${model}": use baseline:gold or baseline:skeleton`);
+    case 'local': {
+      const { LocalProvider } = await import('./local.ts');
+      const p = new LocalProvider(model);
+      await p.load();
+      return p;
+    }
+    default:
+      throw new UserError(
+        `unknown provider "${kind}" in "${id}": use one of ${PROVIDER_KINDS.map((k) => `${k}:`).join(', ')}`,
+      );
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * The one provider interface (DESIGN.md "Providers"): a request goes in, text, token usage,
+ * latency and a finish reason come out. A provider never retries; the runner owns the single
+ * retry layer, so a provider only has to say *what kind* of failure happened (ProviderError).
+ */
+import type { PyValue } from '../core/pyjson.ts';
+
+/** Failure classes the runner acts on (retry, stop, record). */
+export const ERROR_CLASSES = [
+  'rate_limit',
+  'server',
+  'timeout',
+  'network',
+  'auth',
+  'bad_request',
+  'schema_rejected',
+  'truncated',
+  'refusal',
+] as const;
+export type ErrorClass = (typeof ERROR_CLASSES)[number];
+
+/** Transient classes: worth another attempt after a pause. */
+export const RETRYABLE: ReadonlySet<ErrorClass> = new Set(['rate_limit', 'server', 'timeout', 'network']);
+
+export interface ProviderRequest {
+  recordId: string;
+  /** System text ('' for none). */
+  system: string;
+  user: string;
+  /** The record's JSON schema (plain JS). */
+  schema: Record<string, unknown>;
+  /** Hand the schema to the provider's structured-output mode too. */
+  constrained: boolean;
+  temperature: number;
+  maxTokens: number;
+  signal: AbortSignal;
+  /** The record's ground truth (lossless); only the gold baseline reads it. */
+  groundTruth: PyValue;
+}
+
+export interface ProviderResponse {
+  text: string;
+  inputTokens?: number;
+  outputTokens?: number;
+  /** The provider's own word: stop, length, refusal, ... */
+  finishReason: string;
+  /** In US dollars, when the provider reports it. */
+  cost?: number;
+  /** Which endpoint answered (several --base-url values). */
+  endpoint?: string;
+}
+
+export interface Provider {
+  /** `<kind>:<model>` as given on the command line. */
+  readonly id: string;
+  readonly kind: string;
+  readonly model: string;
+  /** Settings worth recording in the manifest (never a key). */
+  describe(): Record<string, unknown>;
+  complete(req: ProviderRequest): Promise<ProviderResponse>;
+  close?(): Promise<void>;
+}
+
+/** A classified failure. `text` keeps what the model said when there was an answer (truncated, refusal). */
+export class ProviderError extends Error {
+  readonly errorClass: ErrorClass;
+  readonly status?: number;
+  /** Server-requested pause (Retry-After), in ms. */
+  readonly retryAfterMs?: number;
+  readonly response?: ProviderResponse;
+  constructor(
+    errorClass: ErrorClass,
+    message: string,
+    extra: { status?: number; retryAfterMs?: number; response?: ProviderResponse; cause?: unknown } = {},
+  ) {
+    super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
+    this.name = 'ProviderError';
+    this.errorClass = errorClass;
+    this.status = extra.status;
+    this.retryAfterMs = extra.retryAfterMs;
+    this.response = extra.response;
+  }
+}
+
+/** The class of an HTTP status: 401/403 auth, 408 timeout, 429 rate_limit, 5xx server, other 4xx bad_request. */
+export function classifyStatus(status: number): ErrorClass {
+  if (status === 401 || status === 403) return 'auth';
+  if (status === 408) return 'timeout';
+  if (status === 429) return 'rate_limit';
+  if (status >= 500) return 'server';
+  return 'bad_request';
+}
+
+/** A 400 that is about the response schema (structured-output mode refused it). */
+export function mentionsSchema(message: string): boolean {
+  return /schema|response_format|json_schema|responseSchema/i.test(message);
+}
+
+/** `Retry-After` (seconds or an HTTP date) or `retry-after-ms`, as ms; undefined when absent or bad. */
+export function parseRetryAfter(
+  value: string | null | undefined,
+  valueMs?: string | null,
+): number | undefined {
+  if (valueMs) {
+    const ms = Number(valueMs);
+    if (Number.isFinite(ms) && ms >= 0) return ms;
+  }
+  if (!value) return undefined;
+  const s = Number(value);
+  if (Number.isFinite(s) && s >= 0) return s * 1000;
+  const at = Date.parse(value);
+  if (Number.isFinite(at)) return Math.max(0, at - Date.now());
+  return undefined;
+}
+
+/** Splits `openai:gpt-4.1-mini` into kind and model (the model may itself contain ':'). */
+export function splitModelId(id: string): { kind: string; model: string } {
+  const i = id.indexOf(':');
+  if (i <= 0) return { kind: id, model: '' };
+  return { kind: id.slice(0, i), model: id.slice(i + 1) };
+}

@@ -1,0 +1,65 @@
+/**
+ * The optional response cache (--cache): one file per answer, keyed by everything that changes
+ * what the model is asked (model, messages, schema when constrained, temperature, token limit)
+ * and nothing that does not (concurrency, timeouts, endpoints, retries). Only answers are
+ * stored, never errors. The key is versioned, so a change of its recipe starts afresh.
+ */
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ProviderRequest, ProviderResponse } from '../providers/types.ts';
+import { sha256 } from './prompt.ts';
+
+const VERSION = 1;
+
+export function cacheKey(model: string, req: ProviderRequest): string {
+  return sha256(
+    JSON.stringify({
+      v: VERSION,
+      model,
+      system: req.system,
+      user: req.user,
+      constrained: req.constrained,
+      schema: req.constrained ? req.schema : null,
+      temperature: req.temperature,
+      max_tokens: req.maxTokens,
+    }),
+  );
+}
+
+export class ResponseCache {
+  hits = 0;
+  misses = 0;
+  constructor(readonly dir: string) {
+    mkdirSync(dir, { recursive: true });
+  }
+
+  private file(key: string): string {
+    return join(this.dir, key.slice(0, 2), `${key}.json`);
+  }
+
+  get(key: string): ProviderResponse | undefined {
+    const f = this.file(key);
+    if (!existsSync(f)) {
+      this.misses++;
+      return undefined;
+    }
+    try {
+      const v = JSON.parse(readFileSync(f, 'utf8')) as ProviderResponse;
+      if (typeof v.text !== 'string' || typeof v.finishReason !== 'string') throw new Error('bad entry');
+      this.hits++;
+      return v;
+    } catch {
+      this.misses++;
+      return undefined;
+    }
+  }
+
+  set(key: string, res: ProviderResponse): void {
+    const f = this.file(key);
+    mkdirSync(join(this.dir, key.slice(0, 2)), { recursive: true });
+    const tmp = `${f}.${process.pid}.tmp`;
+    const { endpoint: _endpoint, ...stored } = res;
+    writeFileSync(tmp, JSON.stringify(stored));
+    renameSync(tmp, f);
+  }
+}

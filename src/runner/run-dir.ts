@@ -1,0 +1,167 @@
+/**
+ * The run directory (DESIGN.md "Run directory"): manifest.json, responses.jsonl, errors.jsonl.
+ * Each response line is written whole, by one write call, the moment it arrives; on resume a
+ * torn last line (a crash mid-write) is cut off and every record already answered is known.
+ */
+import {
+  closeSync,
+  createReadStream,
+  existsSync,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { basename, join } from 'node:path';
+import { UserError } from '../core/errors.ts';
+
+export const MANIFEST = 'manifest.json';
+export const RESPONSES = 'responses.jsonl';
+export const ERRORS = 'errors.jsonl';
+
+export interface ScanResult {
+  /** Record ids with a response line. */
+  ids: Set<string>;
+  /** Bytes cut off the end (a torn last line); 0 when the file was whole. */
+  droppedBytes: number;
+  /** Complete lines that are not a JSON response (left in place, their records asked again). */
+  badLines: number[];
+}
+
+/**
+ * Reads responses.jsonl line by line (bytes, not characters, so the cut is exact). A last line
+ * without its newline, or one that is not JSON, is torn: the file is truncated before it.
+ */
+export async function scanResponses(file: string): Promise<ScanResult> {
+  const ids = new Set<string>();
+  const badLines: number[] = [];
+  if (!existsSync(file)) return { ids, droppedBytes: 0, badLines };
+  let carry: Buffer = Buffer.alloc(0);
+  let offset = 0; // file offset of carry[0]
+  let goodEnd = 0; // end of the last complete, parsed line
+  let lineNo = 0;
+  let lastLineBad = false;
+  const take = (line: Buffer, end: number) => {
+    lineNo++;
+    const text = line.toString('utf8').trim();
+    if (text.length === 0) {
+      goodEnd = end;
+      lastLineBad = false;
+      return;
+    }
+    let id: unknown;
+    try {
+      id = (JSON.parse(text) as { metadata?: { record_id?: unknown } })?.metadata?.record_id;
+    } catch {
+      badLines.push(lineNo);
+      lastLineBad = true;
+      return;
+    }
+    lastLineBad = false;
+    if (typeof id === 'string') ids.add(id);
+    goodEnd = end;
+  };
+  for await (const chunk of createReadStream(file)) {
+    let buf = carry.length ? Buffer.concat([carry, chunk as Buffer]) : (chunk as Buffer);
+    let start = 0;
+    for (;;) {
+      const nl = buf.indexOf(0x0a, start);
+      if (nl < 0) break;
+      take(buf.subarray(start, nl), offset + nl + 1);
+      start = nl + 1;
+    }
+    offset += start;
+    buf = buf.subarray(start);
+    carry = Buffer.from(buf);
+  }
+  const size = statSync(file).size;
+  // A final line without a newline is torn even if it parses: its write did not finish.
+  let cutAt = size;
+  if (carry.length > 0) cutAt = offset;
+  if (lastLineBad && carry.length === 0) {
+    cutAt = goodEnd;
+    badLines.pop();
+  }
+  const droppedBytes = size - cutAt;
+  if (droppedBytes > 0) truncateTo(file, cutAt);
+  return { ids, droppedBytes, badLines };
+}
+
+function truncateTo(file: string, size: number): void {
+  const fd = openSync(file, 'r+');
+  try {
+    ftruncateSync(fd, size);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Cuts a log back to its last newline (errors.jsonl after a crash), so appends start a fresh line. */
+export function repairTail(file: string): number {
+  if (!existsSync(file)) return 0;
+  const data = readFileSync(file);
+  if (data.length === 0 || data[data.length - 1] === 0x0a) return 0;
+  const keep = data.lastIndexOf(0x0a) + 1;
+  truncateTo(file, keep);
+  return data.length - keep;
+}
+
+/** An append-only JSONL file: each line goes out in a single write call. */
+export class AppendLog {
+  private fd: number;
+  constructor(readonly file: string) {
+    this.fd = openSync(file, 'a');
+  }
+  append(line: string): void {
+    writeSync(this.fd, `${line}\n`);
+  }
+  close(): void {
+    closeSync(this.fd);
+  }
+}
+
+export function writeJsonAtomic(file: string, value: unknown): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`);
+  renameSync(tmp, file);
+}
+
+export function readManifest(dir: string): Record<string, unknown> | undefined {
+  const file = join(dir, MANIFEST);
+  if (!existsSync(file)) return undefined;
+  try {
+    const v = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+    if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
+  } catch {
+    // fall through
+  }
+  throw new UserError(`${file}: not a run manifest (not a JSON object)`);
+}
+
+/** A model id as a folder name: `openai:gpt-4.1-mini` -> `openai_gpt-4.1-mini`. */
+export function sanitizeModelId(id: string): string {
+  let s = id;
+  if (s.startsWith('replay:')) s = `replay_${basename(s.slice('replay:'.length)).replace(/\.jsonl$/i, '')}`;
+  s = s
+    .replace(/[^A-Za-z0-9._-]+/g, '_')
+    .split('_')
+    .filter((part) => !/^\.*$/.test(part))
+    .join('_')
+    .slice(0, 120);
+  return s || 'model';
+}
+
+/**
+ * What `sob score <run-dir>` scores: for a directory holding manifest.json and responses.jsonl,
+ * its responses under `<dir>/evaluation`, in a folder named after the model; null otherwise.
+ */
+export function runDirTargets(dir: string): { file: string; modelDir: string; outDir: string }[] | null {
+  if (!existsSync(join(dir, MANIFEST)) || !existsSync(join(dir, RESPONSES))) return null;
+  if (!statSync(dir).isDirectory()) return null;
+  const manifest = readManifest(dir);
+  const model = typeof manifest?.model === 'string' ? manifest.model : basename(dir);
+  return [{ file: join(dir, RESPONSES), modelDir: sanitizeModelId(model), outDir: join(dir, 'evaluation') }];
+}

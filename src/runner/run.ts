@@ -1,0 +1,528 @@
+/**
+ * `sob run`: asks one model every record of a benchmark and writes each answer the moment it
+ * arrives. One scheduler owns concurrency, the per-request timeout and the only retry layer;
+ * a re-run of the same command resumes (records already answered are never asked again).
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { errorMessage, UserError } from '../core/errors.ts';
+import { readJsonl } from '../core/jsonl.ts';
+import { dumpsPy, getField, type PyObject, type PyValue, parsePyJson, toPlain } from '../core/pyjson.ts';
+import { BenchmarkRecord, type Modality, parseStrict } from '../core/record.ts';
+import {
+  type ErrorClass,
+  type Provider,
+  ProviderError,
+  type ProviderRequest,
+  type ProviderResponse,
+  RETRYABLE,
+} from '../providers/types.ts';
+import { cacheKey, ResponseCache } from './cache.ts';
+import { type PromptTemplate, renderPrompt, sha256 } from './prompt.ts';
+import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, sleep } from './retry.ts';
+import {
+  AppendLog,
+  ERRORS,
+  MANIFEST,
+  RESPONSES,
+  readManifest,
+  repairTail,
+  sanitizeModelId,
+  scanResponses,
+  writeJsonAtomic,
+} from './run-dir.ts';
+
+export interface RunOptions {
+  provider: Provider;
+  benchmark: string;
+  /** Default: runs/<run-id>, where the id is fixed by model, benchmark, prompt and settings. */
+  runDir?: string;
+  source?: Modality;
+  limit?: number;
+  concurrency: number;
+  constrained: boolean;
+  temperature: number;
+  maxTokens: number;
+  timeoutMs: number;
+  maxRetries: number;
+  template: PromptTemplate;
+  backoff?: BackoffOptions;
+  /** Aborting it (Ctrl-C) stops the run cleanly: nothing half-written, status "interrupted". */
+  signal?: AbortSignal;
+  onProgress?: (p: Progress) => void;
+  log?: (line: string) => void;
+  /** Response cache folder (--cache); answers only, never errors. Baselines and replay are not cached. */
+  cacheDir?: string;
+}
+
+export interface Progress {
+  /** Records selected from the benchmark. */
+  total: number;
+  /** Answered (including those answered by earlier sessions). */
+  done: number;
+  /** Answered by earlier sessions. */
+  resumed: number;
+  /** Records that failed every attempt in this session. */
+  failed: number;
+  /** Failed attempts in this session (retried or not). */
+  errors: number;
+  inputTokens: number;
+  outputTokens: number;
+  cost: number;
+  startedAt: number;
+}
+
+export type RunStatus = 'running' | 'complete' | 'incomplete' | 'interrupted' | 'failed';
+
+export interface RunResult {
+  runDir: string;
+  status: RunStatus;
+  progress: Progress;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const TOOL_ROOT = new URL('../../', import.meta.url);
+
+function toolVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('package.json', TOOL_ROOT), 'utf8')) as { version: string })
+      .version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+function gitCommit(): string | null {
+  try {
+    const out = execFileSync('git', ['rev-parse', 'HEAD'], {
+      cwd: TOOL_ROOT,
+      stdio: ['ignore', 'pipe', 'ignore'],
+      timeout: 5000,
+    });
+    return out.toString().trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+/** A benchmark argument: a JSONL file, or a folder holding records.jsonl (or exactly one *.jsonl). */
+export function resolveBenchmark(path: string): string {
+  if (!existsSync(path)) throw new UserError(`no such benchmark: ${path}`);
+  if (!statSync(path).isDirectory()) return path;
+  if (existsSync(join(path, 'records.jsonl'))) return join(path, 'records.jsonl');
+  const found = readdirSync(path).filter((f) => f.endsWith('.jsonl'));
+  if (found.length === 1) return join(path, found[0]);
+  throw new UserError(
+    `${path}: a benchmark folder needs records.jsonl (found ${found.length} *.jsonl files)`,
+  );
+}
+
+async function fileSha256(file: string): Promise<string> {
+  const h = createHash('sha256');
+  for await (const chunk of createReadStream(file)) h.update(chunk as Buffer);
+  return h.digest('hex');
+}
+
+interface Item {
+  id: string;
+  line: number;
+  record: PyObject;
+}
+
+/**
+ * The benchmark's selected records, in file order: valid records of `source` (a record without
+ * a source takes it), first occurrence of each id, at most `limit`. With `check`, a bad line
+ * stops with `file:line: what is wrong` before anything is asked.
+ */
+async function* selectRecords(
+  file: string,
+  opts: { source?: Modality; limit?: number; check: boolean },
+): AsyncGenerator<Item> {
+  const seen = new Set<string>();
+  let n = 0;
+  for await (const l of readJsonl(file)) {
+    if (opts.limit !== undefined && n >= opts.limit) return;
+    if (!l.ok) throw new UserError(`${file}:${l.line}: not JSON: ${l.error}`);
+    if (opts.check) {
+      const r = parseStrict(BenchmarkRecord, l.value);
+      if (!r.ok) throw new UserError(`${file}:${l.line}: not a benchmark record: ${r.error}`);
+    }
+    const record = l.value as PyObject;
+    const metadata = record.get('metadata') as PyObject;
+    const id = metadata.get('record_id') as string;
+    const src = metadata.get('source');
+    if (opts.source && src !== undefined && src !== opts.source) continue;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    n++;
+    yield { id, line: l.line, record };
+  }
+}
+
+/** The settings that decide what a model is asked; a resumed run must match them. */
+function identity(o: RunOptions, benchmarkSha: string) {
+  return {
+    model: o.provider.id,
+    benchmark_sha256: benchmarkSha,
+    prompt_sha256: o.template.sha256,
+    temperature: o.temperature,
+    max_tokens: o.maxTokens,
+    constrained: o.constrained,
+    source: o.source ?? null,
+  };
+}
+
+export function defaultRunId(o: RunOptions, benchmarkFile: string, benchmarkSha: string): string {
+  const h = sha256(JSON.stringify(identity(o, benchmarkSha))).slice(0, 8);
+  const stem = basename(benchmarkFile).replace(/\.jsonl$/i, '');
+  return `${sanitizeModelId(o.provider.id)}-${sanitizeModelId(stem)}-${h}`;
+}
+
+function checkResumable(dir: string, old: Record<string, unknown>, now: ReturnType<typeof identity>): void {
+  const prev = old.identity as Record<string, unknown> | undefined;
+  if (!prev) throw new UserError(`${join(dir, MANIFEST)}: no run identity; use another --run-dir`);
+  for (const [k, v] of Object.entries(now)) {
+    if (JSON.stringify(prev[k] ?? null) !== JSON.stringify(v)) {
+      throw new UserError(
+        `${dir} holds a run with a different ${k} (${JSON.stringify(prev[k] ?? null)}, now ${JSON.stringify(v)}): use another --run-dir`,
+      );
+    }
+  }
+}
+
+function firstLine(s: string, max = 500): string {
+  const line = s.split('\n')[0];
+  return line.length > max ? `${line.slice(0, max)}...` : line;
+}
+
+/** Error text as written to errors.jsonl: the keys in the environment and key-like tokens
+ * (a server may echo a masked key, e.g. "sk-abc***wxyz") are cut out. */
+export function redactKeys(text: string): string {
+  let out = text;
+  for (const name of ['OPENAI_API_KEY', 'GEMINI_API_KEY']) {
+    const k = process.env[name];
+    if (k && k.length >= 8) out = out.split(k).join('[redacted]');
+  }
+  return out.replace(/\b(?:sk-|AIza)[A-Za-z0-9_*.-]{4,}/g, '[redacted]');
+}
+
+/** Any failure as a ProviderError (a timeout we fired, SDK errors the provider did not map). */
+function classify(e: unknown, timedOut: boolean): ProviderError {
+  if (timedOut) return new ProviderError('timeout', 'no answer within the request timeout', { cause: e });
+  if (e instanceof ProviderError) return e;
+  const msg = errorMessage(e);
+  if (/fetch failed|ECONNRESET|ECONNREFUSED|EPIPE|socket|terminated|network/i.test(msg)) {
+    return new ProviderError('network', msg, { cause: e });
+  }
+  return new ProviderError('bad_request', msg, { cause: e });
+}
+
+/** The model's text as the reference stores it: parsed JSON when it is JSON, else the text. */
+function candidateOf(text: string): PyValue {
+  try {
+    return parsePyJson(text);
+  } catch {
+    return text;
+  }
+}
+
+function int(n: number | undefined): bigint | null {
+  return n === undefined || !Number.isFinite(n) ? null : BigInt(Math.round(n));
+}
+
+function responseLine(
+  item: Item,
+  o: RunOptions,
+  res: ProviderResponse,
+  latencyMs: number,
+  attempts: number,
+  cls?: ErrorClass,
+  cached = false,
+): string {
+  const metadata = new Map(item.record.get('metadata') as PyObject);
+  metadata.set('model_id', o.provider.id);
+  if (o.source && !metadata.has('source')) metadata.set('source', o.source);
+  const output: PyObject = new Map();
+  output.set('ground_truth', getField(item.record.get('output'), 'ground_truth') ?? null);
+  output.set('candidate_response', candidateOf(res.text));
+  output.set('raw_response', res.text);
+  const info: PyObject = new Map<string, PyValue>([
+    ['input_tokens', int(res.inputTokens)],
+    ['output_tokens', int(res.outputTokens)],
+    ['latency_ms', int(latencyMs)],
+    ['attempts', BigInt(attempts)],
+    ['finish_reason', res.finishReason],
+  ]);
+  if (res.cost !== undefined) info.set('cost', res.cost);
+  if (cls) info.set('error_class', cls);
+  if (res.endpoint) info.set('endpoint', res.endpoint);
+  if (cached) info.set('cached', true);
+  const line = new Map<string, PyValue>([
+    ['metadata', metadata],
+    ['input', item.record.get('input') as PyObject],
+    ['output', output],
+    ['eval_info', info],
+  ]);
+  try {
+    return dumpsPy(line);
+  } catch (e) {
+    // An answer nested too deep to write recursively is kept as its text.
+    if (!(e instanceof RangeError)) throw e;
+    output.set('candidate_response', res.text);
+    return dumpsPy(line);
+  }
+}
+
+export async function runBenchmark(o: RunOptions): Promise<RunResult> {
+  const log = o.log ?? (() => {});
+  const benchmark = resolve(resolveBenchmark(o.benchmark));
+  const benchmarkSha = await fileSha256(benchmark);
+  const id = identity(o, benchmarkSha);
+  const runDir = resolve(o.runDir ?? join('runs', defaultRunId(o, benchmark, benchmarkSha)));
+
+  // Validate and count the selection before asking anything.
+  let total = 0;
+  for await (const _ of selectRecords(benchmark, { source: o.source, limit: o.limit, check: true })) total++;
+
+  mkdirSync(runDir, { recursive: true });
+  const old = readManifest(runDir);
+  if (old) checkResumable(runDir, old, id);
+  else if (existsSync(join(runDir, RESPONSES))) {
+    throw new UserError(`${runDir} has ${RESPONSES} but no ${MANIFEST}: use another --run-dir`);
+  }
+  const scan = await scanResponses(join(runDir, RESPONSES));
+  if (scan.droppedBytes > 0)
+    log(`${join(runDir, RESPONSES)}: dropped a torn last line (${scan.droppedBytes} bytes)`);
+  for (const n of scan.badLines)
+    log(`${join(runDir, RESPONSES)}:${n}: not a response line; its record is asked again`);
+  repairTail(join(runDir, ERRORS));
+  const answered = scan.ids;
+
+  const startedAt = new Date();
+  const progress: Progress = {
+    total,
+    done: 0,
+    resumed: 0,
+    failed: 0,
+    errors: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    cost: 0,
+    startedAt: startedAt.getTime(),
+  };
+  for await (const it of selectRecords(benchmark, { source: o.source, limit: o.limit, check: false })) {
+    if (answered.has(it.id)) progress.resumed++;
+  }
+  progress.done = progress.resumed;
+  if (progress.resumed > 0) log(`resuming ${runDir}: ${progress.resumed}/${total} records already answered`);
+
+  const sessions = Array.isArray(old?.sessions) ? (old.sessions as unknown[]) : [];
+  const session: Record<string, unknown> = {
+    started_at: startedAt.toISOString(),
+    ended_at: null,
+    status: 'running',
+  };
+  const manifest = (status: RunStatus): Record<string, unknown> => ({
+    tool: 'sob-eval',
+    tool_version: toolVersion(),
+    git_commit: gitCommit(),
+    model: o.provider.id,
+    provider: o.provider.kind,
+    provider_model: o.provider.model,
+    provider_settings: o.provider.describe(),
+    identity: id,
+    settings: {
+      temperature: o.temperature,
+      max_tokens: o.maxTokens,
+      constrained: o.constrained,
+      source: o.source ?? null,
+      limit: o.limit ?? null,
+      concurrency: o.concurrency,
+      timeout_ms: o.timeoutMs,
+      max_retries: o.maxRetries,
+      backoff: {
+        base_ms: (o.backoff ?? DEFAULT_BACKOFF).baseMs,
+        max_ms: (o.backoff ?? DEFAULT_BACKOFF).maxMs,
+      },
+    },
+    benchmark: { path: benchmark, sha256: benchmarkSha },
+    prompt: { file: o.template.file ?? null, sha256: o.template.sha256, template: o.template.text },
+    counts: {
+      selected: total,
+      answered: progress.done,
+      failed_this_session: progress.failed,
+      pending: total - progress.done,
+    },
+    usage_this_session: {
+      input_tokens: progress.inputTokens,
+      output_tokens: progress.outputTokens,
+      cost: progress.cost,
+    },
+    started_at: typeof old?.started_at === 'string' ? old.started_at : startedAt.toISOString(),
+    ended_at: status === 'running' ? null : new Date().toISOString(),
+    status,
+    sessions: [
+      ...sessions,
+      { ...session, status, ended_at: status === 'running' ? null : new Date().toISOString() },
+    ],
+  });
+  writeJsonAtomic(join(runDir, MANIFEST), manifest('running'));
+
+  const responses = new AppendLog(join(runDir, RESPONSES));
+  const errors = new AppendLog(join(runDir, ERRORS));
+  const stop = new AbortController();
+  const onAbort = () => stop.abort();
+  if (o.signal?.aborted) stop.abort();
+  o.signal?.addEventListener('abort', onAbort, { once: true });
+  let authError: ProviderError | undefined;
+  const backoff = o.backoff ?? DEFAULT_BACKOFF;
+  let pausedUntil = 0;
+  const cacheable = o.provider.kind !== 'baseline' && o.provider.kind !== 'replay';
+  const cache = o.cacheDir && cacheable ? new ResponseCache(o.cacheDir) : undefined;
+
+  const errorLine = (item: Item, attempt: number, pe: ProviderError, outcome: string) => {
+    progress.errors++;
+    errors.append(
+      JSON.stringify({
+        time: new Date().toISOString(),
+        record_id: item.id,
+        attempt,
+        error_class: pe.errorClass,
+        status: pe.status ?? null,
+        message: redactKeys(firstLine(pe.message)),
+        outcome,
+      }),
+    );
+  };
+
+  const ask = async (item: Item) => {
+    const input = item.record.get('input') as PyObject;
+    const schemaPlain = toPlain(input.get('json_schema') ?? null) as Record<string, unknown>;
+    const prompt = renderPrompt(o.template, {
+      context: input.get('context') as string,
+      question: input.get('question') as string,
+      schema: schemaPlain,
+      recordId: item.id,
+    });
+    const groundTruth = getField(item.record.get('output'), 'ground_truth') ?? null;
+    for (let attempt = 1; ; attempt++) {
+      // A server's Retry-After holds every new request, not only the one it answered.
+      const hold = pausedUntil - Date.now();
+      if (hold > 0) await sleep(hold, stop.signal);
+      if (stop.signal.aborted) return;
+      const ctl = new AbortController();
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        ctl.abort();
+      }, o.timeoutMs);
+      const relay = () => ctl.abort();
+      stop.signal.addEventListener('abort', relay, { once: true });
+      const t0 = performance.now();
+      try {
+        const req: ProviderRequest = {
+          recordId: item.id,
+          system: prompt.system,
+          user: prompt.user,
+          schema: schemaPlain,
+          constrained: o.constrained,
+          temperature: o.temperature,
+          maxTokens: o.maxTokens,
+          signal: ctl.signal,
+          groundTruth,
+        };
+        const key = cache ? cacheKey(o.provider.id, req) : '';
+        const hit = cache?.get(key);
+        const res = hit ?? (await o.provider.complete(req));
+        if (cache && !hit) cache.set(key, res);
+        if (stop.signal.aborted) return; // stopped while it answered: leave it for the resume
+        const cls: ErrorClass | undefined =
+          res.finishReason === 'length'
+            ? 'truncated'
+            : res.finishReason === 'refusal'
+              ? 'refusal'
+              : undefined;
+        responses.append(
+          responseLine(item, o, res, hit ? 0 : performance.now() - t0, attempt, cls, hit !== undefined),
+        );
+        answered.add(item.id);
+        progress.done++;
+        progress.inputTokens += res.inputTokens ?? 0;
+        progress.outputTokens += res.outputTokens ?? 0;
+        if (!hit) progress.cost += res.cost ?? 0; // a cached answer costs nothing now
+        // A cut or refused answer is the model's own answer: scored as it is, and logged.
+        if (cls) {
+          const what =
+            cls === 'truncated' ? `stopped at the ${o.maxTokens}-token limit` : 'the model refused';
+          errorLine(item, attempt, new ProviderError(cls, what), 'recorded');
+        }
+        o.onProgress?.(progress);
+        return;
+      } catch (e) {
+        if (stop.signal.aborted && !timedOut) return; // stopped: not the record's failure
+        const pe = classify(e, timedOut);
+        if (pe.errorClass === 'auth') {
+          authError ??= pe;
+          errorLine(item, attempt, pe, 'stopped');
+          stop.abort();
+          return;
+        }
+        if (pe.errorClass === 'rate_limit' && pe.retryAfterMs !== undefined) {
+          pausedUntil = Math.max(
+            pausedUntil,
+            Date.now() + Math.min(pe.retryAfterMs, backoff.maxRetryAfterMs ?? Number.POSITIVE_INFINITY),
+          );
+        }
+        const retry = RETRYABLE.has(pe.errorClass) && attempt <= o.maxRetries;
+        errorLine(item, attempt, pe, retry ? 'retrying' : 'gave_up');
+        if (!retry) {
+          progress.failed++;
+          o.onProgress?.(progress);
+          return;
+        }
+        o.onProgress?.(progress);
+        await sleep(backoffDelay(attempt, backoff, pe.retryAfterMs), stop.signal);
+      } finally {
+        clearTimeout(timer);
+        stop.signal.removeEventListener('abort', relay);
+      }
+    }
+  };
+
+  let status: RunStatus = 'failed';
+  try {
+    const source = selectRecords(benchmark, { source: o.source, limit: o.limit, check: false });
+    const worker = async () => {
+      while (!stop.signal.aborted) {
+        const next = await source.next();
+        if (next.done) return;
+        if (answered.has(next.value.id)) continue;
+        await ask(next.value);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, o.concurrency) }, worker));
+    await source.return(undefined);
+    status = authError
+      ? 'failed'
+      : stop.signal.aborted
+        ? 'interrupted'
+        : progress.done === total
+          ? 'complete'
+          : 'incomplete';
+  } finally {
+    o.signal?.removeEventListener('abort', onAbort);
+    responses.close();
+    errors.close();
+    writeJsonAtomic(join(runDir, MANIFEST), manifest(status));
+    await o.provider.close?.();
+  }
+  if (authError) {
+    throw new UserError(
+      `${o.provider.id}: authentication failed (${authError.status ? `HTTP ${authError.status}` : 'auth'}); check the API key in the environment (${o.provider.kind === 'gemini' ? 'GEMINI_API_KEY' : 'OPENAI_API_KEY'})`,
+    );
+  }
+  return { runDir, status, progress };
+}

@@ -1,0 +1,249 @@
+/**
+ * A local server that speaks the OpenAI chat-completions protocol (`POST /v1/chat/completions`)
+ * and the Gemini API (`POST /v1beta/models/{model}:generateContent`), scripted per request, so
+ * the real SDKs can be driven through every fault a provider shows: 429 with Retry-After, 500,
+ * 503, slow answers, dropped connections, token-limit cuts, non-JSON and code-fenced answers,
+ * a refused schema, a bad key.
+ *
+ * Requests are keyed by a record id found in the prompt (default: `[rid:<id>]`), and `n` counts
+ * how many times that key has been asked, so a script can say "fail the first two, then answer".
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export type Protocol = 'openai' | 'gemini';
+
+export type Outcome =
+  | {
+      kind: 'answer';
+      text: string;
+      finish?: 'stop' | 'length';
+      delayMs?: number;
+      usage?: { input: number; output: number };
+    }
+  | { kind: 'refusal'; text: string }
+  | { kind: 'status'; status: number; message?: string; retryAfter?: string; delayMs?: number }
+  | { kind: 'drop'; delayMs?: number }
+  | { kind: 'slow'; delayMs: number; text: string };
+
+export interface SeenRequest {
+  protocol: Protocol;
+  path: string;
+  model: string;
+  key: string | undefined;
+  /** 1-based: how many requests with this key the server has seen, this one included. */
+  n: number;
+  /** Milliseconds since the server started. */
+  at: number;
+  /** Date.now() when it arrived. */
+  time: number;
+  body: Record<string, unknown>;
+  userText: string;
+  systemText: string;
+  authorization: string | undefined;
+}
+
+export interface ServerOptions {
+  /** What to do with a request; the default answers `answer(req)` at once. */
+  script?: (req: SeenRequest) => Outcome;
+  /** The answer text for a normal answer (default `{"id": "<key>"}`). */
+  answer?: (req: SeenRequest) => string;
+  /** Finds the record key in the prompt (default: `[rid:<id>]`). */
+  keyOf?: (userText: string) => string | undefined;
+  /** Added to every answer (ms). */
+  latencyMs?: number;
+  /** Keep the request log (default true; off for long benchmarks). */
+  keepLog?: boolean;
+}
+
+export interface ProtocolServer {
+  url: string;
+  openaiBaseUrl: string;
+  geminiBaseUrl: string;
+  requests: SeenRequest[];
+  /** Requests seen per key. */
+  counts: Map<string, number>;
+  total: number;
+  close(): Promise<void>;
+}
+
+const RID = /\[rid:([^\]\s]+)\]/;
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function textOfOpenAI(body: Record<string, unknown>, role: string): string {
+  const msgs = (body.messages as { role: string; content: unknown }[] | undefined) ?? [];
+  return msgs
+    .filter((m) => m.role === role)
+    .map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)))
+    .join('\n');
+}
+
+function textOfGemini(body: Record<string, unknown>): { user: string; system: string } {
+  const contents = (body.contents as { parts?: { text?: string }[] }[] | undefined) ?? [];
+  const user = contents.flatMap((c) => (c.parts ?? []).map((p) => p.text ?? '')).join('\n');
+  const sys = body.systemInstruction as { parts?: { text?: string }[] } | undefined;
+  return { user, system: (sys?.parts ?? []).map((p) => p.text ?? '').join('\n') };
+}
+
+const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function startProtocolServer(opts: ServerOptions = {}): Promise<ProtocolServer> {
+  const started = Date.now();
+  const keyOf = opts.keyOf ?? ((t: string) => RID.exec(t)?.[1]);
+  const answer = opts.answer ?? ((r: SeenRequest) => JSON.stringify({ id: r.key ?? null }));
+  const script = opts.script ?? ((r: SeenRequest): Outcome => ({ kind: 'answer', text: answer(r) }));
+  const keepLog = opts.keepLog ?? true;
+  const sockets = new Set<Socket>();
+  const state: ProtocolServer = {
+    url: '',
+    openaiBaseUrl: '',
+    geminiBaseUrl: '',
+    requests: [],
+    counts: new Map(),
+    total: 0,
+    close: async () => {},
+  };
+
+  const send = (
+    res: ServerResponse,
+    status: number,
+    payload: unknown,
+    headers: Record<string, string> = {},
+  ) => {
+    const data = JSON.stringify(payload);
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(data),
+      ...headers,
+    });
+    res.end(data);
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? '').split('?')[0];
+    const gem = /^\/v1beta\/models\/([^:]+):generateContent$/.exec(path);
+    const protocol: Protocol | undefined =
+      path === '/v1/chat/completions' ? 'openai' : gem ? 'gemini' : undefined;
+    const raw = await readBody(req);
+    if (!protocol || req.method !== 'POST')
+      return send(res, 404, { error: { message: `no route ${req.method} ${path}` } });
+    const body = JSON.parse(raw) as Record<string, unknown>;
+    const texts =
+      protocol === 'openai'
+        ? { user: textOfOpenAI(body, 'user'), system: textOfOpenAI(body, 'system') }
+        : textOfGemini(body);
+    const key = keyOf(texts.user);
+    const n = (key !== undefined ? (state.counts.get(key) ?? 0) : 0) + 1;
+    if (key !== undefined) state.counts.set(key, n);
+    state.total++;
+    const seen: SeenRequest = {
+      protocol,
+      path,
+      model: protocol === 'openai' ? String(body.model) : (gem?.[1] ?? ''),
+      key,
+      n,
+      at: Date.now() - started,
+      time: Date.now(),
+      body,
+      userText: texts.user,
+      systemText: texts.system,
+      authorization:
+        (req.headers.authorization as string | undefined) ??
+        (req.headers['x-goog-api-key'] as string | undefined),
+    };
+    if (keepLog) state.requests.push(seen);
+    const out = script(seen);
+    const delay = (opts.latencyMs ?? 0) + ('delayMs' in out && out.delayMs ? out.delayMs : 0);
+    if (delay > 0) await wait(delay);
+    if (out.kind === 'drop') {
+      req.socket.destroy();
+      return;
+    }
+    if (out.kind === 'status') {
+      const message = out.message ?? `scripted ${out.status}`;
+      const headers: Record<string, string> = out.retryAfter ? { 'retry-after': out.retryAfter } : {};
+      if (protocol === 'openai') {
+        return send(
+          res,
+          out.status,
+          { error: { message, type: 'scripted', param: null, code: null } },
+          headers,
+        );
+      }
+      return send(res, out.status, { error: { code: out.status, message, status: 'SCRIPTED' } }, headers);
+    }
+    const text = out.text;
+    const finish = out.kind === 'answer' ? (out.finish ?? 'stop') : 'stop';
+    const usage =
+      out.kind === 'answer' && out.usage
+        ? out.usage
+        : { input: Math.ceil(texts.user.length / 4), output: Math.ceil(text.length / 4) };
+    if (protocol === 'openai') {
+      const refusal = out.kind === 'refusal';
+      return send(res, 200, {
+        id: `chatcmpl-${state.total}`,
+        object: 'chat.completion',
+        created: Math.floor(Date.now() / 1000),
+        model: seen.model,
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: refusal ? null : text, refusal: refusal ? text : null },
+            finish_reason: finish,
+          },
+        ],
+        usage: {
+          prompt_tokens: usage.input,
+          completion_tokens: usage.output,
+          total_tokens: usage.input + usage.output,
+        },
+      });
+    }
+    const refusal = out.kind === 'refusal';
+    return send(res, 200, {
+      candidates: [
+        {
+          content: { role: 'model', parts: refusal ? [] : [{ text }] },
+          finishReason: refusal ? 'SAFETY' : finish === 'length' ? 'MAX_TOKENS' : 'STOP',
+          index: 0,
+        },
+      ],
+      usageMetadata: {
+        promptTokenCount: usage.input,
+        candidatesTokenCount: usage.output,
+        totalTokenCount: usage.input + usage.output,
+      },
+      modelVersion: seen.model,
+    });
+  };
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((e) => {
+      if (!res.headersSent) send(res, 500, { error: { message: String(e) } });
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  state.url = `http://127.0.0.1:${port}`;
+  state.openaiBaseUrl = `${state.url}/v1`;
+  state.geminiBaseUrl = state.url;
+  state.close = () =>
+    new Promise<void>((r) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => r());
+    });
+  return state;
+}
