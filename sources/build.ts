@@ -261,8 +261,44 @@ function listPdfs(input: string): string[] {
  * document (pages joined by blank lines), where `<name>` is the PDF's path relative to the
  * input folder (or its file name) without `.pdf` — the naming `sob ocr` uses.
  */
+/**
+ * The OCR quality gate (the paper kept pages passing >= 50% of their olmOCR-bench tests):
+ * `minOcrPass` with `ocrTests` (a dataset.jsonl) drops pages whose transcript passes fewer of
+ * their present/absent/order tests; a page without tests is kept.
+ */
+async function ocrGate(
+  opts: Record<string, unknown>,
+): Promise<
+  ((name: string, page: number, markdown: string) => { rate: number; tests: number } | null) | null
+> {
+  const min = opts.minOcrPass;
+  const file = opts.ocrTests;
+  if (min === undefined) return null;
+  if (typeof min !== 'number' || !(min >= 0 && min <= 1))
+    throw new UserError('--min-ocr-pass must be a number from 0 to 1');
+  if (typeof file !== 'string') {
+    throw new UserError(
+      '--min-ocr-pass needs --ocr-tests <dataset.jsonl> (olmOCR-bench tests to measure each page)',
+      2,
+    );
+  }
+  const { loadOcrTests, runOcrTest } = await import('./ocr-check.ts');
+  const { tests } = await loadOcrTests(file);
+  return (name, page, markdown) => {
+    const mine = tests.filter(
+      (t) =>
+        t.page === page &&
+        (t.pdf.replace(/\.pdf$/i, '') === name || t.pdf.replace(/\.pdf$/i, '').endsWith(`/${name}`)),
+    );
+    if (mine.length === 0) return null;
+    const passed = mine.filter((t) => runOcrTest(t, markdown).passed).length;
+    return { rate: passed / mine.length, tests: mine.length };
+  };
+}
+
 export async function loadPdfs(input: string, opts: Record<string, unknown>): Promise<LoadResult> {
   const pdfToTranscripts = await importPdfPipeline();
+  const gate = await ocrGate(opts);
   const result: LoadResult = { items: [], problems: [] };
   const isDir = statSync(input).isDirectory();
   for (const pdf of listPdfs(input)) {
@@ -273,6 +309,21 @@ export async function loadPdfs(input: string, opts: Record<string, unknown>): Pr
     } catch (e) {
       result.problems.push({ origin: pdf, reasons: [`PDF could not be transcribed: ${errorMessage(e)}`] });
       continue;
+    }
+    if (gate) {
+      const kept: PdfPage[] = [];
+      for (const p of pages) {
+        const g = gate(name, p.page, p.markdown);
+        if (g && g.rate < (opts.minOcrPass as number)) {
+          result.problems.push({
+            origin: `${name}_pg${p.page}`,
+            reasons: [
+              `OCR pass rate ${g.rate.toFixed(2)} on ${g.tests} tests is below --min-ocr-pass ${opts.minOcrPass}`,
+            ],
+          });
+        } else kept.push(p);
+      }
+      pages = kept;
     }
     for (const p of pages) {
       result.items.push({

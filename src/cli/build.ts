@@ -20,6 +20,7 @@ interface BuildFlags {
   cacheDir?: string;
   refresh?: boolean;
   minOcrPass?: string;
+  ocrTests?: string;
 }
 
 export function registerBuild(program: Command): void {
@@ -59,7 +60,11 @@ export function registerBuild(program: Command): void {
     .option('--refresh', 'sob from hf: download again even if cached')
     .option(
       '--min-ocr-pass <x>',
-      'pdf: handed to the PDF pipeline (sources/pdf), which decides what it means for OCR',
+      'pdf: keep only pages whose transcript passes at least this share of their OCR tests',
+    )
+    .option(
+      '--ocr-tests <dataset.jsonl>',
+      'pdf: olmOCR-bench tests (present/absent/order) used by --min-ocr-pass',
     )
     .addHelpText(
       'after',
@@ -99,7 +104,10 @@ Source modality: hotpotqa -> text, pdf -> image, ami -> audio, sob -> the row's 
         config: flags.config,
         split: flags.split,
         download: { endpoint: flags.hfEndpoint, cacheDir: flags.cacheDir, refresh: flags.refresh },
-        pdf: flags.minOcrPass !== undefined ? { minOcrPass: Number(flags.minOcrPass) } : {},
+        pdf:
+          flags.minOcrPass !== undefined
+            ? { minOcrPass: Number(flags.minOcrPass), ocrTests: flags.ocrTests }
+            : {},
         log,
       });
       const per = MODALITIES.map(
