@@ -23,7 +23,7 @@ import { basename, dirname, join, relative, resolve } from 'node:path';
 import { z } from 'zod';
 import { errorMessage, UserError } from '../src/core/errors.ts';
 import { assertReadableFile, readJsonl } from '../src/core/jsonl.ts';
-import { toPlain } from '../src/core/pyjson.ts';
+import { dumpsPy, type PyValue, parsePyJson, toPlain } from '../src/core/pyjson.ts';
 import { COMPLEXITIES, type Modality } from '../src/core/record.ts';
 import { loadAmi, TOKENIZER_NAME } from './ami.ts';
 import { checkRecord } from './checks.ts';
@@ -82,6 +82,13 @@ export type Annotation = z.infer<typeof Annotation>;
 export interface LoadedAnnotation {
   origin: string;
   annotation: Annotation;
+  /** The ground truth as written (`17.0` stays a float), for writing the record. */
+  groundTruth?: PyValue;
+}
+
+/** An annotation's `ground_truth`, read losslessly from its source text. */
+function losslessGroundTruth(v: PyValue | undefined): PyValue | undefined {
+  return v instanceof Map ? v.get('ground_truth') : undefined;
 }
 
 function withSourceId(v: unknown, key?: string): unknown {
@@ -103,12 +110,16 @@ function withSourceId(v: unknown, key?: string): unknown {
 export function loadAnnotations(file: string): { annotations: LoadedAnnotation[]; problems: Problem[] } {
   assertReadableFile(file);
   const text = readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
-  const raw: { origin: string; value: unknown; error?: string }[] = [];
+  const raw: { origin: string; value: unknown; error?: string; groundTruth?: PyValue }[] = [];
   if (file.toLowerCase().endsWith('.jsonl')) {
     text.split(/\r?\n/).forEach((line, i) => {
       if (line.trim() === '') return;
       try {
-        raw.push({ origin: `${file}:${i + 1}`, value: withSourceId(JSON.parse(line)) });
+        raw.push({
+          origin: `${file}:${i + 1}`,
+          value: withSourceId(JSON.parse(line)),
+          groundTruth: losslessGroundTruth(parsePyJson(line)),
+        });
       } catch (e) {
         raw.push({
           origin: `${file}:${i + 1}`,
@@ -119,13 +130,18 @@ export function loadAnnotations(file: string): { annotations: LoadedAnnotation[]
     });
   } else {
     let v: unknown;
+    let lossless: PyValue;
     try {
       v = JSON.parse(text);
+      lossless = parsePyJson(text);
     } catch (e) {
       throw new UserError(`${file}: not valid JSON: ${errorMessage(e)}`);
     }
     if (Array.isArray(v))
-      for (const [i, x] of v.entries()) raw.push({ origin: `${file}: item ${i}`, value: withSourceId(x) });
+      for (const [i, x] of v.entries()) {
+        const gt = Array.isArray(lossless) ? losslessGroundTruth(lossless[i]) : undefined;
+        raw.push({ origin: `${file}: item ${i}`, value: withSourceId(x), groundTruth: gt });
+      }
     else if (v !== null && typeof v === 'object' && 'question' in v)
       raw.push({ origin: file, value: withSourceId(v) });
     else if (v !== null && typeof v === 'object') {
@@ -156,22 +172,40 @@ export function loadAnnotations(file: string): { annotations: LoadedAnnotation[]
       });
       continue;
     }
-    annotations.push({ origin: r.origin, annotation: parsed.data });
+    annotations.push({ origin: r.origin, annotation: parsed.data, groundTruth: r.groundTruth });
   }
   return { annotations, problems };
 }
 
 /** Source items joined with their annotations into candidate records (not yet checked). */
+/** A record ready for the checks; `groundTruth` (lossless) is what gets written when known. */
+export interface Candidate {
+  origin: string;
+  record: unknown;
+  groundTruth?: PyValue;
+}
+
+const GT_MARK = '\u0000sob-eval:ground_truth\u0000';
+
+/** The record as one JSON line, its ground truth written as the annotation wrote it. */
+function recordLine(c: Candidate): string {
+  if (c.groundTruth === undefined) return JSON.stringify(c.record);
+  const rec = c.record as { output: Record<string, unknown> };
+  const text = JSON.stringify({ ...rec, output: { ...rec.output, ground_truth: GT_MARK } });
+  const gt = dumpsPy(c.groundTruth, { ensureAscii: false, separators: [',', ':'] });
+  return text.replace(JSON.stringify(GT_MARK), () => gt);
+}
+
 export function joinAnnotations(
   kind: Exclude<SourceKind, 'sob'>,
   items: SourceItem[],
   annotations: LoadedAnnotation[],
-): { candidates: { origin: string; record: unknown }[]; problems: Problem[] } {
+): { candidates: Candidate[]; problems: Problem[] } {
   const byId = new Map(items.map((it) => [it.id, it]));
   const perSource = new Map<string, number>();
-  const candidates: { origin: string; record: unknown }[] = [];
+  const candidates: Candidate[] = [];
   const problems: Problem[] = [];
-  for (const { origin, annotation: a } of annotations) {
+  for (const { origin, annotation: a, groundTruth } of annotations) {
     const k = (perSource.get(a.source_id) ?? 0) + 1;
     perSource.set(a.source_id, k);
     const recordId = a.record_id ?? `${kind}-${a.source_id}-${k}`;
@@ -212,6 +246,7 @@ export function joinAnnotations(
         input: { context: item.context, question: a.question, json_schema: schema },
         output: { ground_truth: a.ground_truth },
       },
+      groundTruth,
     });
   }
   return { candidates, problems };
@@ -425,7 +460,7 @@ export async function buildBenchmark(opts: BuildOptions): Promise<BuildResult> {
     throw new UserError(`no such file or folder: ${opts.input}`);
 
   // 1. Candidates
-  const candidates: { origin: string; record: unknown }[] = [];
+  const candidates: Candidate[] = [];
   const problems: Problem[] = [];
   const contexts: BuildResult['contexts'] = [];
   if (kind === 'sob') {
@@ -507,7 +542,7 @@ export async function buildBenchmark(opts: BuildOptions): Promise<BuildResult> {
         const { record_id, source, ...rest } = rec.metadata;
         rec.metadata = { record_id, source, schema_complexity: res.derivedComplexity, ...rest };
       }
-      writeSync(outFd, `${JSON.stringify(c.record)}\n`);
+      writeSync(outFd, `${recordLine(c)}\n`);
       written++;
     }
   } finally {
