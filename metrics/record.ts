@@ -2,7 +2,14 @@
  * Per-record scoring, `sob` profile (SPEC.md "Per-record scoring"). A pure function of
  * (record, modality, options): no I/O.
  */
-import { compareCodePoints, isStructured, type PyObject, type PyValue, toPlain } from '../src/core/pyjson.ts';
+import {
+  compareCodePoints,
+  isStructured,
+  type PyObject,
+  type PyValue,
+  parsePyJson,
+  toPlain,
+} from '../src/core/pyjson.ts';
 import type { Modality, ScoringView } from '../src/core/record.ts';
 import { type SchemaEntry, schemaEntry, validateWithEntry } from '../src/core/schema.ts';
 import { flattenLeaves, type Leaves, presentPaths, wildcardPath } from './paths.ts';
@@ -103,24 +110,26 @@ function meanTokenF1(gt: Leaves, pred: Leaves): number {
 }
 
 /** `required_paths`: required keys of object schemas, recursively; arrays recurse with `[]`. */
-export function requiredPaths(schema: PyValue | undefined, prefix = ''): string[] {
+export function requiredPaths(schema: unknown, prefix = ''): string[] {
   const out: string[] = [];
-  const walk = (s: PyValue | undefined, pre: string, depth: number) => {
-    if (!(s instanceof Map) || depth > 10_000) return;
-    const t = s.get('type');
+  const isObj = (v: unknown): v is Record<string, unknown> =>
+    v !== null && typeof v === 'object' && !Array.isArray(v);
+  const walk = (s: unknown, pre: string, depth: number) => {
+    if (!isObj(s) || depth > 10_000) return;
+    const t = Object.hasOwn(s, 'type') ? s.type : undefined;
     if (t === 'object') {
-      const props = s.get('properties');
-      const required = s.get('required');
+      const props = Object.hasOwn(s, 'properties') ? s.properties : undefined;
+      const required = Object.hasOwn(s, 'required') ? s.required : undefined;
       if (!Array.isArray(required)) return;
       for (const key of required) {
         if (typeof key !== 'string') continue;
-        const child = props instanceof Map ? props.get(key) : undefined;
+        const child = isObj(props) && Object.hasOwn(props, key) ? props[key] : undefined;
         const p = pre ? `${pre}.${key}` : key;
         out.push(p);
         walk(child, p, depth + 1);
       }
     } else if (t === 'array') {
-      walk(s.get('items'), pre ? `${pre}[]` : '[]', depth + 1);
+      walk(Object.hasOwn(s, 'items') ? s.items : undefined, pre ? `${pre}[]` : '[]', depth + 1);
     }
   };
   walk(schema, prefix, 0);
@@ -131,11 +140,26 @@ function sortedUnique(xs: Iterable<string>): string[] {
   return [...new Set(xs)].sort(compareCodePoints);
 }
 
-function requiredKeyRecall(candidate: PyValue, schema: PyValue): { recall: number; missing: string[] } {
-  const req = sortedUnique(requiredPaths(schema));
+/** The sorted, unique required paths of a valid schema, computed once per schema. */
+const requiredMemo = new WeakMap<SchemaEntry, { req: string[]; longest: number }>();
+function requiredPathsOf(facts: SchemaFacts): { req: string[]; longest: number } {
+  let r = requiredMemo.get(facts.entry);
+  if (!r) {
+    const req = sortedUnique(requiredPaths(facts.schema()));
+    let longest = 0;
+    for (const p of req) longest = Math.max(longest, p.length);
+    r = { req, longest };
+    requiredMemo.set(facts.entry, r);
+  }
+  return r;
+}
+
+function requiredKeyRecall(
+  candidate: PyValue,
+  required: { req: string[]; longest: number },
+): { recall: number; missing: string[] } {
+  const { req, longest } = required;
   if (req.length === 0) return { recall: 1, missing: [] };
-  let longest = 0;
-  for (const p of req) longest = Math.max(longest, p.length);
   const present = new Set<string>();
   for (const p of presentPaths(candidate, longest + 1)) present.add(wildcardPath(p));
   const missing = req.filter((p) => !present.has(p));
@@ -154,31 +178,59 @@ function plainOf(value: PyValue, text: string | undefined): unknown {
   return toPlain(value);
 }
 
-interface SchemaFacts {
-  entry: SchemaEntry;
-  /** The schema as a plain JS value, for ajv (built only when needed). */
-  plain: () => object;
+/** Parses a schema's raw text: native JSON.parse, or the lossless parser for NaN/Infinity. */
+export function parseSchemaText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return toPlain(parsePyJson(text));
+  }
 }
 
-/** Schema validity and validator, cached by the schema's text across records and files. */
-function checkSchema(schema: PyValue | undefined, text: string | undefined): SchemaFacts {
-  if (!(schema instanceof Map)) {
-    return { entry: { valid: false, reason: 'the schema is not a JSON object' }, plain: () => ({}) };
-  }
-  let plainValue: object | undefined;
+/** Where the schema comes from: its raw text (the cache key) or the parsed value. */
+export interface SchemaSource {
+  key: string;
+  /** The schema as a plain JS value (built once, only when needed). */
+  plain: () => unknown;
+}
+
+export function schemaSourceOf(view: ScoringView): SchemaSource {
+  let have = false;
+  let value: unknown;
   const plain = () => {
-    plainValue ??= plainOf(schema, text) as object;
-    return plainValue;
+    if (!have) {
+      value =
+        view.schemaPlain !== undefined
+          ? view.schemaPlain
+          : view.schemaText !== undefined
+            ? parseSchemaText(view.schemaText)
+            : toPlain(view.schema ?? null);
+      have = true;
+    }
+    return value;
   };
-  let key = text;
+  let key = view.schemaText;
   if (key === undefined) {
     try {
-      key = JSON.stringify(plain());
+      key = JSON.stringify(plain()) ?? '';
     } catch {
       key = '';
     }
   }
-  return { entry: schemaEntry(key, plain), plain };
+  return { key, plain };
+}
+
+interface SchemaFacts {
+  entry: SchemaEntry;
+  /** The schema as a plain JS value (the cached copy when the schema was seen before). */
+  schema: () => unknown;
+}
+
+/** Schema validity, validator and plain value, cached by the schema's text across records and files. */
+function checkSchema(view: ScoringView): SchemaFacts {
+  const src = schemaSourceOf(view);
+  const entry = schemaEntry(src.key, src.plain);
+  return { entry, schema: () => (entry.schema !== undefined ? entry.schema : src.plain()) };
 }
 
 export interface ScoreOptions {
@@ -187,11 +239,11 @@ export interface ScoreOptions {
 
 /** Scores one response record exactly as the SOB reference does (`sob` profile). */
 export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore {
-  const { metadata, schema, groundTruth } = view;
+  const { metadata, groundTruth } = view;
   const explanation: Explanation = {};
   const w = weightOf(metadata);
 
-  const schemaCheck = checkSchema(schema, view.schemaText);
+  const schemaCheck = checkSchema(view);
   const schemaValid = schemaCheck.entry.valid;
   if (!schemaValid) explanation.schema_error = schemaCheck.entry.reason;
 
@@ -202,7 +254,11 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
 
   let jsonPass = 0;
   if (structured && schemaValid) {
-    const v = validateWithEntry(schemaCheck.entry, schemaCheck.plain, plainOf(candidate, view.candidateText));
+    const v = validateWithEntry(
+      schemaCheck.entry,
+      () => schemaCheck.schema() as object,
+      plainOf(candidate, view.candidateText),
+    );
     if (v.valid) jsonPass = 1;
     else explanation.validation_error = v.reason;
   }
@@ -216,11 +272,11 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
   const rawStructure = f1FromCounts(overlap, predLeaves.size, gtLeaves.size);
   const rawExact = exactMatch(gtLeaves, predLeaves);
   const rawTokenF1 = meanTokenF1(gtLeaves, predLeaves);
-  const rawTypes = structured && schemaValid ? typePrecision(predLeaves, schema) : 0;
+  const rawTypes = structured && schemaValid ? typePrecision(predLeaves, schemaCheck.schema()) : 0;
 
   let required: { recall: number; missing: string[] };
-  if (structured && schemaValid) required = requiredKeyRecall(candidate, schema as PyValue);
-  else required = { recall: 0, missing: requiredPaths(schema) };
+  if (structured && schemaValid) required = requiredKeyRecall(candidate, requiredPathsOf(schemaCheck));
+  else required = { recall: 0, missing: requiredPaths(schemaCheck.schema()) };
 
   const hardening = jsonPass;
   const gate = coverageGate(opts.modality, rawStructure);

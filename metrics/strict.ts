@@ -16,7 +16,13 @@
 import { compareCodePoints, isStructured, type PyValue, parsePyJson, toPlain } from '../src/core/pyjson.ts';
 import type { Modality, ScoringView } from '../src/core/record.ts';
 import { strictSchemaEntry, validateWithEntry } from '../src/core/schema.ts';
-import { coverageGate, type Explanation, failedRecordScore, type RecordScore } from './record.ts';
+import {
+  coverageGate,
+  type Explanation,
+  failedRecordScore,
+  type RecordScore,
+  schemaSourceOf,
+} from './record.ts';
 import { strictEquals, tokenF1 } from './values.ts';
 
 export interface StrictOptions {
@@ -356,23 +362,9 @@ export function scoreRecordStrict(view: ScoringView, opts: StrictOptions): Stric
   if (!structured)
     explanation.not_structured = 'the answer is not a JSON object or array, even after recovery';
 
-  let schemaPlain: object | undefined;
-  const plain = () => {
-    schemaPlain ??= toPlain(view.schema ?? null) as object;
-    return schemaPlain;
-  };
-  let key = view.schemaText;
-  if (key === undefined) {
-    try {
-      key = JSON.stringify(plain());
-    } catch {
-      key = '';
-    }
-  }
-  const entry =
-    view.schema instanceof Map
-      ? strictSchemaEntry(key, plain, opts.assertFormats)
-      : { valid: false, reason: 'the schema is not a JSON object' };
+  const src = schemaSourceOf(view);
+  const plain = () => src.plain() as object;
+  const entry = strictSchemaEntry(src.key, plain, opts.assertFormats);
   if (!entry.valid) explanation.schema_error = entry.reason;
 
   let jsonPass = 0;

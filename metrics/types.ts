@@ -7,8 +7,17 @@ import { type Leaves, splitPath } from './paths.ts';
 
 const TYPE_NAMES = new Set(['string', 'integer', 'number', 'boolean', 'object', 'array', 'null']);
 
+/** A JSON object as JS sees it (the schema is a plain value here, as `JSON.parse` gives it). */
+type Obj = Record<string, unknown>;
+function isObj(v: unknown): v is Obj {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+function own(o: Obj, key: string): unknown {
+  return Object.hasOwn(o, key) ? o[key] : undefined;
+}
+
 /** `normalize_schema_type`: a type list drops "null" and must leave exactly one type. */
-function normalizeSchemaType(t: PyValue | undefined): string | null {
+function normalizeSchemaType(t: unknown): string | null {
   let v = t;
   if (Array.isArray(v)) {
     const nonNull = v.filter((x) => x !== 'null');
@@ -20,26 +29,25 @@ function normalizeSchemaType(t: PyValue | undefined): string | null {
 }
 
 /** `schema_type_for_path`: key steps need `type: "object"`, index steps `type: "array"`. */
-export function schemaTypeForPath(schema: PyValue | undefined, path: string): string | null {
-  if (!(schema instanceof Map)) return null;
+export function schemaTypeForPath(schema: unknown, path: string): string | null {
+  if (!isObj(schema)) return null;
   const steps = splitPath(path);
   if (steps === null) return null;
-  let current: PyValue | undefined = schema;
+  let current: unknown = schema;
   for (const step of steps) {
-    if (!(current instanceof Map)) return null; // a tuple `items` or a boolean schema mid-path
+    if (!isObj(current)) return null; // a tuple `items` or a boolean schema mid-path
     if ('key' in step) {
-      if (current.get('type') !== 'object') return null;
-      const props: PyValue | undefined = current.get('properties');
-      if (props === undefined) return null;
-      if (!(props instanceof Map)) return null;
-      current = props.get(step.key);
+      if (own(current, 'type') !== 'object') return null;
+      const props = own(current, 'properties');
+      if (!isObj(props)) return null;
+      current = own(props, step.key);
     } else {
-      if (current.get('type') !== 'array') return null;
-      current = current.get('items');
+      if (own(current, 'type') !== 'array') return null;
+      current = own(current, 'items');
     }
     if (current === undefined || current === null) return null;
   }
-  return current instanceof Map ? normalizeSchemaType(current.get('type')) : null;
+  return isObj(current) ? normalizeSchemaType(own(current, 'type')) : null;
 }
 
 /** `json_type_name` for a leaf: ints are "integer", floats "number". */
@@ -57,13 +65,24 @@ export function isTypeMatch(v: PyValue, expected: string): boolean {
   return actual === expected || (expected === 'number' && actual === 'integer');
 }
 
+/** The expected type per path, per schema object (paths repeat across the models scored). */
+const typeMemo = new WeakMap<object, Map<string, string | null>>();
+
 /** Raw type precision over the candidate's leaves (0 when there are none). */
-export function typePrecision(predLeaves: Leaves, schema: PyValue | undefined): number {
+export function typePrecision(predLeaves: Leaves, schema: unknown): number {
   if (predLeaves.size === 0) return 0;
+  let memo: Map<string, string | null> | undefined;
+  if (isObj(schema)) {
+    memo = typeMemo.get(schema);
+    if (!memo) typeMemo.set(schema, (memo = new Map()));
+  }
   let matches = 0;
-  // Many leaves share a wildcard path; the schema walk depends only on the path string.
   for (const [path, value] of predLeaves) {
-    const expected = schemaTypeForPath(schema, path);
+    let expected = memo?.get(path);
+    if (expected === undefined) {
+      expected = schemaTypeForPath(schema, path);
+      if (memo && memo.size < 100_000) memo.set(path, expected);
+    }
     if (expected !== null && isTypeMatch(value, expected)) matches++;
   }
   return matches / predLeaves.size;

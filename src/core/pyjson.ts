@@ -45,6 +45,7 @@ function isWs(c: number): boolean {
 export function parsePyJson(
   text: string,
   spans?: { keys: ReadonlySet<string>; out: Map<string, string>; skip?: ReadonlySet<string> },
+  // (a skipped object or array comes back as null; its raw text is in `out` when its key is in `keys`)
 ): PyValue {
   const n = text.length;
   let pos = 0;
@@ -53,8 +54,10 @@ export function parsePyJson(
   let spanStart = -1;
   let spanKey = '';
   let spanDepth = -1;
-  // The next string value is checked but not decoded (a context the caller never reads).
-  let skipString = false;
+  // The next value is not built: a string is checked but not decoded (a context the caller never
+  // reads); an object or array is only measured (its raw text is what the caller wants), and the
+  // caller must check that text itself (see `skippedContainer`).
+  let skipNext = false;
 
   const skipWs = () => {
     while (pos < n && isWs(text.charCodeAt(pos))) pos++;
@@ -107,19 +110,45 @@ export function parsePyJson(
     }
   };
 
+  /**
+   * Moves past a whole object or array without building it: brackets are counted, strings jumped
+   * over (their escapes checked). Grammar inside is not checked here; the value comes back as
+   * null and the caller validates the raw text (it parses it anyway when it is new).
+   */
+  const skipContainer = (): PyValue => {
+    let depth = 0;
+    for (;;) {
+      if (pos >= n) return fail('Unterminated object or array');
+      const c = text.charCodeAt(pos);
+      if (c === 0x22) {
+        readString(true);
+        continue;
+      }
+      if (c === 0x7b || c === 0x5b) depth++;
+      else if (c === 0x7d || c === 0x5d) {
+        depth--;
+        if (depth === 0) {
+          pos++;
+          return null;
+        }
+      }
+      pos++;
+    }
+  };
+
   const readScalarOrOpen = (): PyValue | Frame => {
     const c = text.charCodeAt(pos);
+    const skip = skipNext;
+    skipNext = false;
     switch (c) {
       case 0x22: // "
-        if (skipString) {
-          skipString = false;
-          return readString(true);
-        }
-        return readString();
+        return readString(skip);
       case 0x7b: // {
+        if (skip) return skipContainer();
         pos++;
         return { kind: 'object', value: new Map(), key: '' };
       case 0x5b: // [
+        if (skip) return skipContainer();
         pos++;
         return { kind: 'array', value: [] };
       case 0x74: // t
@@ -208,7 +237,7 @@ export function parsePyJson(
           stack.length === 2 &&
           spans.skip.has(`${(stack[0] as { key: string }).key}.${next.key}`)
         ) {
-          skipString = true;
+          skipNext = true;
         }
         if (
           spans &&
@@ -253,7 +282,7 @@ export function parsePyJson(
           stack.length === 2 &&
           spans.skip.has(`${(stack[0] as { key: string }).key}.${top.key}`)
         ) {
-          skipString = true;
+          skipNext = true;
         }
         if (
           spans &&

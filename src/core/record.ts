@@ -39,6 +39,8 @@ export interface ScoringView {
   candidateText?: string;
   /** `output.raw_response`, the model's exact text, when the runner kept it. */
   raw?: PyValue;
+  /** The schema as a plain JS value, when the reader already has it (see `SCORING_SKIP_KEYS`). */
+  schemaPlain?: unknown;
 }
 
 /** The second-level keys whose raw text the scorer can use (see `parseLine`). */
@@ -46,8 +48,15 @@ export const SCORING_SPAN_KEYS: ReadonlySet<string> = new Set([
   'input.json_schema',
   'output.candidate_response',
 ]);
-/** Second-level strings the scorer never reads: checked as JSON, not decoded (most of a line). */
-export const SCORING_SKIP_KEYS: ReadonlySet<string> = new Set(['input.context', 'input.question']);
+/**
+ * Second-level values the scorer does not build: the context and question (never read; checked as
+ * JSON, not decoded) and the schema (read from its raw text, once per distinct schema).
+ */
+export const SCORING_SKIP_KEYS: ReadonlySet<string> = new Set([
+  'input.context',
+  'input.question',
+  'input.json_schema',
+]);
 
 const EMPTY: PyObject = new Map();
 

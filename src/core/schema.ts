@@ -19,7 +19,6 @@ import { pythonRegexError, translatePythonRegex } from './pyregex.ts';
 const requireJson = createRequire(import.meta.url);
 const draft07Meta = requireJson('ajv/dist/refs/json-schema-draft-07.json') as Record<string, unknown>;
 
-
 /** A RegExp engine for ajv: Python pattern syntax and semantics, compiled once per pattern. */
 const pyRegExp = Object.assign(
   (pattern: string): RegExpLike => {
@@ -145,6 +144,8 @@ export interface SchemaEntry {
   valid: boolean;
   reason?: string;
   validate?: ValidateFunction | string;
+  /** The schema as a plain JS value (parsed once, reused by every record that shares it). */
+  schema?: unknown;
 }
 
 const entries = new Map<string, SchemaEntry>();
@@ -153,17 +154,23 @@ const entries = new Map<string, SchemaEntry>();
  * The schema facts for a schema text, from one cache lookup (a schema recurs in every model's
  * file). `plain` builds the plain schema only on a miss.
  */
-export function schemaEntry(key: string, plain: () => object): SchemaEntry {
+export function schemaEntry(key: string, plain: () => unknown): SchemaEntry {
   let e = key ? entries.get(key) : undefined;
   if (!e) {
-    const c = checkDraft7Schema(plain());
-    e = c.valid ? { valid: true } : { valid: false, reason: c.reason };
+    const schema = plain();
+    const c = checkDraft7Schema(schema);
+    e = c.valid ? { valid: true, schema } : { valid: false, reason: c.reason, schema };
     if (key) {
       if (entries.size >= VALIDATOR_CACHE_MAX) entries.clear();
       entries.set(key, e);
     }
   }
   return e;
+}
+
+/** Whether a schema text has been seen (and so is known to be well-formed JSON). */
+export function isKnownSchemaText(key: string): boolean {
+  return entries.has(key);
 }
 
 /** Validates with an entry's validator, compiling it on first use; never throws. */

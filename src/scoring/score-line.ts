@@ -3,11 +3,18 @@
  * Shared by the worker and the in-process path so both give the same rows.
  */
 
-import { failedRecordScore, type RecordScore, scoreRecord, toReferenceRow } from '../../metrics/record.ts';
+import {
+  failedRecordScore,
+  parseSchemaText,
+  type RecordScore,
+  scoreRecord,
+  toReferenceRow,
+} from '../../metrics/record.ts';
 import { scoreRecordStrict } from '../../metrics/strict.ts';
 import type { ParsedLine } from '../core/jsonl.ts';
 import { dumpsPy } from '../core/pyjson.ts';
 import { type Modality, scoringView } from '../core/record.ts';
+import { isKnownSchemaText } from '../core/schema.ts';
 import { recordModality } from './modality.ts';
 
 export type LineOutcome =
@@ -31,6 +38,19 @@ export function scoreParsedLine(
   if (!parsed.ok) return { kind: 'malformed', line: parsed.line, error: `not JSON: ${parsed.error}` };
   const v = scoringView(parsed.value, parsed.spans);
   if (!v.ok) return { kind: 'malformed', line: parsed.line, error: v.error };
+  // A schema the reader skipped is checked here: parsed the first time its text is seen.
+  const text = v.view.schemaText;
+  if (text !== undefined && (text.startsWith('{') || text.startsWith('[')) && !isKnownSchemaText(text)) {
+    try {
+      v.view.schemaPlain = parseSchemaText(text);
+    } catch (e) {
+      return {
+        kind: 'malformed',
+        line: parsed.line,
+        error: `not JSON: ${e instanceof Error ? e.message : String(e)}`,
+      };
+    }
+  }
   const modality = recordModality(v.view.metadata, pathModality, forced);
   const score =
     profile.profile === 'strict'

@@ -62,6 +62,26 @@ test('a malformed JSONL line is counted, named as file:line, and skipped', () =>
   assert.equal(summary.data_quality.malformed_jsonl_line_count, 1);
 });
 
+test('a line whose schema is not well-formed JSON is malformed, even though the scorer skips building it', () => {
+  const f = join(tmp, 'response_badschema.jsonl');
+  const good = record('a', { name: 'x', n: 1 });
+  const broken = good
+    .replace('"required":["name"]}', '"required":["name"],}')
+    .replace('"id":"a"', '"id":"b"');
+  assert.notEqual(broken, good);
+  writeFileSync(f, `${good}\n${broken}\n${good.replace('"record_id":"a"', '"record_id":"c"')}\n`);
+  const out = join(tmp, 'out-badschema');
+  const r = sob(['score', f, '--out', out, '--bootstrap-samples', '10']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /response_badschema\.jsonl:2: skipped: not JSON/);
+  const { rows, summary } = readOut(out, 'text', 'badschema');
+  assert.deepEqual(
+    rows.map((x) => x.record_id),
+    ['a', 'c'],
+  );
+  assert.equal(summary.data_quality.malformed_jsonl_line_count, 1);
+});
+
 test('a missing file is one clear line and exit 1', () => {
   const r = sob(['score', join(tmp, 'nope.jsonl')]);
   assert.equal(r.code, 1);
