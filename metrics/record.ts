@@ -76,6 +76,37 @@ function weightOf(metadata: PyObject): { difficulty: string; basis: string; weig
   return { difficulty: 'unknown', basis: 'unknown', weight: 0 };
 }
 
+type Identity = Pick<
+  RecordScore,
+  | 'recordId'
+  | 'modelId'
+  | 'schemaComplexity'
+  | 'questionDifficulty'
+  | 'difficulty'
+  | 'weightingBasis'
+  | 'weight'
+  | 'knownDifficulty'
+>;
+
+/** SPEC step 1: what a row echoes of the record's metadata, and its weight. */
+function identity(metadata: PyObject): Identity {
+  const w = weightOf(metadata);
+  return {
+    recordId: metadata.has('record_id') ? (metadata.get('record_id') as PyValue) : '',
+    modelId: metadata.has('model_id') ? (metadata.get('model_id') as PyValue) : 'unknown',
+    schemaComplexity: truthy(metadata.get('schema_complexity'))
+      ? (metadata.get('schema_complexity') as PyValue)
+      : 'unknown',
+    questionDifficulty: truthy(metadata.get('difficulty'))
+      ? (metadata.get('difficulty') as PyValue)
+      : 'unknown',
+    difficulty: w.difficulty,
+    weightingBasis: w.basis,
+    weight: w.weight,
+    knownDifficulty: w.weight > 0,
+  };
+}
+
 /** SPEC step 5: text needs path-set F1 >= 0.95; image and audio get a soft quadratic gate. */
 export function coverageGate(modality: Modality, structureF1: number): number {
   if (modality === 'text') return structureF1 >= 0.95 ? 1 : 0;
@@ -241,7 +272,6 @@ export interface ScoreOptions {
 export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore {
   const { metadata, groundTruth } = view;
   const explanation: Explanation = {};
-  const w = weightOf(metadata);
 
   const schemaCheck = checkSchema(view);
   const schemaValid = schemaCheck.entry.valid;
@@ -287,18 +317,7 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
   missingGt.sort(compareCodePoints);
 
   return {
-    recordId: metadata.has('record_id') ? (metadata.get('record_id') as PyValue) : '',
-    modelId: metadata.has('model_id') ? (metadata.get('model_id') as PyValue) : 'unknown',
-    schemaComplexity: truthy(metadata.get('schema_complexity'))
-      ? (metadata.get('schema_complexity') as PyValue)
-      : 'unknown',
-    questionDifficulty: truthy(metadata.get('difficulty'))
-      ? (metadata.get('difficulty') as PyValue)
-      : 'unknown',
-    difficulty: w.difficulty,
-    weightingBasis: w.basis,
-    weight: w.weight,
-    knownDifficulty: w.weight > 0,
+    ...identity(metadata),
     jsonParse: structured ? 1 : 0,
     rootStructured: structured ? 1 : 0,
     schemaValidInput: schemaValid ? 1 : 0,
@@ -326,20 +345,8 @@ function describe(v: PyValue | undefined): string {
 
 /** A record that could not be scored in its time budget: every score 0, the reason kept. */
 export function failedRecordScore(metadata: PyObject, reason: string): RecordScore {
-  const w = weightOf(metadata);
   return {
-    recordId: metadata.has('record_id') ? (metadata.get('record_id') as PyValue) : '',
-    modelId: metadata.has('model_id') ? (metadata.get('model_id') as PyValue) : 'unknown',
-    schemaComplexity: truthy(metadata.get('schema_complexity'))
-      ? (metadata.get('schema_complexity') as PyValue)
-      : 'unknown',
-    questionDifficulty: truthy(metadata.get('difficulty'))
-      ? (metadata.get('difficulty') as PyValue)
-      : 'unknown',
-    difficulty: w.difficulty,
-    weightingBasis: w.basis,
-    weight: w.weight,
-    knownDifficulty: w.weight > 0,
+    ...identity(metadata),
     jsonParse: 0,
     rootStructured: 0,
     schemaValidInput: 0,

@@ -201,6 +201,28 @@ export function parsePyJson(
   const isFrame = (v: PyValue | Frame): v is Frame =>
     v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Map);
 
+  /**
+   * Reads `"key":` into an object frame; a second-level key named in `spans` starts a span (its
+   * value's raw text is kept) or marks the value to be skipped.
+   */
+  const readKey = (frame: Frame & { kind: 'object' }): void => {
+    if (text.charCodeAt(pos) !== 0x22) fail('Expecting property name enclosed in double quotes');
+    frame.key = readString();
+    skipWs();
+    if (text.charCodeAt(pos) !== 0x3a) fail("Expecting ':' delimiter");
+    pos++;
+    skipWs();
+    if (spans && stack.length === 2) {
+      const name = `${(stack[0] as { key: string }).key}.${frame.key}`;
+      if (spans.skip?.has(name)) skipNext = true;
+      if (spans.keys.has(name)) {
+        spanStart = pos;
+        spanKey = name;
+        spanDepth = stack.length;
+      }
+    }
+  };
+
   let result: PyValue | undefined;
   skipWs();
   if (pos >= n) fail('Expecting value');
@@ -226,28 +248,7 @@ export function parsePyJson(
           next = next.value;
           continue;
         }
-        if (c !== 0x22) fail('Expecting property name enclosed in double quotes');
-        next.key = readString();
-        skipWs();
-        if (text.charCodeAt(pos) !== 0x3a) fail("Expecting ':' delimiter");
-        pos++;
-        skipWs();
-        if (
-          spans?.skip &&
-          stack.length === 2 &&
-          spans.skip.has(`${(stack[0] as { key: string }).key}.${next.key}`)
-        ) {
-          skipNext = true;
-        }
-        if (
-          spans &&
-          stack.length === 2 &&
-          spans.keys.has(`${(stack[0] as { key: string }).key}.${next.key}`)
-        ) {
-          spanStart = pos;
-          spanKey = `${(stack[0] as { key: string }).key}.${next.key}`;
-          spanDepth = stack.length;
-        }
+        readKey(next);
       }
       if (pos >= n) fail('Expecting value');
       next = readScalarOrOpen();
@@ -270,30 +271,7 @@ export function parsePyJson(
     if (c === 0x2c) {
       pos++;
       skipWs();
-      if (top.kind === 'object') {
-        if (text.charCodeAt(pos) !== 0x22) fail('Expecting property name enclosed in double quotes');
-        top.key = readString();
-        skipWs();
-        if (text.charCodeAt(pos) !== 0x3a) fail("Expecting ':' delimiter");
-        pos++;
-        skipWs();
-        if (
-          spans?.skip &&
-          stack.length === 2 &&
-          spans.skip.has(`${(stack[0] as { key: string }).key}.${top.key}`)
-        ) {
-          skipNext = true;
-        }
-        if (
-          spans &&
-          stack.length === 2 &&
-          spans.keys.has(`${(stack[0] as { key: string }).key}.${top.key}`)
-        ) {
-          spanStart = pos;
-          spanKey = `${(stack[0] as { key: string }).key}.${top.key}`;
-          spanDepth = stack.length;
-        }
-      }
+      if (top.kind === 'object') readKey(top);
       if (pos >= n) fail('Expecting value');
       next = readScalarOrOpen();
       continue;
