@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { errorMessage, UserError } from '../core/errors.ts';
 import { registerBuild } from './build.ts';
+import { registerCompare } from './compare.ts';
 import { registerEval } from './eval.ts';
 import { registerLeaderboard } from './leaderboard.ts';
 import { registerOcr } from './ocr.ts';
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   registerRun(program);
   registerScore(program);
   registerLeaderboard(program);
+  registerCompare(program);
   registerBuild(program);
   registerOcr(program);
   for (const cmd of program.commands) cmd.exitOverride();

@@ -1,0 +1,63 @@
+/** `sob compare`: is model B better than model A, and by how much? */
+import type { Command } from 'commander';
+import { UserError } from '../core/errors.ts';
+import { choiceOption, intOption, log, modalityOption } from './common.ts';
+
+interface CompareFlags {
+  all?: boolean;
+  modality: string;
+  samples: number;
+  seed: number;
+  format: 'table' | 'json';
+}
+
+export function registerCompare(program: Command): void {
+  program
+    .command('compare')
+    .description('paired bootstrap: is model B better than model A, on the records both answered?')
+    .argument(
+      '<a>',
+      'model A: a <eval>/<source>/<model> folder (or its eval_records.jsonl); with --all, an evaluation folder',
+    )
+    .argument('[b]', 'model B, the same way')
+    .option(
+      '--all',
+      'every model of one source in an evaluation folder: the pairwise matrix (Holm-corrected)',
+    )
+    .option('--modality <m>', 'with --all: which source', modalityOption, 'text')
+    .option('--samples <n>', 'bootstrap resamples', intOption('--samples', 1), 2000)
+    .option('--seed <n>', 'bootstrap seed', intOption('--seed'), 42)
+    .option('--format <f>', 'table | json', choiceOption(['table', 'json'] as const), 'table')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  sob compare runs/evaluation/image/phi-4 runs/evaluation/image/gpt-oss
+  sob compare runs/evaluation --all --modality image
+
+The difference is B - A (weighted by schema complexity), with a 95% bootstrap interval and a
+two-sided bootstrap p-value; with --all, p-values are Holm-Bonferroni adjusted.`,
+    )
+    .action(async (a: string, b: string | undefined, flags: CompareFlags) => {
+      const { comparePair, loadModelRows, matrixTable, modelFolders, pairTable, pairwiseMatrix } =
+        await import('../report/compare.ts');
+      if (flags.all) {
+        const models = await Promise.all(modelFolders(a, flags.modality).map(loadModelRows));
+        if (models.length < 2)
+          throw new UserError(
+            `need at least two models with eval_records.jsonl under ${a}/${flags.modality}`,
+          );
+        log(`comparing ${models.length} models pairwise on ${flags.modality} (${flags.samples} resamples)`);
+        const m = pairwiseMatrix(models, flags.samples, flags.seed);
+        process.stdout.write(`${flags.format === 'json' ? JSON.stringify(m, null, 2) : matrixTable(m)}\n`);
+        return;
+      }
+      if (!b) throw new UserError('give two models to compare (or --all with an evaluation folder)', 2);
+      const [ma, mb] = await Promise.all([loadModelRows(a), loadModelRows(b)]);
+      const res = comparePair(ma, mb, flags.samples, flags.seed);
+      if (res[0].n === 0) throw new UserError(`${ma.name} and ${mb.name} have no record id in common`);
+      process.stdout.write(
+        `${flags.format === 'json' ? JSON.stringify({ a: ma.name, b: mb.name, results: res }, null, 2) : pairTable(ma, mb, res)}\n`,
+      );
+    });
+}

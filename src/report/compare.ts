@@ -1,0 +1,145 @@
+/**
+ * Reading what `sob compare` needs: the per-record rows (`eval_records.jsonl`) of two or more
+ * models on one source, joined by record id, and the tables it prints.
+ */
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { holm, type PairedResult, pairedBootstrap } from '../../metrics/compare.ts';
+import { UserError } from '../core/errors.ts';
+import { readJsonl } from '../core/jsonl.ts';
+
+/** The metrics compared, in the paper's words (reference field names at the file boundary). */
+export const COMPARED: [string, string][] = [
+  ['leaf_value_em', 'Value Accuracy'],
+  ['value_token_f1', 'Faithfulness'],
+  ['schema_compliance', 'JSON Pass'],
+  ['hier_path_recall', 'Path Recall'],
+  ['path_set_f1', 'Structure Coverage'],
+  ['type_precision', 'Type Safety'],
+  ['strict_json_em', 'Perfect Response'],
+];
+
+export interface ModelRows {
+  name: string;
+  /** record id -> metric values (COMPARED order) and weight */
+  rows: Map<string, { values: number[]; weight: number }>;
+}
+
+function num(v: unknown): number {
+  return typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : 0;
+}
+
+/** A model folder (`<dir>/<source>/<model>`) or its `eval_records.jsonl`. */
+export async function loadModelRows(path: string): Promise<ModelRows> {
+  const file = existsSync(path) && statSync(path).isDirectory() ? join(path, 'eval_records.jsonl') : path;
+  if (!existsSync(file))
+    throw new UserError(
+      `no eval_records.jsonl at ${path} (give a <eval>/<source>/<model> folder or the file)`,
+    );
+  const rows = new Map<string, { values: number[]; weight: number }>();
+  for await (const l of readJsonl(file)) {
+    if (!l.ok) throw new UserError(`${file}:${l.line}: not JSON: ${l.error}`);
+    if (!(l.value instanceof Map)) continue;
+    const id = l.value.get('record_id');
+    if (typeof id !== 'string' || rows.has(id)) continue;
+    rows.set(id, {
+      values: COMPARED.map(([k]) => num(l.value instanceof Map ? l.value.get(k) : 0)),
+      weight: num(l.value.get('difficulty_weight')),
+    });
+  }
+  const name = basename(file === path ? join(path, '..') : path);
+  return { name, rows };
+}
+
+/** Every model folder of one source in an evaluation folder. */
+export function modelFolders(evalDir: string, modality: string): string[] {
+  const dir = join(evalDir, modality);
+  if (!existsSync(dir)) throw new UserError(`no ${modality} results under ${evalDir}`);
+  return readdirSync(dir)
+    .sort()
+    .map((m) => join(dir, m))
+    .filter((p) => existsSync(join(p, 'eval_records.jsonl')));
+}
+
+/** Paired comparison of B against A on every compared metric, over the records both have. */
+export function comparePair(a: ModelRows, b: ModelRows, samples: number, seed: number): PairedResult[] {
+  const ids = [...a.rows.keys()].filter((id) => b.rows.has(id));
+  return COMPARED.map((_, m) => {
+    const va = new Float64Array(ids.length);
+    const vb = new Float64Array(ids.length);
+    const w = new Float64Array(ids.length);
+    ids.forEach((id, i) => {
+      const ra = a.rows.get(id)!;
+      va[i] = ra.values[m];
+      vb[i] = b.rows.get(id)!.values[m];
+      w[i] = ra.weight;
+    });
+    return pairedBootstrap({ a: va, b: vb, weights: w }, { samples, seed });
+  });
+}
+
+function f(x: number, d = 3): string {
+  return (x >= 0 ? ' ' : '') + x.toFixed(d);
+}
+
+export function pairTable(a: ModelRows, b: ModelRows, results: PairedResult[]): string {
+  const lines = [
+    `${b.name} vs ${a.name}: ${results[0]?.n ?? 0} records both answered (paired bootstrap, weighted by schema complexity)`,
+    `${'metric'.padEnd(20)} ${'A'.padStart(7)} ${'B'.padStart(7)} ${'B - A'.padStart(7)}  ${'95% interval'.padEnd(19)} p`,
+  ];
+  results.forEach((r, i) => {
+    lines.push(
+      `${COMPARED[i][1].padEnd(20)} ${r.meanA.toFixed(3).padStart(7)} ${r.meanB.toFixed(3).padStart(7)} ${f(r.difference).padStart(7)}  [${f(r.ciLow)}, ${f(r.ciHigh)}] ${r.pValue < 0.001 ? '<0.001' : r.pValue.toFixed(3)}`,
+    );
+  });
+  return lines.join('\n');
+}
+
+export interface MatrixResult {
+  models: string[];
+  /** [i][j] = B=models[j] vs A=models[i] on Value Accuracy, with Holm-adjusted p-values. */
+  cells: (PairedResult & { pHolm: number })[][];
+}
+
+/** All pairs on Value Accuracy, p-values adjusted together (Holm-Bonferroni). */
+export function pairwiseMatrix(models: ModelRows[], samples: number, seed: number): MatrixResult {
+  const raw: { i: number; j: number; r: PairedResult }[] = [];
+  for (let i = 0; i < models.length; i++) {
+    for (let j = i + 1; j < models.length; j++)
+      raw.push({ i, j, r: comparePair(models[i], models[j], samples, seed)[0] });
+  }
+  const adjusted = holm(raw.map((x) => x.r.pValue));
+  const cells: (PairedResult & { pHolm: number })[][] = models.map(() => new Array(models.length));
+  raw.forEach(({ i, j, r }, k) => {
+    cells[i][j] = { ...r, pHolm: adjusted[k] };
+    cells[j][i] = {
+      ...r,
+      meanA: r.meanB,
+      meanB: r.meanA,
+      difference: -r.difference,
+      ciLow: -r.ciHigh,
+      ciHigh: -r.ciLow,
+      pHolm: adjusted[k],
+    };
+  });
+  return { models: models.map((m) => m.name), cells };
+}
+
+export function matrixTable(m: MatrixResult): string {
+  const w = Math.max(8, ...m.models.map((x) => x.length));
+  const head = `${''.padEnd(w)} ${m.models.map((x) => x.slice(0, 10).padStart(10)).join(' ')}`;
+  const rows = m.models.map((name, i) => {
+    const cells = m.models.map((_, j) => {
+      if (i === j) return '-'.padStart(10);
+      const c = m.cells[i][j];
+      const mark = c.pHolm < 0.05 ? '*' : ' ';
+      return `${f(c.difference)}${mark}`.padStart(10);
+    });
+    return `${name.padEnd(w)} ${cells.join(' ')}`;
+  });
+  return [
+    'Value Accuracy, column minus row (paired bootstrap); * = p < 0.05 after Holm-Bonferroni correction',
+    head,
+    ...rows,
+  ].join('\n');
+}
