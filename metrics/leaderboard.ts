@@ -35,6 +35,8 @@ export interface SourceResult {
   records: number;
   /** Weighted means (`summary.overall_weighted.metrics.<key>.mean`) by summary key. */
   weighted: Record<string, number>;
+  /** Their 95% bootstrap intervals, when the summary has them. */
+  ci?: Record<string, [number, number]>;
 }
 
 export interface LeaderboardRow {

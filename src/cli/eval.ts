@@ -176,14 +176,8 @@ Layout: <eval-dir>/benchmark (when built), <eval-dir>/runs/<model>/ (one run dir
       process.stdout.write(`${tables.leaderboardTable(rows)}\n`);
 
       if (flags.report) {
-        const reportModule = join(import.meta.dirname, '../report/html.ts');
-        if (existsSync(reportModule)) {
-          const { writeReport } = (await import(reportModule)) as {
-            writeReport: (opts: { dir: string; out: string; responses?: string }) => Promise<string>;
-          };
-          const out = await writeReport({ dir: evalDir, out: join(evalDir, 'report.html') });
-          log(`report: ${out}`);
-        }
+        const { writeReport } = await import('../report/html.ts');
+        log(`report: ${await writeReport({ dir: evalDir, out: join(evalDir, 'report.html') })}`);
       }
       log(`leaderboard: ${join(evalDir, 'leaderboard.md')}`);
       if (failed > 0) {

@@ -7,6 +7,7 @@ import { registerCompare } from './compare.ts';
 import { registerEval } from './eval.ts';
 import { registerLeaderboard } from './leaderboard.ts';
 import { registerOcr } from './ocr.ts';
+import { registerReport } from './report.ts';
 import { registerRun } from './run.ts';
 import { registerScore } from './score.ts';
 
@@ -30,6 +31,7 @@ export function buildProgram(): Command {
   registerScore(program);
   registerLeaderboard(program);
   registerCompare(program);
+  registerReport(program);
   registerBuild(program);
   registerOcr(program);
   for (const cmd of program.commands) cmd.exitOverride();

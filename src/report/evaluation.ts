@@ -56,8 +56,12 @@ function readSummary(file: string): SourceResult {
     throw new UserError(`${file}: ${i.path.join('.')}: ${i.message}`);
   }
   const weighted: Record<string, number> = {};
-  for (const [k, v] of Object.entries(r.data.summary.overall_weighted.metrics)) weighted[k] = v.mean;
-  return { records: r.data.num_records, weighted };
+  const ci: Record<string, [number, number]> = {};
+  for (const [k, v] of Object.entries(r.data.summary.overall_weighted.metrics)) {
+    weighted[k] = v.mean;
+    if (typeof v.ci95_low === 'number' && typeof v.ci95_high === 'number') ci[k] = [v.ci95_low, v.ci95_high];
+  }
+  return { records: r.data.num_records, weighted, ci };
 }
 
 function isDir(p: string): boolean {

@@ -45,6 +45,10 @@ test('sob eval with no arguments scores gold at 1.0 Value Accuracy and the skele
   assert.deepEqual(gold.modalities.length >= 2, true);
   assert.match(r.stdout, /baseline_gold\s+\S+\s+1\.000/); // Overall, then Value Accuracy
   assert.ok(existsSync(join(tmp, 'runs/eval/leaderboard.md')));
+  const report = readFileSync(join(tmp, 'runs/eval/report.html'), 'utf8');
+  assert.match(report, /<script type="application\/json" id="sob-data">/);
+  assert.doesNotMatch(report, /<script src=|<link [^>]*href="http/); // self-contained
+  assert.match(r.stderr, /report: .*report\.html/);
 });
 
 test('re-running sob eval resumes: no record is asked twice, the leaderboard is the same', () => {

@@ -1,0 +1,65 @@
+/**
+ * Error taxonomy (paper §6.7) from per-record rows: every record falls in the first class that
+ * fits, so the classes add up to the records scored.
+ *   parse_failure      the answer is not a JSON object or array
+ *   schema_violation   parsed, but fails its schema (or the schema itself is invalid)
+ *   missing_paths      valid, but some ground-truth paths are absent
+ *   type_mismatch      valid, all paths there, some leaf of the wrong type
+ *   value_error        valid, all paths there, types right, some value wrong
+ *   correct            every leaf right
+ */
+export const ERROR_CLASSES = [
+  'parse_failure',
+  'schema_violation',
+  'missing_paths',
+  'type_mismatch',
+  'value_error',
+  'correct',
+] as const;
+export type ErrorClassName = (typeof ERROR_CLASSES)[number];
+
+export interface TaxonomyRow {
+  record_id: string;
+  json_root_structured: number;
+  schema_valid_input: number;
+  schema_compliance: number;
+  hier_path_recall: number;
+  type_precision: number;
+  leaf_value_em: number;
+  missing_gt_paths?: string[];
+}
+
+export function classify(r: TaxonomyRow): ErrorClassName {
+  if (r.json_root_structured === 0) return 'parse_failure';
+  if (r.schema_valid_input === 0 || r.schema_compliance === 0) return 'schema_violation';
+  if (r.hier_path_recall < 1) return 'missing_paths';
+  if (r.type_precision < 1) return 'type_mismatch';
+  if (r.leaf_value_em < 1) return 'value_error';
+  return 'correct';
+}
+
+export interface Taxonomy {
+  n: number;
+  classes: Record<ErrorClassName, { count: number; rate: number; examples: string[] }>;
+  /** The most-missed ground-truth paths (ties in first-seen order). */
+  topMissingPaths: { path: string; count: number }[];
+}
+
+export function taxonomy(rows: TaxonomyRow[], examples = 3, topPaths = 10): Taxonomy {
+  const classes = Object.fromEntries(
+    ERROR_CLASSES.map((c) => [c, { count: 0, rate: 0, examples: [] as string[] }]),
+  ) as Taxonomy['classes'];
+  const missing = new Map<string, number>();
+  for (const r of rows) {
+    const c = classes[classify(r)];
+    c.count++;
+    if (c.examples.length < examples) c.examples.push(r.record_id);
+    for (const p of r.missing_gt_paths ?? []) missing.set(p, (missing.get(p) ?? 0) + 1);
+  }
+  for (const c of ERROR_CLASSES) classes[c].rate = rows.length ? classes[c].count / rows.length : 0;
+  const topMissingPaths = [...missing.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, topPaths)
+    .map(([path, count]) => ({ path, count }));
+  return { n: rows.length, classes, topMissingPaths };
+}

@@ -1,0 +1,113 @@
+/**
+ * The report page's own CSS and script (inlined into report.html; no network, no framework).
+ * The script reads the embedded JSON, draws tables and SVG charts, and renders the record
+ * drill-down a page at a time.
+ */
+
+export const REPORT_CSS = `
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d232b;background:#f6f7f9}
+#app{max-width:1280px;margin:0 auto;padding:16px 24px 64px}
+h1{font-size:22px;margin:8px 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #dde1e6;padding-bottom:4px}
+.muted{color:#6b7480}.card{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding:12px 14px;margin:10px 0;overflow:auto}
+table{border-collapse:collapse;font-variant-numeric:tabular-nums}th,td{padding:3px 8px;text-align:right;white-space:nowrap}
+th{font-weight:600;border-bottom:1px solid #c9ced6;cursor:pointer}td:first-child,th:first-child,td.l,th.l{text-align:left}
+tr:nth-child(even) td{background:#fafbfc}.ci{color:#8a929c;font-size:12px}
+nav a{margin-right:14px}svg text{font:11px system-ui,sans-serif}
+.filters select,.filters input{margin:0 10px 6px 4px}.rec{cursor:pointer}.rec:hover td{background:#eef4ff}
+.diff td{white-space:normal;max-width:420px;word-break:break-word}.s0{color:#18794e}.s1{color:#c4320a}.s2{color:#9a6700}.s3{color:#6e56cf}
+pre{white-space:pre-wrap;max-height:280px;overflow:auto;background:#f3f4f6;padding:8px;border-radius:6px;font-size:12px}
+.pill{display:inline-block;padding:0 6px;border-radius:9px;background:#eef0f3;font-size:12px;margin-left:6px}
+`;
+
+export const REPORT_CLIENT = String.raw`
+(function(){
+'use strict';
+var D=JSON.parse(document.getElementById('sob-data').textContent);
+var app=document.getElementById('app');
+var SOURCES=['text','image','audio'];
+var METRICS=[['value_accuracy','Val.Acc.'],['faithfulness','Faithful.'],['json_pass','JSON Pass'],['path_recall','Path Rec.'],['structure_coverage','Str.Cov.'],['type_safety','Type Saf.'],['perfect','Perfect']];
+var KEYS={value_accuracy:'leaf_value_em',faithfulness:'value_token_f1',json_pass:'schema_compliance',path_recall:'hier_path_recall',structure_coverage:'path_set_f1',type_safety:'type_precision',perfect:'strict_json_em'};
+var STATUS=['match','wrong value','missing','extra'];
+function el(tag,attrs,kids){var e=document.createElement(tag);if(attrs)for(var k in attrs){if(k==='text')e.textContent=attrs[k];else if(k==='html')e.innerHTML=attrs[k];else if(k.slice(0,2)==='on')e.addEventListener(k.slice(2),attrs[k]);else e.setAttribute(k,attrs[k]);}(kids||[]).forEach(function(c){if(c!=null)e.appendChild(typeof c==='string'?document.createTextNode(c):c);});return e;}
+function f3(x){return typeof x==='number'?x.toFixed(3):'-';}
+function section(id,title,sub){var s=el('section',{id:id},[el('h2',{text:title})]);if(sub)s.appendChild(el('p',{class:'muted',text:sub}));app.appendChild(s);return s;}
+function sortable(table,rows,cols,render){var body=el('tbody');table.appendChild(body);var key=null,dir=-1;function draw(){body.textContent='';var r=rows.slice();if(key!==null)r.sort(function(a,b){var x=cols[key].get(a),y=cols[key].get(b);if(x===y)return 0;if(x==null)return 1;if(y==null)return -1;return (x<y?-1:1)*dir;});r.forEach(function(row,i){body.appendChild(render(row,i));});}
+var head=el('tr');cols.forEach(function(c,i){head.appendChild(el('th',{text:c.label,class:c.left?'l':'',title:'sort',onclick:function(){if(key===i)dir=-dir;else{key=i;dir=c.left?1:-1;}draw();}}));});table.insertBefore(el('thead',null,[head]),body);draw();}
+
+app.textContent='';
+app.appendChild(el('h1',{text:'sob-eval report'}));
+app.appendChild(el('p',{class:'muted',text:D.models.length+' models, '+D.records.length+' records; generated '+D.generated+' from '+D.evalDir}));
+app.appendChild(el('nav',null,[['lb','Leaderboard'],['src','Per source'],['fig','JSON Pass vs Value Accuracy'],['ranks','Rank shifts'],['tax','Errors'],['cmp','Pairwise'],['drill','Records']].map(function(x){return el('a',{href:'#'+x[0],text:x[1]});})));
+
+// Unified leaderboard (paper Table 2)
+var lb=section('lb','Unified leaderboard','Overall = mean of the seven aggregates x coverage; sources weighted by total schema-complexity weight (text '+D.totals.weight.text+', image '+D.totals.weight.image+', audio '+D.totals.weight.audio+'). Click a column to sort.');
+var t=el('table',{id:'leaderboard'});lb.appendChild(el('div',{class:'card'},[t]));
+var cols=[{label:'#',get:function(r){return r._rank;}},{label:'Model',left:true,get:function(r){return r.display_name;}},{label:'Overall',get:function(r){return r.overall;}}].concat(METRICS.map(function(m){return {label:m[1],get:function(r){return r[m[0]];}};})).concat([{label:'Coverage',get:function(r){return r.coverage;}},{label:'Sources',left:true,get:function(r){return r.modalities.join('+');}}]);
+D.leaderboard.forEach(function(r,i){r._rank=i+1;});
+sortable(t,D.leaderboard,cols,function(r){var tr=el('tr',{'data-model':r.model});cols.forEach(function(c,i){var v=c.get(r);tr.appendChild(el('td',{class:c.left?'l':'',text:typeof v==='number'&&i>=2?f3(v):String(v)}));});return tr;});
+
+// Per-source tables (paper Tables 4-6), sorted by Value Accuracy, with 95% intervals and ranks
+var src=section('src','Per source','Schema-complexity weighted means with 95% bootstrap intervals; rank by Value Accuracy.');
+var ranks={};
+SOURCES.forEach(function(s){var list=D.perSource[s];if(!list)return;list=list.slice().sort(function(a,b){return (b.weighted.leaf_value_em||0)-(a.weighted.leaf_value_em||0);});ranks[s]={};list.forEach(function(r,i){ranks[s][r.dir]=i+1;});
+var tb=el('table',{id:'source-'+s});var head=el('tr',null,[el('th',{text:'#'}),el('th',{class:'l',text:'Model'}),el('th',{text:'n'})].concat(METRICS.map(function(m){return el('th',{text:m[1]});})));tb.appendChild(el('thead',null,[head]));var body=el('tbody');
+list.forEach(function(r,i){var tr=el('tr');tr.appendChild(el('td',{text:String(i+1)}));tr.appendChild(el('td',{class:'l',text:r.model}));tr.appendChild(el('td',{text:String(r.n)}));METRICS.forEach(function(m){var k=KEYS[m[0]];var ci=r.ci[k];tr.appendChild(el('td',null,[f3(r.weighted[k]),ci?el('span',{class:'ci',text:' ['+ci[0].toFixed(3)+', '+ci[1].toFixed(3)+']'}):null]));});body.appendChild(tr);});tb.appendChild(body);
+src.appendChild(el('h3',{text:s+' ('+list.length+' models)'}));src.appendChild(el('div',{class:'card'},[tb]));
+// bars: Value Accuracy per model
+var w=760,bh=14,h=list.length*bh+20;var svg='<svg width="'+w+'" height="'+h+'" role="img" aria-label="Value Accuracy by model, '+s+'">';list.forEach(function(r,i){var v=r.weighted.leaf_value_em||0;var y=10+i*bh;svg+='<text x="0" y="'+(y+10)+'">'+esc(r.model.slice(0,28))+'</text><rect x="200" y="'+y+'" width="'+(v*520).toFixed(1)+'" height="'+(bh-3)+'" fill="#3b82f6"></rect><text x="'+(205+v*520).toFixed(1)+'" y="'+(y+10)+'">'+v.toFixed(3)+'</text>';});svg+='</svg>';src.appendChild(el('div',{class:'card',html:svg}));});
+function esc(s){return String(s).replace(/[&<>"]/g,function(c){return {'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c];});}
+
+// Figure 2: JSON Pass vs Value Accuracy
+var fig=section('fig','JSON Pass vs Value Accuracy','Each point a model on one source: valid JSON is not the same as right values.');
+(function(){var W=720,H=420,P=48,svg='<svg width="'+W+'" height="'+H+'" role="img" aria-label="JSON Pass versus Value Accuracy">';var colors={text:'#2563eb',image:'#d97706',audio:'#059669'};
+svg+='<line x1="'+P+'" y1="'+(H-P)+'" x2="'+(W-10)+'" y2="'+(H-P)+'" stroke="#999"/><line x1="'+P+'" y1="10" x2="'+P+'" y2="'+(H-P)+'" stroke="#999"/>';
+for(var g=0;g<=10;g+=2){var x=P+(W-P-10)*g/10,y=H-P-(H-P-10)*g/10;svg+='<text x="'+(x-8)+'" y="'+(H-P+16)+'">'+(g/10).toFixed(1)+'</text><text x="'+(P-30)+'" y="'+(y+4)+'">'+(g/10).toFixed(1)+'</text>';}
+svg+='<text x="'+(W/2-40)+'" y="'+(H-8)+'">JSON Pass Rate</text><text x="6" y="20">Value Accuracy</text>';
+SOURCES.forEach(function(s,si){(D.perSource[s]||[]).forEach(function(r){var x=P+(W-P-10)*(r.weighted.schema_compliance||0),y=H-P-(H-P-10)*(r.weighted.leaf_value_em||0);svg+='<circle cx="'+x.toFixed(1)+'" cy="'+y.toFixed(1)+'" r="4" fill="'+colors[s]+'" fill-opacity="0.75"><title>'+esc(r.model)+' ('+s+'): JSON Pass '+f3(r.weighted.schema_compliance)+', Value Accuracy '+f3(r.weighted.leaf_value_em)+'</title></circle>';});svg+='<circle cx="'+(W-120)+'" cy="'+(24+si*16)+'" r="4" fill="'+colors[s]+'"/><text x="'+(W-110)+'" y="'+(28+si*16)+'">'+s+'</text>';});
+svg+='</svg>';fig.appendChild(el('div',{class:'card',html:svg}));})();
+
+// Rank shifts between sources
+var rk=section('ranks','Rank shifts','Each line a model: its Value Accuracy rank on each source.');
+(function(){var present=SOURCES.filter(function(s){return ranks[s];});if(present.length<2){rk.appendChild(el('p',{class:'muted',text:'Needs two or more sources.'}));return;}var n=D.models.length,W=720,H=Math.max(200,n*16+40),svg='<svg width="'+W+'" height="'+H+'" role="img" aria-label="Rank shifts">';var xs=present.map(function(_,i){return 170+i*(W-340)/(present.length-1);});present.forEach(function(s,i){svg+='<text x="'+(xs[i]-14)+'" y="14">'+s+'</text>';});
+D.models.forEach(function(m){var pts=[];present.forEach(function(s,i){var r=ranks[s][m];if(r)pts.push([xs[i],20+r*16]);});if(pts.length<2)return;var d='M'+pts.map(function(p){return p[0].toFixed(1)+' '+p[1];}).join(' L');svg+='<path d="'+d+'" fill="none" stroke="#64748b" stroke-opacity="0.6"><title>'+esc(D.displayNames[m]||m)+'</title></path>';var f=pts[0],l=pts[pts.length-1];svg+='<text x="'+(f[0]-165)+'" y="'+(f[1]+4)+'">'+esc((D.displayNames[m]||m).slice(0,24))+'</text><text x="'+(l[0]+6)+'" y="'+(l[1]+4)+'">'+esc((D.displayNames[m]||m).slice(0,24))+'</text>';});svg+='</svg>';rk.appendChild(el('div',{class:'card',html:svg}));})();
+
+// Error taxonomy
+var tx=section('tax','Error taxonomy','Each record in the first class that fits: parse failure, schema violation, missing paths, type mismatch, value error, correct.');
+(function(){var tb=el('table',{id:'taxonomy'});var head=el('tr',null,[el('th',{class:'l',text:'Model'}),el('th',{class:'l',text:'Source'}),el('th',{text:'n'})].concat(D.classes.map(function(c){return el('th',{text:c.replace('_',' ')});})).concat([el('th',{class:'l',text:'most-missed paths'})]));tb.appendChild(el('thead',null,[head]));var body=el('tbody');
+Object.keys(D.taxonomy).sort().forEach(function(k){var t=D.taxonomy[k],p=k.split('|');var tr=el('tr',null,[el('td',{text:D.displayNames[p[0]]||p[0]}),el('td',{class:'l',text:p[1]}),el('td',{text:String(t.n)})]);D.classes.forEach(function(c){var x=t.classes[c];tr.appendChild(el('td',{text:x.count+' ('+(100*x.rate).toFixed(0)+'%)',title:'e.g. '+x.examples.join(', ')}));});tr.appendChild(el('td',{class:'l',text:t.topMissingPaths.slice(0,3).map(function(m){return m.path+' x'+m.count;}).join(', ')}));body.appendChild(tr);});tb.appendChild(body);tx.appendChild(el('div',{class:'card'},[tb]));})();
+
+// Pairwise comparison
+var cp=section('cmp','Pairwise comparison',D.matrix?('Value Accuracy on '+D.matrix.source+', column minus row, paired bootstrap; * = p < 0.05 after Holm-Bonferroni correction.'):'Needs two or more models on one source.');
+if(D.matrix){var m=D.matrix,tb=el('table',{id:'pairwise'});var head=el('tr',null,[el('th',{text:''})].concat(m.models.map(function(x){return el('th',{text:x.slice(0,12),title:x});})));tb.appendChild(el('thead',null,[head]));var body=el('tbody');m.models.forEach(function(row,i){var tr=el('tr',null,[el('td',{text:row})]);m.models.forEach(function(_,j){var c=m.diff[i][j];tr.appendChild(el('td',{text:c?((c[0]>=0?'+':'')+c[0].toFixed(3)+(c[1]<0.05?'*':'')):'-',style:c?('color:'+(c[0]>0?'#18794e':c[0]<0?'#c4320a':'#555')):''}));});body.appendChild(tr);});tb.appendChild(body);cp.appendChild(el('div',{class:'card'},[tb]));}
+
+// Drill-down
+var dr=section('drill','Records','Filter, then click a record for its context, question, schema and the leaf-by-leaf diff of ground truth against the answer.');
+var fModel=el('select',{id:'f-model'},[el('option',{value:'',text:'all models'})].concat(D.models.map(function(m){return el('option',{value:m,text:D.displayNames[m]||m});})));
+var fSource=el('select',{id:'f-source'},[el('option',{value:'',text:'all sources'})].concat(SOURCES.map(function(s){return el('option',{value:s,text:s});})));
+var cats={};D.records.forEach(function(r){cats[r.complexity]=1;});
+var fCat=el('select',{id:'f-category'},[el('option',{value:'',text:'all categories'})].concat(Object.keys(cats).sort().map(function(c){return el('option',{value:c,text:c});})));
+var fOut=el('select',{id:'f-outcome'},[el('option',{value:'',text:'all outcomes'})].concat(D.classes.map(function(c,i){return el('option',{value:String(i),text:c.replace('_',' ')});})));
+var fText=el('input',{id:'f-text',placeholder:'record id contains…'});
+var count=el('span',{class:'muted',id:'f-count'});
+dr.appendChild(el('div',{class:'filters card'},['Model',fModel,'Source',fSource,'Category',fCat,'Outcome',fOut,fText,count]));
+var list=el('table',{id:'records'});var lbody=el('tbody');list.appendChild(el('thead',null,[el('tr',null,['Record','Model','Source','Category','Val.Acc.','Faithful.','JSON Pass','Outcome'].map(function(h,i){return el('th',{class:i<4||i==7?'l':'',text:h});}))]));list.appendChild(lbody);
+var pager=el('div');var detail=el('div',{id:'detail'});
+dr.appendChild(detail);dr.appendChild(el('div',{class:'card'},[list,pager]));
+var PAGE=50,page=0,current=[];
+function filtered(){var out=[],mq=fModel.value,sq=fSource.value,cq=fCat.value,oq=fOut.value,tq=fText.value.trim().toLowerCase();Object.keys(D.rows).forEach(function(k){var p=k.split('|');if(mq&&p[0]!==mq)return;if(sq&&p[1]!==sq)return;D.rows[k].forEach(function(row){var rec=D.records[row[0]];if(cq&&rec.complexity!==cq)return;if(oq&&String(row[8])!==oq)return;if(tq&&rec.id.toLowerCase().indexOf(tq)<0)return;out.push([p[0],p[1],row]);});});return out;}
+function drawList(){lbody.textContent='';var start=page*PAGE;current.slice(start,start+PAGE).forEach(function(x){var row=x[2],rec=D.records[row[0]];var tr=el('tr',{class:'rec','data-record':rec.id,'data-model':x[0],onclick:function(){show(x);}},[el('td',{class:'l',text:rec.id.slice(0,24)}),el('td',{class:'l',text:D.displayNames[x[0]]||x[0]}),el('td',{class:'l',text:x[1]}),el('td',{class:'l',text:rec.complexity}),el('td',{text:f3(row[1])}),el('td',{text:f3(row[2])}),el('td',{text:f3(row[3])}),el('td',{class:'l',text:D.classes[row[8]].replace('_',' ')})]);lbody.appendChild(tr);});
+pager.textContent='';var pages=Math.max(1,Math.ceil(current.length/PAGE));pager.appendChild(el('button',{text:'‹ prev',onclick:function(){if(page>0){page--;drawList();}}}));pager.appendChild(el('span',{class:'muted',text:' page '+(page+1)+' of '+pages+' '}));pager.appendChild(el('button',{text:'next ›',onclick:function(){if(page<pages-1){page++;drawList();}}}));}
+function refresh(){current=filtered();page=0;count.textContent=current.length+' records';drawList();}
+[fModel,fSource,fCat,fOut].forEach(function(s){s.addEventListener('change',refresh);});fText.addEventListener('input',refresh);
+function show(x){var row=x[2],rec=D.records[row[0]],d=D.diffs[x[0]+'|'+row[0]];detail.textContent='';var c=el('div',{class:'card',id:'record-detail'});
+c.appendChild(el('h3',null,[rec.id,el('span',{class:'pill',text:D.displayNames[x[0]]||x[0]}),el('span',{class:'pill',text:x[1]}),el('span',{class:'pill',text:rec.complexity})]));
+c.appendChild(el('p',null,['Value Accuracy '+f3(row[1])+' · Faithfulness '+f3(row[2])+' · JSON Pass '+f3(row[3])+' · Path Recall '+f3(row[4])+' · Structure '+f3(row[5])+' · Type Safety '+f3(row[6])+' · Perfect '+f3(row[7])]));
+if(row[9])c.appendChild(el('p',{class:'muted',text:'Why: '+row[9]}));
+if(rec.question!==undefined){c.appendChild(el('p',null,[el('b',{text:'Question: '}),rec.question]));c.appendChild(el('details',null,[el('summary',{text:'Context'}),el('pre',{text:rec.context})]));c.appendChild(el('details',null,[el('summary',{text:'Schema'}),el('pre',{text:rec.schema})]));}
+if(!d){c.appendChild(el('p',{class:'muted',text:'No response file was given for this model, so there is no leaf diff (scores only).'}));}
+else if(d.raw!==undefined){c.appendChild(el('p',null,[el('b',{text:'The answer is not a JSON object or array: '}),el('pre',{text:d.raw})]));}
+else{var tb=el('table',{class:'diff',id:'diff'});tb.appendChild(el('thead',null,[el('tr',null,['path','status','ground truth','answer','token F1'].map(function(h){return el('th',{class:'l',text:h});}))]));var body=el('tbody');d.forEach(function(l){body.appendChild(el('tr',{class:'s'+l[1]},[el('td',{class:'l',text:l[0]}),el('td',{class:'l',text:STATUS[l[1]]}),el('td',{class:'l',text:l[2]}),el('td',{class:'l',text:l[3]}),el('td',{text:l[1]===3?'':l[4].toFixed(3)})]));});tb.appendChild(body);c.appendChild(tb);}
+detail.appendChild(c);c.scrollIntoView({block:'start'});}
+refresh();
+})();
+`;

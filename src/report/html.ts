@@ -1,0 +1,289 @@
+/**
+ * `sob report`: one self-contained HTML file (no network: inline CSS and JS, charts as SVG) with
+ * the unified and per-source leaderboards, JSON Pass vs Value Accuracy (the paper's Figure 2),
+ * per-source bars, rank shifts, the error taxonomy, the pairwise comparison and a per-record
+ * drill-down with a leaf-by-leaf diff. The data is embedded once (contexts and schemas stored
+ * once per record, not per model) and the page renders tables and records lazily.
+ */
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { flattenLeaves } from '../../metrics/paths.ts';
+import { classify, ERROR_CLASSES, type TaxonomyRow, taxonomy } from '../../metrics/taxonomy.ts';
+import { pyEquals, tokenF1 } from '../../metrics/values.ts';
+import { UserError } from '../core/errors.ts';
+import { readJsonl } from '../core/jsonl.ts';
+import { type PyValue, pyStr, toPlain } from '../core/pyjson.ts';
+import { MODALITIES, type Modality } from '../core/record.ts';
+import { modelDirName } from '../scoring/modality.ts';
+import { type ModelRows, matrixTable, pairwiseMatrix } from './compare.ts';
+import { buildLeaderboard, loadEvaluation, readDisplayNames } from './evaluation.ts';
+import { REPORT_CLIENT, REPORT_CSS } from './html-client.ts';
+
+export interface ReportOptions {
+  /** An eval directory (sob eval), a run directory (sob run), or an evaluation folder. */
+  dir: string;
+  out: string;
+  /** Response files for the drill-down when `dir` is a bare evaluation folder. */
+  responses?: string;
+  names?: string;
+  /** Bootstrap resamples for the pairwise matrix. */
+  samples?: number;
+}
+
+interface Layout {
+  evalDir: string;
+  /** model folder name -> response files (JSONL) */
+  responses: Map<string, string[]>;
+}
+
+function isDir(p: string): boolean {
+  return existsSync(p) && statSync(p).isDirectory();
+}
+
+function layoutOf(opts: ReportOptions): Layout {
+  const dir = resolve(opts.dir);
+  const responses = new Map<string, string[]>();
+  const add = (model: string, file: string) => responses.set(model, [...(responses.get(model) ?? []), file]);
+  let evalDir = dir;
+  if (isDir(join(dir, 'evaluation'))) {
+    evalDir = join(dir, 'evaluation');
+    // sob eval: runs/<model>/responses.jsonl; sob run: responses.jsonl beside evaluation/
+    if (isDir(join(dir, 'runs'))) {
+      for (const m of readdirSync(join(dir, 'runs'))) {
+        const f = join(dir, 'runs', m, 'responses.jsonl');
+        if (existsSync(f)) add(m, f);
+      }
+    }
+    if (existsSync(join(dir, 'responses.jsonl'))) {
+      for (const m of MODALITIES) {
+        if (!isDir(join(evalDir, m))) continue;
+        for (const model of readdirSync(join(evalDir, m))) add(model, join(dir, 'responses.jsonl'));
+      }
+    }
+  }
+  if (opts.responses) {
+    if (!isDir(opts.responses)) throw new UserError(`no such folder: ${opts.responses}`);
+    for (const f of readdirSync(opts.responses).filter((x) => x.endsWith('.jsonl'))) {
+      for (const m of MODALITIES) add(modelDirName(f, m), join(opts.responses, f));
+    }
+  }
+  return { evalDir, responses };
+}
+
+const CLASS_CODE = new Map(ERROR_CLASSES.map((c, i) => [c, i]));
+
+function num(v: unknown): number {
+  return typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : 0;
+}
+
+function short(s: string, max: number): string {
+  return s.length > max ? `${s.slice(0, max)}…` : s;
+}
+
+function leafText(v: PyValue | undefined): string {
+  if (v === undefined) return '';
+  return short(v === null ? 'null' : typeof v === 'string' ? JSON.stringify(v) : pyStr(v), 200);
+}
+
+/** Status codes of the leaf diff: 0 match, 1 wrong value, 2 missing, 3 extra. */
+function leafDiff(
+  gt: PyValue | undefined,
+  cand: PyValue | undefined,
+): [string, number, string, string, number][] {
+  const g = flattenLeaves(gt);
+  const p = flattenLeaves(cand);
+  const out: [string, number, string, string, number][] = [];
+  for (const [path, gv] of g) {
+    const pv = p.get(path);
+    const f1 = Math.round(tokenF1(gv, pv ?? null) * 1000) / 1000;
+    out.push([path, pv === undefined ? 2 : pyEquals(gv, pv) ? 0 : 1, leafText(gv), leafText(pv), f1]);
+    if (out.length >= 300) return out;
+  }
+  for (const [path, pv] of p) {
+    if (!g.has(path)) out.push([path, 3, '', leafText(pv), 0]);
+    if (out.length >= 300) break;
+  }
+  return out;
+}
+
+export async function buildReportData(opts: ReportOptions): Promise<Record<string, unknown>> {
+  const layout = layoutOf(opts);
+  const ev = await loadEvaluation(layout.evalDir);
+  const names = readDisplayNames(opts.names, layout.evalDir);
+  const leaderboard = buildLeaderboard(ev, names);
+
+  // Records: one entry per record id (shared by every model), rows per model and source.
+  const recIndex = new Map<string, number>();
+  const records: {
+    id: string;
+    source: string;
+    complexity: string;
+    question?: string;
+    context?: string;
+    schema?: string;
+  }[] = [];
+  const recordOf = (id: string, source: string, complexity: string) => {
+    let i = recIndex.get(id);
+    if (i === undefined) {
+      i = records.length;
+      recIndex.set(id, i);
+      records.push({ id, source, complexity });
+    }
+    return i;
+  };
+
+  const models: string[] = [...ev.models.keys()].sort();
+  const rows: Record<string, unknown[][]> = {};
+  const taxa: Record<string, Record<string, unknown>> = {};
+  const forMatrix: Partial<Record<Modality, ModelRows[]>> = {};
+  for (const model of models) {
+    for (const m of MODALITIES) {
+      const file = join(layout.evalDir, m, model, 'eval_records.jsonl');
+      if (!existsSync(file)) continue;
+      const list: unknown[][] = [];
+      const tRows: TaxonomyRow[] = [];
+      const mr: ModelRows = { name: names[model] ?? model, rows: new Map() };
+      for await (const l of readJsonl(file)) {
+        if (!l.ok || !(l.value instanceof Map)) continue;
+        const r = l.value;
+        const id = String(r.get('record_id') ?? '');
+        const row: TaxonomyRow = {
+          record_id: id,
+          json_root_structured: num(r.get('json_root_structured')),
+          schema_valid_input: num(r.get('schema_valid_input')),
+          schema_compliance: num(r.get('schema_compliance')),
+          hier_path_recall: num(r.get('hier_path_recall')),
+          type_precision: num(r.get('type_precision')),
+          leaf_value_em: num(r.get('leaf_value_em')),
+          missing_gt_paths: Array.isArray(r.get('missing_gt_paths'))
+            ? (r.get('missing_gt_paths') as string[])
+            : undefined,
+        };
+        tRows.push(row);
+        const idx = recordOf(id, m, String(r.get('schema_complexity') ?? 'unknown'));
+        const expl = r.get('explanation');
+        const why =
+          expl instanceof Map
+            ? [...expl.entries()]
+                .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : pyStr(v as PyValue)}`)
+                .join('; ')
+            : '';
+        const vals = [
+          'leaf_value_em',
+          'value_token_f1',
+          'schema_compliance',
+          'hier_path_recall',
+          'path_set_f1',
+          'type_precision',
+          'strict_json_em',
+        ].map((k) => Math.round(num(r.get(k)) * 1000) / 1000);
+        list.push([idx, ...vals, CLASS_CODE.get(classify(row)) ?? 0, why]);
+        mr.rows.set(id, {
+          values: [
+            num(r.get('leaf_value_em')),
+            num(r.get('value_token_f1')),
+            num(r.get('schema_compliance')),
+            num(r.get('hier_path_recall')),
+            num(r.get('path_set_f1')),
+            num(r.get('type_precision')),
+            num(r.get('strict_json_em')),
+          ],
+          weight: num(r.get('difficulty_weight')),
+        });
+      }
+      rows[`${model}|${m}`] = list;
+      taxa[`${model}|${m}`] = taxonomy(tRows) as unknown as Record<string, unknown>;
+      (forMatrix[m] ??= []).push(mr);
+    }
+  }
+
+  // The drill-down: context, question, schema per record; a leaf diff per model and record.
+  const diffs: Record<string, unknown> = {};
+  for (const model of models) {
+    for (const file of layout.responses.get(model) ?? []) {
+      for await (const l of readJsonl(file)) {
+        if (!l.ok || !(l.value instanceof Map)) continue;
+        const md = l.value.get('metadata');
+        const input = l.value.get('input');
+        const output = l.value.get('output');
+        if (!(md instanceof Map) || !(input instanceof Map) || !(output instanceof Map)) continue;
+        const id = String(md.get('record_id') ?? '');
+        const idx = recIndex.get(id);
+        if (idx === undefined) continue;
+        const rec = records[idx];
+        if (rec.context === undefined) {
+          rec.question = String(input.get('question') ?? '');
+          rec.context = short(String(input.get('context') ?? ''), 6000);
+          const schema = input.get('json_schema');
+          rec.schema = short(schema === undefined ? '' : JSON.stringify(toPlain(schema), null, 2), 6000);
+        }
+        const cand = output.get('candidate_response');
+        const structured = cand instanceof Map || Array.isArray(cand);
+        diffs[`${model}|${idx}`] = structured
+          ? leafDiff(output.get('ground_truth'), cand)
+          : { raw: short(typeof cand === 'string' ? cand : pyStr(cand ?? null), 2000) };
+      }
+    }
+  }
+
+  // The pairwise comparison on the source with the most models.
+  const src = MODALITIES.filter((m) => (forMatrix[m]?.length ?? 0) >= 2).sort(
+    (a, b) => (forMatrix[b]?.length ?? 0) - (forMatrix[a]?.length ?? 0),
+  )[0];
+  const matrix = src ? { source: src, ...pairwiseMatrix(forMatrix[src]!, opts.samples ?? 300, 42) } : null;
+
+  const perSource: Record<string, unknown[]> = {};
+  for (const m of MODALITIES) {
+    const list: unknown[] = [];
+    for (const [model, sources] of ev.models) {
+      const s = sources[m];
+      if (!s) continue;
+      list.push({
+        model: names[model] ?? model,
+        dir: model,
+        n: s.records,
+        weighted: s.weighted,
+        ci: s.ci ?? {},
+      });
+    }
+    if (list.length > 0) perSource[m] = list;
+  }
+
+  return {
+    generated: new Date().toISOString(),
+    evalDir: layout.evalDir,
+    totals: ev.totals,
+    leaderboard,
+    perSource,
+    models,
+    displayNames: names,
+    records,
+    rows,
+    taxonomy: taxa,
+    classes: ERROR_CLASSES,
+    matrix: matrix && {
+      source: matrix.source,
+      models: matrix.models,
+      diff: matrix.cells.map((r) =>
+        r.map((c) => (c ? [Math.round(c.difference * 1000) / 1000, c.pHolm] : null)),
+      ),
+      text: matrixTable(matrix),
+    },
+    diffs,
+  };
+}
+
+export async function writeReport(opts: ReportOptions): Promise<string> {
+  const data = await buildReportData(opts);
+  const json = JSON.stringify(data).replace(/</g, '\\u003c');
+  const title = `sob-eval report: ${basename(resolve(opts.dir))}`;
+  const html = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title.replace(/</g, '&lt;')}</title><style>${REPORT_CSS}</style></head>
+<body><div id="app"><h1>${title.replace(/</g, '&lt;')}</h1><p class="muted">Loading…</p></div>
+<script type="application/json" id="sob-data">${json}</script>
+<script>${REPORT_CLIENT}</script></body></html>
+`;
+  writeFileSync(opts.out, html);
+  return opts.out;
+}

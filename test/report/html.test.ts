@@ -1,0 +1,107 @@
+/**
+ * The HTML report in real headless Chromium (Debian's chromium, driven by playwright-core):
+ * the leaderboard shows the right numbers, clicking a record shows its diff, filters work, and
+ * the page logs no console errors. The test saves a screenshot.
+ */
+import assert from 'node:assert/strict';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { buildLeaderboard, loadEvaluation, readDisplayNames } from '../../src/report/evaluation.ts';
+import { writeReport } from '../../src/report/html.ts';
+
+const ROOT = join(import.meta.dirname, '../..');
+const SOB = join(ROOT, '../shared/data/sob');
+const CHROMIUM = '/usr/bin/chromium';
+const tmp = mkdtempSync(join(tmpdir(), 'sob-report-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+const MODELS = ['phi-4', 'gpt-oss', 'gemma-4-31b-it'];
+
+test('the report in headless Chromium: right numbers, a record diff on click, filters, no console errors', async (t) => {
+  if (!existsSync(CHROMIUM)) {
+    t.skip('Debian chromium is not installed (apt-get install chromium): the browser test cannot run');
+    return;
+  }
+  // A small evaluation folder: three image models with their summaries, rows and responses.
+  const evalDir = join(tmp, 'evaluation');
+  const responses = join(tmp, 'responses');
+  mkdirSync(responses, { recursive: true });
+  for (const m of MODELS) {
+    cpSync(join(SOB, 'evaluation/image', m), join(evalDir, 'image', m), { recursive: true });
+    cpSync(join(SOB, 'evaluation/text', m), join(evalDir, 'text', m), { recursive: true });
+    cpSync(
+      join(SOB, 'images_responses', `response_${m}_image.jsonl`),
+      join(responses, `response_${m}_image.jsonl`),
+    );
+  }
+  cpSync(join(SOB, 'evaluation/display_names.json'), join(evalDir, 'display_names.json'));
+  const out = join(tmp, 'report.html');
+  await writeReport({ dir: evalDir, out, responses, samples: 200 });
+  const expected = buildLeaderboard(await loadEvaluation(evalDir), readDisplayNames(undefined, evalDir));
+  console.log(
+    `report: ${(statSync(out).size / 1024).toFixed(0)} KB for ${MODELS.length} models x 209 records`,
+  );
+
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-sync',
+    ],
+  });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const errors: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(pathToFileURL(out).href);
+    await page.waitForSelector('#leaderboard tbody tr');
+
+    // The unified leaderboard: same models, same order, same Overall to 3 decimals.
+    const rows = await page.$$eval('#leaderboard tbody tr', (trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)),
+    );
+    assert.equal(rows.length, expected.length);
+    rows.forEach((r, i) => {
+      assert.equal(r[1], expected[i].display_name);
+      assert.equal(r[2], expected[i].overall.toFixed(3));
+      assert.equal(r[3], expected[i].value_accuracy!.toFixed(3));
+    });
+
+    // Filters: one model, then one outcome.
+    const all = Number((await page.textContent('#f-count'))!.split(' ')[0]);
+    assert.equal(all, 3 * 209);
+    await page.selectOption('#f-model', 'phi-4');
+    assert.equal(await page.textContent('#f-count'), '209 records');
+    await page.selectOption('#f-outcome', '0'); // parse failures: phi-4 has 3
+    assert.equal(await page.textContent('#f-count'), '3 records');
+    await page.selectOption('#f-outcome', '');
+
+    // Clicking a record shows its leaf diff.
+    await page.click('#records tbody tr.rec >> nth=0');
+    await page.waitForSelector('#record-detail');
+    const diffRows = await page.$$eval('#diff tbody tr', (trs) => trs.length);
+    assert.ok(diffRows > 0, 'the diff lists leaves');
+    const statuses = await page.$$eval('#diff tbody tr td:nth-child(2)', (tds) => [
+      ...new Set(tds.map((td) => td.textContent)),
+    ]);
+    assert.ok(statuses.every((s) => ['match', 'wrong value', 'missing', 'extra'].includes(s!)));
+
+    await page.screenshot({ path: join(tmp, 'report.png'), fullPage: false });
+    assert.ok(statSync(join(tmp, 'report.png')).size > 10_000);
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+  }
+});
