@@ -1,10 +1,18 @@
 /** `sob leaderboard`: the paper's unified, complexity-weighted, coverage-adjusted leaderboard. */
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { MODALITIES } from '../core/record.ts';
+import { sourceRanks, sourceTable } from '../../metrics/ranks.ts';
+import { UserError } from '../core/errors.ts';
+import { MODALITIES, type Modality } from '../core/record.ts';
 import { buildLeaderboard, loadEvaluation, readDisplayNames } from '../report/evaluation.ts';
-import { leaderboardCsv, leaderboardJson, leaderboardMarkdown, leaderboardTable } from '../report/tables.ts';
-import { choiceOption, log } from './common.ts';
+import {
+  leaderboardCsv,
+  leaderboardJson,
+  leaderboardMarkdown,
+  leaderboardTable,
+  sourceTableText,
+} from '../report/tables.ts';
+import { choiceOption, log, modalityOption } from './common.ts';
 
 const FORMATS = ['table', 'md', 'csv', 'json'] as const;
 
@@ -15,6 +23,11 @@ export function registerLeaderboard(program: Command): void {
     .argument('<evaluation-dir>', "what sob score wrote (or the SOB repository's data/evaluation)")
     .option('--format <f>', 'table | md | csv | json', choiceOption(FORMATS), 'table')
     .option('--out <file>', 'write to a file instead of stdout')
+    .option(
+      '--source <m>',
+      "one source's table (text | image | audio), sorted by Value Accuracy, with 95% intervals and ranks",
+      modalityOption,
+    )
     .option('--names <file>', 'display names: {"<model-dir>": "<name>"} (default: <dir>/display_names.json)')
     .option(
       '--manifest <file>',
@@ -33,10 +46,26 @@ Example:
     .action(
       async (
         dir: string,
-        flags: { format: (typeof FORMATS)[number]; out?: string; names?: string; manifest?: string },
+        flags: {
+          format: (typeof FORMATS)[number];
+          out?: string;
+          names?: string;
+          manifest?: string;
+          source?: Modality;
+        },
       ) => {
         const ev = await loadEvaluation(dir, flags.manifest);
-        const rows = buildLeaderboard(ev, readDisplayNames(flags.names, dir));
+        const names = readDisplayNames(flags.names, dir);
+        if (flags.source) {
+          // One source's table (the paper's Tables 4-6), sorted by Value Accuracy, with intervals.
+          const rows = sourceTable(ev.models, names, flags.source);
+          if (rows.length === 0) throw new UserError(`no ${flags.source} results under ${dir}`);
+          const text = sourceTableText(rows, sourceRanks(ev.models), flags.format);
+          if (flags.out) writeFileSync(flags.out, text.endsWith('\n') ? text : `${text}\n`);
+          else process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+          return;
+        }
+        const rows = buildLeaderboard(ev, names);
         log(
           `${rows.length} models; source weights ${MODALITIES.map((m) => `${m} W=${ev.totals.weight[m]} N=${ev.totals.records[m]} (${ev.totalsFrom[m]})`).join(', ')}`,
         );

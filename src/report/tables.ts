@@ -3,6 +3,7 @@
  */
 import { stringify } from 'csv-stringify/sync';
 import type { LeaderboardRow } from '../../metrics/leaderboard.ts';
+import type { SourceRow } from '../../metrics/ranks.ts';
 
 const COLUMNS: [keyof LeaderboardRow, string][] = [
   ['overall', 'Overall'],
@@ -61,4 +62,86 @@ export function leaderboardCsv(rows: LeaderboardRow[]): string {
 
 export function leaderboardJson(rows: LeaderboardRow[]): string {
   return JSON.stringify(rows, null, 2);
+}
+
+// -- Per-source tables (the paper's Tables 4-6) ------------------------------------------------
+
+const SOURCE_COLUMNS: [string, string][] = [
+  ['value_accuracy', 'Val.Acc.'],
+  ['faithfulness', 'Faithful.'],
+  ['json_pass', 'JSON Pass'],
+  ['path_recall', 'Path Rec.'],
+  ['structure_coverage', 'Str.Cov.'],
+  ['type_safety', 'Type Saf.'],
+  ['perfect', 'Perfect'],
+];
+
+function withCi(m: SourceRow['metrics'][string]): string {
+  if (m.mean === null) return '-';
+  return m.ci95_low === null || m.ci95_high === null
+    ? m.mean.toFixed(3)
+    : `${m.mean.toFixed(3)} [${m.ci95_low.toFixed(3)}, ${m.ci95_high.toFixed(3)}]`;
+}
+
+/** Rank shifts: the model's rank on each source, e.g. `t3 i12 a7`. */
+export type RankMap = Map<string, Partial<Record<'text' | 'image' | 'audio', number>>>;
+
+export function sourceTableText(
+  rows: SourceRow[],
+  ranks: RankMap,
+  format: 'table' | 'md' | 'csv' | 'json',
+): string {
+  if (format === 'json')
+    return JSON.stringify(
+      rows.map((r) => ({ ...r, ranks: ranks.get(r.model) ?? {} })),
+      null,
+      2,
+    );
+  if (format === 'csv') {
+    return stringify(
+      rows.map((r) => ({
+        rank: r.rank,
+        model: r.model,
+        display_name: r.display_name,
+        n: r.n,
+        ...Object.fromEntries(
+          SOURCE_COLUMNS.flatMap(([k]) => [
+            [k, r.metrics[k].mean ?? ''],
+            [`${k}_ci95_low`, r.metrics[k].ci95_low ?? ''],
+            [`${k}_ci95_high`, r.metrics[k].ci95_high ?? ''],
+          ]),
+        ),
+        ranks: rankText(ranks.get(r.model)),
+      })),
+      { header: true },
+    );
+  }
+  const header = ['#', 'Model', 'n', ...SOURCE_COLUMNS.map(([, h]) => h), 'Ranks t/i/a'];
+  const body = rows.map((r) => [
+    String(r.rank),
+    r.display_name,
+    String(r.n),
+    ...SOURCE_COLUMNS.map(([k], i) =>
+      i < 3 ? withCi(r.metrics[k]) : (r.metrics[k].mean?.toFixed(3) ?? '-'),
+    ),
+    rankText(ranks.get(r.model)),
+  ]);
+  if (format === 'md') {
+    return [
+      `| ${header.join(' | ')} |`,
+      `|${header.map((_, i) => (i === 1 ? ' --- ' : ' ---: ')).join('|')}|`,
+      ...body.map((b) => `| ${b.join(' | ')} |`),
+    ].join('\n');
+  }
+  const widths = header.map((h, c) => Math.max(h.length, ...body.map((b) => b[c].length)));
+  const line = (cs: string[]) =>
+    cs.map((c, i) => (i === 1 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
+}
+
+function rankText(r: Partial<Record<'text' | 'image' | 'audio', number>> | undefined): string {
+  if (!r) return '-';
+  return (['text', 'image', 'audio'] as const)
+    .map((m) => (r[m] === undefined ? '-' : String(r[m])))
+    .join('/');
 }
