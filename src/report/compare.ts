@@ -61,10 +61,19 @@ export function modelFolders(evalDir: string, modality: string): string[] {
     .filter((p) => existsSync(join(p, 'eval_records.jsonl')));
 }
 
-/** Paired comparison of B against A on every compared metric, over the records both have. */
-export function comparePair(a: ModelRows, b: ModelRows, samples: number, seed: number): PairedResult[] {
+/**
+ * Paired comparison of B against A on the compared metrics (the first `metrics` of them, all by
+ * default), over the records both have.
+ */
+export function comparePair(
+  a: ModelRows,
+  b: ModelRows,
+  samples: number,
+  seed: number,
+  metrics = COMPARED.length,
+): PairedResult[] {
   const ids = [...a.rows.keys()].filter((id) => b.rows.has(id));
-  return COMPARED.map((_, m) => {
+  return COMPARED.slice(0, metrics).map((_, m) => {
     const va = new Float64Array(ids.length);
     const vb = new Float64Array(ids.length);
     const w = new Float64Array(ids.length);
@@ -106,7 +115,7 @@ export function pairwiseMatrix(models: ModelRows[], samples: number, seed: numbe
   const raw: { i: number; j: number; r: PairedResult }[] = [];
   for (let i = 0; i < models.length; i++) {
     for (let j = i + 1; j < models.length; j++)
-      raw.push({ i, j, r: comparePair(models[i], models[j], samples, seed)[0] });
+      raw.push({ i, j, r: comparePair(models[i], models[j], samples, seed, 1)[0] });
   }
   const adjusted = holm(raw.map((x) => x.r.pValue));
   const cells: (PairedResult & { pHolm: number })[][] = models.map(() => new Array(models.length));
