@@ -5,6 +5,7 @@ import { errorMessage, UserError } from '../core/errors.ts';
 import { registerBuild } from './build.ts';
 import { registerCompare } from './compare.ts';
 import { registerEval } from './eval.ts';
+import { registerJudge } from './judge.ts';
 import { registerLeaderboard } from './leaderboard.ts';
 import { registerOcr } from './ocr.ts';
 import { registerReport } from './report.ts';
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
   registerReport(program);
   registerBuild(program);
   registerOcr(program);
+  registerJudge(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }

@@ -1,0 +1,94 @@
+/**
+ * The LLM quality judge: scores a benchmark record 0-100 on accuracy (the ground truth answers
+ * the question correctly), grounding (every value comes from the context) and schema quality
+ * (the schema captures the reasoning structure), with a rationale; for meetings it also says
+ * whether the question needs several turns of the conversation.
+ *
+ * The judge answers in our JSON schema (handed to structured output where the provider has
+ * it); the answer is validated with zod and never guessed at: one that does not parse is asked
+ * again, and after the last attempt it is a `judge_error`, not a score.
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { BenchmarkRecord } from '../src/core/record.ts';
+
+export const QUALITY_SCHEMA = {
+  type: 'object',
+  properties: {
+    accuracy: { type: 'integer', minimum: 0, maximum: 100 },
+    grounding: { type: 'integer', minimum: 0, maximum: 100 },
+    schema_quality: { type: 'integer', minimum: 0, maximum: 100 },
+    needs_multiple_turns: { type: ['boolean', 'null'] },
+    rationale: { type: 'string' },
+  },
+  required: ['accuracy', 'grounding', 'schema_quality', 'rationale'],
+  additionalProperties: false,
+} as const;
+
+const Score = z.number().min(0).max(100);
+export const QualityAnswer = z.object({
+  accuracy: Score,
+  grounding: Score,
+  schema_quality: Score,
+  needs_multiple_turns: z.boolean().nullable().optional(),
+  rationale: z.string().min(1),
+});
+export type QualityAnswer = z.infer<typeof QualityAnswer>;
+
+const SYSTEM = `You review records of a structured-extraction benchmark. Each record has a context, a
+question, a JSON schema the answer must follow, and a ground-truth answer. Judge the RECORD, not a
+model. Score each from 0 to 100:
+- accuracy: the ground truth answers the question correctly and completely from the context;
+- grounding: every value in the ground truth is stated in (or directly derivable from) the context;
+- schema_quality: the schema captures the question's structure (entities, relations, attributes, the
+  final answer) with sensible types and required keys, no more and no less.
+For a meeting transcript, also say in needs_multiple_turns whether answering needs information from
+several turns of the conversation rather than one utterance (null for other sources).
+Reply with one JSON object only: {"accuracy", "grounding", "schema_quality", "needs_multiple_turns", "rationale"}.`;
+
+export interface JudgePrompt {
+  system: string;
+  user: string;
+  /** sha256 of the prompt template (what the judgment depends on besides the record). */
+  templateSha: string;
+}
+
+export const QUALITY_TEMPLATE_SHA = createHash('sha256').update(SYSTEM).digest('hex');
+
+export function qualityPrompt(r: BenchmarkRecord): JudgePrompt {
+  const user = [
+    `Record [rid:${r.metadata.record_id}] (source: ${r.metadata.source ?? 'unknown'})`,
+    '',
+    'Context:',
+    r.input.context,
+    '',
+    `Question: ${r.input.question}`,
+    '',
+    'JSON schema:',
+    JSON.stringify(r.input.json_schema, null, 2),
+    '',
+    'Ground truth:',
+    JSON.stringify(r.output.ground_truth, null, 2),
+  ].join('\n');
+  return { system: SYSTEM, user, templateSha: QUALITY_TEMPLATE_SHA };
+}
+
+/** The judge's text as a validated answer, or why it is not one. */
+export function parseQuality(
+  text: string,
+): { ok: true; value: QualityAnswer } | { ok: false; error: string } {
+  let raw: unknown;
+  const trimmed = text.trim();
+  const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(trimmed);
+  try {
+    raw = JSON.parse(fenced ? fenced[1] : trimmed);
+  } catch {
+    return { ok: false, error: `not JSON: ${trimmed.slice(0, 80)}` };
+  }
+  const r = QualityAnswer.safeParse(raw);
+  if (!r.success) {
+    const i = r.error.issues[0];
+    return { ok: false, error: `${i.path.join('.') || 'answer'}: ${i.message}` };
+  }
+  return { ok: true, value: r.data };
+}

@@ -1,0 +1,134 @@
+/** `sob judge`: deterministic checks, then LLM quality judges, then keep what passes. */
+import type { Command } from 'commander';
+import { UserError } from '../core/errors.ts';
+import { choiceOption, intOption, log } from './common.ts';
+
+interface JudgeFlags {
+  judge: string[];
+  threshold: number;
+  combine: 'all' | 'majority' | 'mean';
+  out: string;
+  concurrency: number;
+  baseUrl: string[];
+  maxAttempts: number;
+  maxRetries: number;
+  timeoutMs: number;
+  allowUngrounded?: boolean;
+  retryBaseMs: number;
+}
+
+export function registerJudge(program: Command): void {
+  program
+    .command('judge')
+    .description(
+      'filter benchmark records: deterministic checks, then LLM quality judges (accuracy, grounding, schema quality)',
+    )
+    .argument('<records.jsonl>', 'benchmark records (what sob build writes)')
+    .option(
+      '--judge <provider:model>',
+      'a judge; repeat for several',
+      (v: string, p: string[]) => [...p, v],
+      [] as string[],
+    )
+    .requiredOption('--out <dir>', 'writes accepted.jsonl, rejected.jsonl, judgments.jsonl, summary.json')
+    .option(
+      '--threshold <n>',
+      'a record below this on any dimension (0-100) is dropped',
+      intOption('--threshold'),
+      60,
+    )
+    .option(
+      '--combine <rule>',
+      'several judges: all | majority | mean',
+      choiceOption(['all', 'majority', 'mean'] as const),
+      'all',
+    )
+    .option('--concurrency <n>', 'judge requests in flight', intOption('--concurrency', 1), 4)
+    .option(
+      '--base-url <url>',
+      'OpenAI-compatible endpoint (repeatable)',
+      (v: string, p: string[]) => [...p, v],
+      [] as string[],
+    )
+    .option(
+      '--max-attempts <n>',
+      'attempts at a parseable judge answer before judge_error',
+      intOption('--max-attempts', 1),
+      3,
+    )
+    .option(
+      '--max-retries <n>',
+      'transport retries per attempt (rate limit, server, timeout)',
+      intOption('--max-retries'),
+      3,
+    )
+    .option('--timeout-ms <n>', 'time limit per judge request', intOption('--timeout-ms', 1), 120_000)
+    .option('--retry-base-ms <n>', 'first backoff pause', intOption('--retry-base-ms', 1), 1000)
+    .option(
+      '--allow-ungrounded',
+      'keep records whose ground-truth values are not found in the context (default: reject)',
+    )
+    .addHelpText(
+      'after',
+      `
+Examples:
+  sob judge bench/records.jsonl --judge openai:gpt-4.1 --out bench/judged
+  sob judge bench/records.jsonl --judge openai:gpt-4.1 --judge gemini:gemini-2.5-pro --combine majority --out bench/judged
+
+A record that fails a deterministic check (shape, schema, ground truth vs schema, >= 3 properties,
+unique id, grounding) is rejected before any judge is asked. A judge answer that does not parse is
+asked again, then recorded as judge_error (the record is rejected with that reason, and a re-run
+asks again). Re-running the same command resumes.`,
+    )
+    .action(async (records: string, flags: JudgeFlags) => {
+      if (flags.judge.length === 0) throw new UserError('give at least one --judge <provider:model>', 2);
+      const { judgeRecords } = await import('../../judges/judge.ts');
+      const { checkRecord } = await import('../../sources/checks.ts');
+      const { backoffDelay, DEFAULT_BACKOFF, sleep } = await import('../runner/retry.ts');
+      const { createProvider } = await import('../providers/index.ts');
+      const judges = await Promise.all(
+        flags.judge.map((id) => createProvider(id, { baseUrls: flags.baseUrl })),
+      );
+      const controller = new AbortController();
+      const onSigint = () => controller.abort();
+      process.once('SIGINT', onSigint);
+      try {
+        const s = await judgeRecords({
+          records,
+          judges,
+          check: (r, seen) => checkRecord(r, { seenIds: seen }),
+          backoff: {
+            delay: (f, ra) => backoffDelay(f, { ...DEFAULT_BACKOFF, baseMs: flags.retryBaseMs }, ra),
+            sleep,
+          },
+          outDir: flags.out,
+          threshold: flags.threshold,
+          combine: flags.combine,
+          concurrency: flags.concurrency,
+          maxAttempts: flags.maxAttempts,
+          maxRetries: flags.maxRetries,
+          timeoutMs: flags.timeoutMs,
+          requireGrounding: !flags.allowUngrounded,
+          signal: controller.signal,
+          log,
+        });
+        const per = Object.entries(s.per_source)
+          .map(([k, v]) => `${k} ${v.accepted}/${v.records}`)
+          .join(', ');
+        process.stdout.write(
+          `${s.accepted} accepted, ${s.rejected} rejected (${s.rejected_by_checks} by the checks, ${s.judge_errors} judge errors) -> ${flags.out}\n` +
+            (per ? `accepted per source: ${per}\n` : '') +
+            s.agreement
+              .map(
+                (a) =>
+                  `agreement ${a.a} ~ ${a.b}: kappa ${a.kappa.toFixed(3)}, spearman accuracy ${a.spearman.accuracy.toFixed(3)}`,
+              )
+              .join('\n') +
+            (s.agreement.length ? '\n' : ''),
+        );
+      } finally {
+        process.off('SIGINT', onSigint);
+        await Promise.all(judges.map((j) => j.close?.()));
+      }
+    });
+}
