@@ -10,11 +10,11 @@
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { errorMessage, UserError } from '../src/core/errors.ts';
+import { UserError } from '../src/core/errors.ts';
 import { readJsonl } from '../src/core/jsonl.ts';
 import { toPlain } from '../src/core/pyjson.ts';
 import type { BenchmarkRecord } from '../src/core/record.ts';
-import { type Provider, ProviderError, RETRYABLE } from '../src/providers/types.ts';
+import type { Provider } from '../src/providers/types.ts';
 import {
   accepts,
   type CombineRule,
@@ -25,7 +25,9 @@ import {
   type Scores,
   spearman,
 } from './agreement.ts';
+import { type AskOptions, askStructured } from './ask.ts';
 import { parseQuality, QUALITY_SCHEMA, type QualityAnswer, qualityPrompt } from './quality.ts';
+import { parseReview, REVIEW_SCHEMA, reviewPrompt } from './reviewer.ts';
 
 /** The deterministic record checks (sources/checks.ts `checkRecord`), handed in by the caller. */
 export type RecordCheck = (
@@ -33,29 +35,19 @@ export type RecordCheck = (
   seenIds: Set<string>,
 ) => { ok: boolean; errors: string[]; warnings: string[]; record?: BenchmarkRecord };
 
-/** The runner's backoff (src/runner/retry.ts), handed in so judges and runs pause alike. */
-export interface Backoff {
-  delay(failures: number, retryAfterMs?: number): number;
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
-
-export interface JudgeOptions {
+export interface JudgeOptions extends AskOptions {
   records: string;
   check: RecordCheck;
-  backoff: Backoff;
+  /** The cross-check reviewer; its issues are recorded, and reject the record with `rejectFlagged`. */
+  reviewer?: Provider;
+  rejectFlagged?: boolean;
   judges: Provider[];
   outDir: string;
   threshold: number;
   combine: CombineRule;
   concurrency: number;
-  /** Attempts at a parseable answer per record and judge. */
-  maxAttempts: number;
-  /** Transport retries (rate limit, server, timeout, network) per attempt. */
-  maxRetries: number;
-  timeoutMs: number;
   /** A ground-truth value not found in the context rejects the record (default true). */
   requireGrounding: boolean;
-  signal?: AbortSignal;
   log?: (line: string) => void;
 }
 
@@ -67,6 +59,8 @@ export interface Judgment {
   needs_multiple_turns?: boolean | null;
   rationale?: string;
   judge_error?: string;
+  /** The reviewer's findings (a `review:` judgment). */
+  issues?: { kind: string; path: string; reason: string }[];
   attempts: number;
 }
 
@@ -76,6 +70,7 @@ export interface JudgeSummary {
   rejected: number;
   rejected_by_checks: number;
   judge_errors: number;
+  flagged_by_reviewer: number;
   per_source: Record<string, { records: number; accepted: number; acceptance: number }>;
   histograms: Record<string, Record<string, number[]>>;
   agreement: {
@@ -90,70 +85,47 @@ export interface JudgeSummary {
   combine: CombineRule;
 }
 
-/** One judge on one record: retries transport failures, re-asks unparseable answers. */
+/** One judge on one record. */
 async function askJudge(judge: Provider, r: BenchmarkRecord, o: JudgeOptions): Promise<Judgment> {
   const prompt = qualityPrompt(r);
-  const base: Judgment = {
-    record_id: r.metadata.record_id,
-    judge: judge.id,
-    prompt_sha256: prompt.templateSha,
-    attempts: 0,
+  const base = { record_id: r.metadata.record_id, judge: judge.id, prompt_sha256: prompt.templateSha };
+  const res = await askStructured(
+    judge,
+    r.metadata.record_id,
+    prompt,
+    QUALITY_SCHEMA as unknown as Record<string, unknown>,
+    parseQuality,
+    o,
+  );
+  if (!res.value) return { ...base, judge_error: res.error, attempts: res.attempts };
+  const a: QualityAnswer = res.value;
+  return {
+    ...base,
+    attempts: res.attempts,
+    scores: { accuracy: a.accuracy, grounding: a.grounding, schema_quality: a.schema_quality },
+    needs_multiple_turns: a.needs_multiple_turns ?? null,
+    rationale: a.rationale,
   };
-  let lastError = 'no answer';
-  for (let attempt = 1; attempt <= o.maxAttempts; attempt++) {
-    base.attempts = attempt;
-    let text: string | undefined;
-    for (let failures = 0; ; failures++) {
-      const ctl = new AbortController();
-      const timer = setTimeout(() => ctl.abort(), o.timeoutMs);
-      const onAbort = () => ctl.abort();
-      o.signal?.addEventListener('abort', onAbort, { once: true });
-      try {
-        const res = await judge.complete({
-          recordId: r.metadata.record_id,
-          system: prompt.system,
-          user: prompt.user,
-          schema: QUALITY_SCHEMA as unknown as Record<string, unknown>,
-          constrained: true,
-          temperature: 0,
-          maxTokens: 1024,
-          signal: ctl.signal,
-          groundTruth: null,
-        });
-        text = res.text;
-        break;
-      } catch (e) {
-        const cls = e instanceof ProviderError ? e.errorClass : 'network';
-        if (cls === 'auth') throw new UserError(`${judge.id}: ${errorMessage(e)}`);
-        if (cls === 'schema_rejected' && attempt === 1) {
-          lastError = `schema_rejected: ${errorMessage(e)}`;
-          break; // try the next attempt; the provider may answer unconstrained text next time
-        }
-        if (!RETRYABLE.has(cls as never) || failures >= o.maxRetries || o.signal?.aborted) {
-          lastError = `${cls}: ${errorMessage(e)}`;
-          break;
-        }
-        const retryAfter = e instanceof ProviderError ? e.retryAfterMs : undefined;
-        await o.backoff.sleep(o.backoff.delay(failures + 1, retryAfter), o.signal);
-      } finally {
-        clearTimeout(timer);
-        o.signal?.removeEventListener('abort', onAbort);
-      }
-    }
-    if (text === undefined) continue;
-    const parsed = parseQuality(text);
-    if (parsed.ok) {
-      const a: QualityAnswer = parsed.value;
-      return {
-        ...base,
-        scores: { accuracy: a.accuracy, grounding: a.grounding, schema_quality: a.schema_quality },
-        needs_multiple_turns: a.needs_multiple_turns ?? null,
-        rationale: a.rationale,
-      };
-    }
-    lastError = parsed.error;
-  }
-  return { ...base, judge_error: lastError };
+}
+
+/** The cross-check reviewer on one record: its issues, or a judge_error. */
+async function askReviewer(reviewer: Provider, r: BenchmarkRecord, o: JudgeOptions): Promise<Judgment> {
+  const prompt = reviewPrompt(r);
+  const base = {
+    record_id: r.metadata.record_id,
+    judge: `review:${reviewer.id}`,
+    prompt_sha256: prompt.templateSha,
+  };
+  const res = await askStructured(
+    reviewer,
+    r.metadata.record_id,
+    prompt,
+    REVIEW_SCHEMA as unknown as Record<string, unknown>,
+    parseReview,
+    o,
+  );
+  if (!res.value) return { ...base, judge_error: res.error, attempts: res.attempts };
+  return { ...base, attempts: res.attempts, issues: res.value.issues };
 }
 
 /** Judgments already made (resume): `record_id|judge` -> judgment. judge_errors are asked again. */
@@ -206,22 +178,24 @@ export async function judgeRecords(o: JudgeOptions): Promise<JudgeSummary> {
 
   // 2. The judges, through a small pool.
   const all = new Map<string, Judgment>();
-  const queue: [BenchmarkRecord, Provider][] = [];
+  const queue: [BenchmarkRecord, Provider, 'judge' | 'review'][] = [];
   for (const p of passed) {
-    for (const j of o.judges) {
-      const done = prior.get(`${p.record.metadata.record_id}|${j.id}`);
-      if (done) all.set(`${done.record_id}|${j.id}`, done);
-      else queue.push([p.record, j]);
+    const asks: [Provider, 'judge' | 'review', string][] = o.judges.map((j) => [j, 'judge', j.id]);
+    if (o.reviewer) asks.push([o.reviewer, 'review', `review:${o.reviewer.id}`]);
+    for (const [j, kind, id] of asks) {
+      const done = prior.get(`${p.record.metadata.record_id}|${id}`);
+      if (done) all.set(`${done.record_id}|${id}`, done);
+      else queue.push([p.record, j, kind]);
     }
   }
   let next = 0;
   let finished = 0;
   const worker = async () => {
     while (next < queue.length && !o.signal?.aborted) {
-      const [r, j] = queue[next++];
-      const jd = await askJudge(j, r, o);
+      const [r, j, kind] = queue[next++];
+      const jd = kind === 'judge' ? await askJudge(j, r, o) : await askReviewer(j, r, o);
       append(jd);
-      all.set(`${jd.record_id}|${j.id}`, jd);
+      all.set(`${jd.record_id}|${jd.judge}`, jd);
       finished++;
       if (finished % 25 === 0) log(`... ${finished}/${queue.length} judgments`);
     }
@@ -233,13 +207,17 @@ export async function judgeRecords(o: JudgeOptions): Promise<JudgeSummary> {
   const accepted: string[] = [];
   const perSource: JudgeSummary['per_source'] = {};
   let judgeErrors = 0;
+  let flagged = 0;
   for (const p of passed) {
     const id = p.record.metadata.record_id;
     const js = o.judges.map((j) => all.get(`${id}|${j.id}`)!);
+    const review = o.reviewer ? all.get(`${id}|review:${o.reviewer.id}`) : undefined;
+    const flags = (review?.issues ?? []).map((i) => `reviewer: ${i.kind} at ${i.path}: ${i.reason}`);
+    if (review?.issues?.length) flagged++;
     const src = String(p.record.metadata.source ?? 'unknown');
     perSource[src] ??= { records: 0, accepted: 0, acceptance: 0 };
     perSource[src].records++;
-    const errors = js.filter((j) => j.judge_error);
+    const errors = [...js, ...(review ? [review] : [])].filter((j) => j.judge_error);
     if (errors.length > 0) {
       judgeErrors++;
       rejected.push({
@@ -251,7 +229,9 @@ export async function judgeRecords(o: JudgeOptions): Promise<JudgeSummary> {
       continue;
     }
     const scores = js.map((j) => j.scores!);
-    if (combine(scores, o.threshold, o.combine)) {
+    if (o.rejectFlagged && flags.length > 0) {
+      rejected.push({ record_id: id, origin: id, reasons: flags, record: JSON.parse(p.raw) });
+    } else if (combine(scores, o.threshold, o.combine)) {
       accepted.push(p.raw);
       perSource[src].accepted++;
     } else {
@@ -260,6 +240,7 @@ export async function judgeRecords(o: JudgeOptions): Promise<JudgeSummary> {
           (d) => `${j.judge}: ${d} ${j.scores![d]} < ${o.threshold}${j.rationale ? ` (${j.rationale})` : ''}`,
         ),
       );
+      reasons.push(...flags);
       rejected.push({ record_id: id, origin: id, reasons, record: JSON.parse(p.raw) });
     }
   }
@@ -320,6 +301,7 @@ export async function judgeRecords(o: JudgeOptions): Promise<JudgeSummary> {
     rejected: rejected.length,
     rejected_by_checks: rejectedByChecks,
     judge_errors: judgeErrors,
+    flagged_by_reviewer: flagged,
     per_source: perSource,
     histograms,
     agreement,

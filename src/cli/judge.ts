@@ -14,6 +14,8 @@ interface JudgeFlags {
   maxRetries: number;
   timeoutMs: number;
   allowUngrounded?: boolean;
+  reviewer?: string;
+  rejectFlagged?: boolean;
   retryBaseMs: number;
 }
 
@@ -65,6 +67,11 @@ export function registerJudge(program: Command): void {
     .option('--timeout-ms <n>', 'time limit per judge request', intOption('--timeout-ms', 1), 120_000)
     .option('--retry-base-ms <n>', 'first backoff pause', intOption('--retry-base-ms', 1), 1000)
     .option(
+      '--reviewer <provider:model>',
+      'also run the cross-check reviewer (missing fields, type mismatches, ungrounded values)',
+    )
+    .option('--reject-flagged', 'reject a record the reviewer flags (default: record the flags only)')
+    .option(
       '--allow-ungrounded',
       'keep records whose ground-truth values are not found in the context (default: reject)',
     )
@@ -89,6 +96,9 @@ asks again). Re-running the same command resumes.`,
       const judges = await Promise.all(
         flags.judge.map((id) => createProvider(id, { baseUrls: flags.baseUrl })),
       );
+      const reviewer = flags.reviewer
+        ? await createProvider(flags.reviewer, { baseUrls: flags.baseUrl })
+        : undefined;
       const controller = new AbortController();
       const onSigint = () => controller.abort();
       process.once('SIGINT', onSigint);
@@ -96,6 +106,8 @@ asks again). Re-running the same command resumes.`,
         const s = await judgeRecords({
           records,
           judges,
+          reviewer,
+          rejectFlagged: flags.rejectFlagged === true,
           check: (r, seen) => checkRecord(r, { seenIds: seen }),
           backoff: {
             delay: (f, ra) => backoffDelay(f, { ...DEFAULT_BACKOFF, baseMs: flags.retryBaseMs }, ra),
@@ -116,7 +128,7 @@ asks again). Re-running the same command resumes.`,
           .map(([k, v]) => `${k} ${v.accepted}/${v.records}`)
           .join(', ');
         process.stdout.write(
-          `${s.accepted} accepted, ${s.rejected} rejected (${s.rejected_by_checks} by the checks, ${s.judge_errors} judge errors) -> ${flags.out}\n` +
+          `${s.accepted} accepted, ${s.rejected} rejected (${s.rejected_by_checks} by the checks, ${s.judge_errors} judge errors${reviewer ? `, ${s.flagged_by_reviewer} flagged by the reviewer` : ''}) -> ${flags.out}\n` +
             (per ? `accepted per source: ${per}\n` : '') +
             s.agreement
               .map(
@@ -128,7 +140,7 @@ asks again). Re-running the same command resumes.`,
         );
       } finally {
         process.off('SIGINT', onSigint);
-        await Promise.all(judges.map((j) => j.close?.()));
+        await Promise.all([...judges, ...(reviewer ? [reviewer] : [])].map((j) => j.close?.()));
       }
     });
 }

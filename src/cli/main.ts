@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { errorMessage, UserError } from '../core/errors.ts';
+import { registerAuthor } from './author.ts';
 import { registerBuild } from './build.ts';
 import { registerCompare } from './compare.ts';
 import { registerEval } from './eval.ts';
@@ -36,6 +37,7 @@ export function buildProgram(): Command {
   registerBuild(program);
   registerOcr(program);
   registerJudge(program);
+  registerAuthor(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }

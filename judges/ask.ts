@@ -1,0 +1,90 @@
+/**
+ * One structured question to a model, the judges' way: transport failures retried with the
+ * runner's backoff, an answer that does not validate asked again, and after the last attempt an
+ * error, never a guess.
+ */
+import { errorMessage, UserError } from '../src/core/errors.ts';
+import { type Provider, ProviderError, RETRYABLE } from '../src/providers/types.ts';
+
+/** The runner's backoff (src/runner/retry.ts), handed in so judges and runs pause alike. */
+export interface Backoff {
+  delay(failures: number, retryAfterMs?: number): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export interface AskOptions {
+  backoff: Backoff;
+  /** Attempts at a valid answer. */
+  maxAttempts: number;
+  /** Transport retries (rate limit, server, timeout, network) per attempt. */
+  maxRetries: number;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+
+export async function askStructured<T>(
+  provider: Provider,
+  recordId: string,
+  prompt: { system: string; user: string },
+  schema: Record<string, unknown>,
+  parse: (text: string) => Parsed<T>,
+  o: AskOptions,
+  /** Hand the schema to the provider's structured-output mode (an open-ended schema may be refused). */
+  constrained = true,
+): Promise<{ value?: T; error?: string; attempts: number }> {
+  let lastError = 'no answer';
+  for (let attempt = 1; attempt <= o.maxAttempts; attempt++) {
+    let text: string | undefined;
+    for (let failures = 0; ; failures++) {
+      const ctl = new AbortController();
+      const timer = setTimeout(() => ctl.abort(), o.timeoutMs);
+      const onAbort = () => ctl.abort();
+      o.signal?.addEventListener('abort', onAbort, { once: true });
+      try {
+        const res = await provider.complete({
+          recordId,
+          system: prompt.system,
+          user: prompt.user,
+          schema,
+          constrained,
+          temperature: 0,
+          maxTokens: 2048,
+          signal: ctl.signal,
+          groundTruth: null,
+        });
+        text = res.text;
+        break;
+      } catch (e) {
+        const cls = e instanceof ProviderError ? e.errorClass : 'network';
+        if (cls === 'auth') throw new UserError(`${provider.id}: ${errorMessage(e)}`);
+        if (!RETRYABLE.has(cls as never) || failures >= o.maxRetries || o.signal?.aborted) {
+          lastError = `${cls}: ${errorMessage(e)}`;
+          break;
+        }
+        const retryAfter = e instanceof ProviderError ? e.retryAfterMs : undefined;
+        await o.backoff.sleep(o.backoff.delay(failures + 1, retryAfter), o.signal);
+      } finally {
+        clearTimeout(timer);
+        o.signal?.removeEventListener('abort', onAbort);
+      }
+    }
+    if (text === undefined) continue;
+    const parsed = parse(text);
+    if (parsed.ok) return { value: parsed.value, attempts: attempt };
+    lastError = parsed.error;
+  }
+  return { error: lastError, attempts: o.maxAttempts };
+}
+
+/** A JSON answer, also when wrapped in a code fence. */
+export function parseJsonAnswer(text: string): Parsed<unknown> {
+  const trimmed = text.trim();
+  const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(trimmed);
+  try {
+    return { ok: true, value: JSON.parse(fenced ? fenced[1] : trimmed) };
+  } catch {
+    return { ok: false, error: `not JSON: ${trimmed.slice(0, 80)}` };
+  }
+}

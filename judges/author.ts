@@ -1,0 +1,179 @@
+/**
+ * `sob author`: an LLM drafts, for each source item (an id and a context), a question, a JSON
+ * schema that captures the reasoning structure (entities, relations, attributes and the final
+ * answer; at least three properties) and the ground truth. Each draft is validated as it comes
+ * back (a valid draft-07 schema, a ground truth that validates against it, enough properties);
+ * an invalid one is asked again, then set aside with its reasons. The drafts are annotations in
+ * the format `sob build` ingests, for a person to read and edit first.
+ */
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { UserError } from '../src/core/errors.ts';
+import { checkDraft7Schema, validateInstance } from '../src/core/schema.ts';
+import type { Provider } from '../src/providers/types.ts';
+import { type AskOptions, askStructured, type Parsed, parseJsonAnswer } from './ask.ts';
+
+export interface SourceItem {
+  id: string;
+  context: string;
+  source?: string;
+}
+
+const Item = z
+  .object({ context: z.string().min(1), source: z.string().optional() })
+  .passthrough()
+  .transform((v, ctx) => {
+    const o = v as Record<string, unknown>;
+    const id = [o.id, o.record_id, o.source_id, o._id].find((x) => typeof x === 'string' && x.length > 0);
+    if (typeof id !== 'string') {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: 'an item needs an id (id, record_id, source_id or _id)',
+      });
+      return z.NEVER;
+    }
+    return { id, context: v.context, source: v.source } as SourceItem;
+  });
+
+/** Source items from JSONL or a JSON array; a bad one is named by its line. */
+export function loadItems(file: string): SourceItem[] {
+  if (!existsSync(file)) throw new UserError(`no such file: ${file}`);
+  const text = readFileSync(file, 'utf8');
+  const values: [string, unknown][] = [];
+  if (text.trimStart().startsWith('[')) {
+    (JSON.parse(text) as unknown[]).forEach((v, i) => values.push([`${file}: item ${i}`, v]));
+  } else {
+    text.split(/\r?\n/).forEach((l, i) => {
+      if (l.trim()) {
+        try {
+          values.push([`${file}:${i + 1}`, JSON.parse(l)]);
+        } catch {
+          throw new UserError(`${file}:${i + 1}: not JSON`);
+        }
+      }
+    });
+  }
+  return values.map(([where, v]) => {
+    const r = Item.safeParse(v);
+    if (!r.success) throw new UserError(`${where}: ${r.error.issues[0].message}`);
+    return r.data;
+  });
+}
+
+export const DRAFT_SCHEMA = {
+  type: 'object',
+  properties: {
+    question: { type: 'string' },
+    json_schema: { type: 'object' },
+    ground_truth: {},
+  },
+  required: ['question', 'json_schema', 'ground_truth'],
+} as const;
+
+const Draft = z.object({
+  question: z.string().min(1),
+  json_schema: z.record(z.unknown()),
+  ground_truth: z.unknown(),
+});
+export type Draft = z.infer<typeof Draft>;
+
+const SYSTEM = `You write records for a structured-extraction benchmark. Given a context, write:
+- question: a question whose answer needs reasoning over the context (several facts, often linked);
+- json_schema: a draft-07 JSON Schema for the answer that captures the reasoning structure (the
+  entities, their relations and attributes, and the final answer), with at least three properties,
+  precise types and "required" keys;
+- ground_truth: the answer, valid under that schema, with every value taken from the context.
+Reply with one JSON object only: {"question", "json_schema", "ground_truth"}.`;
+
+/** A draft checked as it comes back: schema valid, ground truth valid under it, enough properties. */
+export function checkDraft(
+  d: Draft,
+  countProperties: (schema: unknown) => number,
+  minProperties = 3,
+): string[] {
+  const errors: string[] = [];
+  const s = checkDraft7Schema(d.json_schema);
+  if (!s.valid) return [`invalid draft-07 schema: ${s.reason}`];
+  const gt = validateInstance(d.json_schema, d.ground_truth);
+  if (!gt.valid) errors.push(`ground truth does not validate against the schema: ${gt.reason}`);
+  const n = countProperties(d.json_schema);
+  if (n < minProperties)
+    errors.push(`the schema declares ${n} properties; at least ${minProperties} are needed`);
+  return errors;
+}
+
+export interface AuthorOptions extends AskOptions {
+  items: SourceItem[];
+  model: Provider;
+  out: string;
+  countProperties: (schema: unknown) => number;
+  log?: (line: string) => void;
+}
+
+export async function authorDrafts(
+  o: AuthorOptions,
+): Promise<{ written: number; rejected: number; skipped: number }> {
+  const rejectedFile = o.out.replace(/\.jsonl$/i, '') + '.rejected.jsonl';
+  const done = new Set<string>();
+  if (existsSync(o.out)) {
+    for (const l of readFileSync(o.out, 'utf8').split('\n')) {
+      try {
+        const v = JSON.parse(l) as { source_id?: string };
+        if (v.source_id) done.add(v.source_id);
+      } catch {
+        // a torn last line: that item is drafted again
+      }
+    }
+  }
+  let written = 0;
+  let rejected = 0;
+  let skipped = 0;
+  for (const item of o.items) {
+    if (done.has(item.id)) {
+      skipped++;
+      continue;
+    }
+    const user = `Item [rid:${item.id}]${item.source ? ` (source: ${item.source})` : ''}\n\nContext:\n${item.context}`;
+    let lastErrors: string[] = [];
+    const parse = (text: string): Parsed<Draft> => {
+      const j = parseJsonAnswer(text);
+      if (!j.ok) return j;
+      const d = Draft.safeParse(j.value);
+      if (!d.success)
+        return {
+          ok: false,
+          error: `${d.error.issues[0].path.join('.') || 'draft'}: ${d.error.issues[0].message}`,
+        };
+      lastErrors = checkDraft(d.data, o.countProperties);
+      return lastErrors.length === 0
+        ? { ok: true, value: d.data }
+        : { ok: false, error: lastErrors.join('; ') };
+    };
+    const res = await askStructured(
+      o.model,
+      item.id,
+      { system: SYSTEM, user },
+      DRAFT_SCHEMA as unknown as Record<string, unknown>,
+      parse,
+      o,
+      false,
+    );
+    if (res.value) {
+      const annotation = {
+        source_id: item.id,
+        record_id: `${item.id}-draft`,
+        question: res.value.question,
+        json_schema: res.value.json_schema,
+        ground_truth: res.value.ground_truth,
+        metadata: { drafted_by: o.model.id },
+      };
+      appendFileSync(o.out, `${JSON.stringify(annotation)}\n`);
+      written++;
+    } else {
+      appendFileSync(rejectedFile, `${JSON.stringify({ source_id: item.id, reasons: [res.error] })}\n`);
+      rejected++;
+    }
+    o.log?.(`${item.id}: ${res.value ? 'drafted' : `rejected (${res.error})`}`);
+  }
+  return { written, rejected, skipped };
+}
