@@ -3,7 +3,10 @@
  * runner's backoff, an answer that does not validate asked again, and after the last attempt an
  * error, never a guess.
  */
+
+import type { ZodType } from 'zod';
 import { errorMessage, UserError } from '../src/core/errors.ts';
+import type { BenchmarkRecord } from '../src/core/record.ts';
 import { type Provider, ProviderError, RETRYABLE } from '../src/providers/types.ts';
 
 /** The runner's backoff (src/runner/retry.ts), handed in so judges and runs pause alike. */
@@ -87,4 +90,32 @@ export function parseJsonAnswer(text: string): Parsed<unknown> {
   } catch {
     return { ok: false, error: `not JSON: ${trimmed.slice(0, 80)}` };
   }
+}
+
+/** A JSON answer validated by a zod schema; the message names the first bad field. */
+export function parseWith<T>(schema: ZodType<T>, text: string): Parsed<T> {
+  const j = parseJsonAnswer(text);
+  if (!j.ok) return j;
+  const r = schema.safeParse(j.value);
+  if (r.success) return { ok: true, value: r.data };
+  const i = r.error.issues[0];
+  return { ok: false, error: `${i.path.join('.') || 'answer'}: ${i.message}` };
+}
+
+/** What a judge or reviewer reads of a record: the id tag, context, question, schema, ground truth. */
+export function recordText(r: BenchmarkRecord): string {
+  return [
+    `Record [rid:${r.metadata.record_id}] (source: ${r.metadata.source ?? 'unknown'})`,
+    '',
+    'Context:',
+    r.input.context,
+    '',
+    `Question: ${r.input.question}`,
+    '',
+    'JSON schema:',
+    JSON.stringify(r.input.json_schema, null, 2),
+    '',
+    'Ground truth:',
+    JSON.stringify(r.output.ground_truth, null, 2),
+  ].join('\n');
 }

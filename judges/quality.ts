@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { BenchmarkRecord } from '../src/core/record.ts';
+import { type Parsed, parseWith, recordText } from './ask.ts';
 
 export const QUALITY_SCHEMA = {
   type: 'object',
@@ -56,39 +57,11 @@ export interface JudgePrompt {
 export const QUALITY_TEMPLATE_SHA = createHash('sha256').update(SYSTEM).digest('hex');
 
 export function qualityPrompt(r: BenchmarkRecord): JudgePrompt {
-  const user = [
-    `Record [rid:${r.metadata.record_id}] (source: ${r.metadata.source ?? 'unknown'})`,
-    '',
-    'Context:',
-    r.input.context,
-    '',
-    `Question: ${r.input.question}`,
-    '',
-    'JSON schema:',
-    JSON.stringify(r.input.json_schema, null, 2),
-    '',
-    'Ground truth:',
-    JSON.stringify(r.output.ground_truth, null, 2),
-  ].join('\n');
+  const user = recordText(r);
   return { system: SYSTEM, user, templateSha: QUALITY_TEMPLATE_SHA };
 }
 
 /** The judge's text as a validated answer, or why it is not one. */
-export function parseQuality(
-  text: string,
-): { ok: true; value: QualityAnswer } | { ok: false; error: string } {
-  let raw: unknown;
-  const trimmed = text.trim();
-  const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(trimmed);
-  try {
-    raw = JSON.parse(fenced ? fenced[1] : trimmed);
-  } catch {
-    return { ok: false, error: `not JSON: ${trimmed.slice(0, 80)}` };
-  }
-  const r = QualityAnswer.safeParse(raw);
-  if (!r.success) {
-    const i = r.error.issues[0];
-    return { ok: false, error: `${i.path.join('.') || 'answer'}: ${i.message}` };
-  }
-  return { ok: true, value: r.data };
+export function parseQuality(text: string): Parsed<QualityAnswer> {
+  return parseWith(QualityAnswer, text);
 }

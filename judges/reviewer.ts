@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { BenchmarkRecord } from '../src/core/record.ts';
+import { type Parsed, parseWith, recordText } from './ask.ts';
 
 export const REVIEW_SCHEMA = {
   type: 'object',
@@ -50,36 +51,10 @@ Reply with one JSON object only: {"issues": [{"kind", "path", "reason"}]} (an em
 export const REVIEW_TEMPLATE_SHA = createHash('sha256').update(SYSTEM).digest('hex');
 
 export function reviewPrompt(r: BenchmarkRecord): { system: string; user: string; templateSha: string } {
-  const user = [
-    `Record [rid:${r.metadata.record_id}]`,
-    '',
-    'Context:',
-    r.input.context,
-    '',
-    `Question: ${r.input.question}`,
-    '',
-    'JSON schema:',
-    JSON.stringify(r.input.json_schema, null, 2),
-    '',
-    'Ground truth:',
-    JSON.stringify(r.output.ground_truth, null, 2),
-  ].join('\n');
+  const user = recordText(r);
   return { system: SYSTEM, user, templateSha: REVIEW_TEMPLATE_SHA };
 }
 
-export function parseReview(text: string): { ok: true; value: ReviewAnswer } | { ok: false; error: string } {
-  const trimmed = text.trim();
-  const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(trimmed);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(fenced ? fenced[1] : trimmed);
-  } catch {
-    return { ok: false, error: `not JSON: ${trimmed.slice(0, 80)}` };
-  }
-  const r = ReviewAnswer.safeParse(raw);
-  if (!r.success) {
-    const i = r.error.issues[0];
-    return { ok: false, error: `${i.path.join('.') || 'answer'}: ${i.message}` };
-  }
-  return { ok: true, value: r.data };
+export function parseReview(text: string): Parsed<ReviewAnswer> {
+  return parseWith(ReviewAnswer, text);
 }
