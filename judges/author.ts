@@ -41,7 +41,9 @@ export function loadItems(file: string): SourceItem[] {
   const text = readFileSync(file, 'utf8');
   const values: [string, unknown][] = [];
   if (text.trimStart().startsWith('[')) {
-    (JSON.parse(text) as unknown[]).forEach((v, i) => values.push([`${file}: item ${i}`, v]));
+    (JSON.parse(text) as unknown[]).forEach((v, i) => {
+      values.push([`${file}: item ${i}`, v]);
+    });
   } else {
     text.split(/\r?\n/).forEach((l, i) => {
       if (l.trim()) {

@@ -19,7 +19,7 @@ pre{white-space:pre-wrap;max-height:280px;overflow:auto;background:#f3f4f6;paddi
 .pill{display:inline-block;padding:0 6px;border-radius:9px;background:#eef0f3;font-size:12px;margin-left:6px}
 `;
 
-export const REPORT_CLIENT = String.raw`
+export const REPORT_CLIENT = `
 (function(){
 'use strict';
 var D=JSON.parse(document.getElementById('sob-data').textContent);
