@@ -12,9 +12,9 @@ import { classify, ERROR_CLASSES, type TaxonomyRow, taxonomy } from '../../metri
 import { pyEquals, tokenF1 } from '../../metrics/values.ts';
 import { UserError } from '../core/errors.ts';
 import { readJsonl } from '../core/jsonl.ts';
+import { modelDirName } from '../core/modality.ts';
 import { type PyValue, pyStr, toPlain } from '../core/pyjson.ts';
 import { MODALITIES, type Modality } from '../core/record.ts';
-import { modelDirName } from '../scoring/modality.ts';
 import { type ModelRows, matrixTable, pairwiseMatrix } from './compare.ts';
 import { buildLeaderboard, loadEvaluation, readDisplayNames } from './evaluation.ts';
 import { REPORT_CLIENT, REPORT_CSS } from './html-client.ts';

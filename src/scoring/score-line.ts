@@ -12,10 +12,10 @@ import {
 } from '../../metrics/record.ts';
 import { scoreRecordStrict } from '../../metrics/strict.ts';
 import type { ParsedLine } from '../core/jsonl.ts';
+import { recordModality } from '../core/modality.ts';
 import { dumpsPy } from '../core/pyjson.ts';
 import { type Modality, scoringView } from '../core/record.ts';
 import { isKnownSchemaText } from '../core/schema.ts';
-import { recordModality } from './modality.ts';
 
 export type LineOutcome =
   | { kind: 'row'; line: number; modality: Modality; score: RecordScore; json: string }

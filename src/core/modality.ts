@@ -3,8 +3,8 @@
  * DESIGN.md `sob score`), mirroring the reference's `infer_modality` / `resolve_output_dir`.
  */
 import { basename } from 'node:path';
-import type { PyObject } from '../core/pyjson.ts';
-import { isModality, type Modality } from '../core/record.ts';
+import type { PyObject } from './pyjson.ts';
+import { isModality, type Modality } from './record.ts';
 
 /** The reference's path rule: `text_response`, `image(s)_response`, `audio_response`, then
  * `_image` / `_audio` in the file name, else text. */
