@@ -1,5 +1,6 @@
 /** `sob score`: score response files (or folders of them) into the reference's evaluation layout. */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../core/errors.ts';
 import type { Modality } from '../core/record.ts';
@@ -89,15 +90,32 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
       // A run directory (manifest.json + responses.jsonl) is scored into its own evaluation/.
       const { runDirTargets } = await import('../runner/run-dir.ts');
       const targets: ScoreTarget[] = [];
+      const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
+      const addRun = (run: ScoreTarget[]) =>
+        targets.push(...run.map((t) => (flags.out ? { file: t.file, modelDir: t.modelDir } : t)));
       for (const input of inputs) {
-        const run = existsSync(input) && statSync(input).isDirectory() ? runDirTargets(input) : null;
-        if (run) targets.push(...run.map((t) => (flags.out ? { file: t.file, modelDir: t.modelDir } : t)));
+        const run = isDir(input) ? runDirTargets(input) : null;
+        if (run) {
+          addRun(run);
+          continue;
+        }
+        // A folder of run directories (e.g. runs/): each of them.
+        const runs =
+          isDir(input) && !readdirSync(input).some((f) => f.endsWith('.jsonl'))
+            ? readdirSync(input)
+                .sort()
+                .map((d) => (isDir(join(input, d)) ? runDirTargets(join(input, d)) : null))
+                .filter((r): r is NonNullable<typeof r> => r !== null)
+            : [];
+        if (runs.length > 0) for (const r of runs) addRun(r);
         else targets.push(...expandInputs([input]).map((file) => ({ file })));
       }
       const files = targets.map((t) => t.file);
       const outDir = flags.out ?? defaultOutDir();
       const started = Date.now();
-      log(`scoring ${files.length} file${files.length === 1 ? '' : 's'} -> ${outDir}`);
+      log(
+        `scoring ${files.length} file${files.length === 1 ? '' : 's'} -> ${targets.every((t) => t.outDir) ? "each run directory's evaluation/" : outDir}`,
+      );
       let done = 0;
       const results = await scoreFiles(targets, {
         outDir,
@@ -115,7 +133,7 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
       const header = ['file', 'source', 'n', ...SHOWN.map(([, h]) => h)];
       const rows: string[][] = [];
       let failures = 0;
-      for (const r of results) {
+      for (const [i, r] of results.entries()) {
         done++;
         if (r.error) {
           failures++;
@@ -124,7 +142,8 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
         for (const o of r.outputs) {
           const s = o.summary.summary as { overall_weighted: { metrics: Record<string, { mean: number }> } };
           rows.push([
-            r.file.split('/').pop() ?? r.file,
+            // A run directory's responses.jsonl is named by its model.
+            targets[i].modelDir ?? r.file.split('/').pop() ?? r.file,
             o.modality,
             String(o.records),
             ...SHOWN.map(([k]) => s.overall_weighted.metrics[k].mean.toFixed(3)),

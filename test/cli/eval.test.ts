@@ -59,3 +59,20 @@ test('re-running sob eval resumes: no record is asked twice, the leaderboard is 
   assert.equal(readFileSync(join(tmp, 'runs/eval/runs/baseline_gold/responses.jsonl'), 'utf8'), before);
   assert.equal(readFileSync(join(tmp, 'runs/eval/leaderboard.json'), 'utf8'), first);
 });
+
+test('sob score on a folder of run directories scores each into its own evaluation/', () => {
+  const r = spawnSync(
+    process.execPath,
+    [join(ROOT, 'bin/sob.js'), 'score', 'runs/eval/runs', '--bootstrap-samples', '10'],
+    {
+      cwd: tmp,
+      encoding: 'utf8',
+    },
+  );
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /baseline_gold\s+text/);
+  assert.match(r.stdout, /baseline_skeleton\s+text/);
+  for (const m of ['baseline_gold', 'baseline_skeleton']) {
+    assert.ok(existsSync(join(tmp, 'runs/eval/runs', m, 'evaluation/text', m, 'eval_summary.json')), m);
+  }
+});
