@@ -19,6 +19,12 @@ export function registerReport(program: Command): void {
     )
     .option('--names <file>', 'display names: {"<model-dir>": "<name>"}')
     .option(
+      '--max-diff-leaves <n>',
+      'embed at most this many leaf-diff rows, wrong answers first',
+      intOption('--max-diff-leaves', 0),
+      400_000,
+    )
+    .option(
       '--samples <n>',
       'bootstrap resamples for the pairwise comparison',
       intOption('--samples', 1),
@@ -34,7 +40,10 @@ Examples:
 The file needs no network: open it in any browser.`,
     )
     .action(
-      async (dir: string, flags: { out?: string; responses?: string; names?: string; samples: number }) => {
+      async (
+        dir: string,
+        flags: { out?: string; responses?: string; names?: string; samples: number; maxDiffLeaves: number },
+      ) => {
         let isDir = false;
         try {
           isDir = statSync(dir).isDirectory();
@@ -50,6 +59,7 @@ The file needs no network: open it in any browser.`,
           responses: flags.responses,
           names: flags.names,
           samples: flags.samples,
+          maxDiffLeaves: flags.maxDiffLeaves,
         });
         const size = statSync(out).size;
         log(

@@ -28,6 +28,8 @@ export interface ReportOptions {
   names?: string;
   /** Bootstrap resamples for the pairwise matrix. */
   samples?: number;
+  /** At most this many diff leaves are embedded (wrong answers first); default 400,000. */
+  maxDiffLeaves?: number;
 }
 
 interface Layout {
@@ -199,6 +201,15 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
 
   // The drill-down: context, question, schema per record; a leaf diff per model and record.
   const diffs: Record<string, unknown> = {};
+  const maxLeaves = opts.maxDiffLeaves ?? 400_000;
+  let leavesEmbedded = 0;
+  let diffsOmitted = 0;
+  const correctCode = ERROR_CLASSES.indexOf('correct');
+  const correct = new Set<string>();
+  for (const [k, list] of Object.entries(rows)) {
+    const model = k.split('|')[0];
+    for (const row of list) if (row[8] === correctCode) correct.add(`${model}|${row[0]}`);
+  }
   for (const model of models) {
     for (const file of layout.responses.get(model) ?? []) {
       for await (const l of readJsonl(file)) {
@@ -218,10 +229,20 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
           rec.schema = short(schema === undefined ? '' : JSON.stringify(toPlain(schema), null, 2), 6000);
         }
         const cand = output.get('candidate_response');
-        const structured = cand instanceof Map || Array.isArray(cand);
-        diffs[`${model}|${idx}`] = structured
-          ? leafDiff(output.get('ground_truth'), cand)
-          : { raw: short(typeof cand === 'string' ? cand : pyStr(cand ?? null), 2000) };
+        const key = `${model}|${idx}`;
+        if (!(cand instanceof Map || Array.isArray(cand))) {
+          diffs[key] = { raw: short(typeof cand === 'string' ? cand : pyStr(cand ?? null), 2000) };
+          continue;
+        }
+        // A size budget keeps a huge benchmark's report openable: wrong answers first, then
+        // correct ones while less than half the budget is used.
+        if (leavesEmbedded >= maxLeaves || (correct.has(key) && leavesEmbedded >= maxLeaves / 2)) {
+          diffsOmitted++;
+          continue;
+        }
+        const d = leafDiff(output.get('ground_truth'), cand);
+        leavesEmbedded += d.length;
+        diffs[key] = d;
       }
     }
   }
@@ -270,6 +291,8 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
       text: matrixTable(matrix),
     },
     diffs,
+    diffsOmitted,
+    maxDiffLeaves: maxLeaves,
   };
 }
 

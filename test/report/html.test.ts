@@ -105,3 +105,30 @@ test('the report in headless Chromium: right numbers, a record diff on click, fi
     await browser.close();
   }
 });
+
+test('a diff budget keeps the report small: wrong answers are embedded first, the rest counted as left out', async () => {
+  const { buildReportData } = await import('../../src/report/html.ts');
+  const evalDir = join(tmp, 'budget');
+  cpSync(join(SOB, 'evaluation/image/phi-4'), join(evalDir, 'image/phi-4'), { recursive: true });
+  const responses = join(tmp, 'budget-responses');
+  mkdirSync(responses, { recursive: true });
+  cpSync(
+    join(SOB, 'images_responses/response_phi-4_image.jsonl'),
+    join(responses, 'response_phi-4_image.jsonl'),
+  );
+  const full = await buildReportData({ dir: evalDir, out: '', responses, samples: 10 });
+  const small = await buildReportData({ dir: evalDir, out: '', responses, samples: 10, maxDiffLeaves: 500 });
+  const leaves = (d: Record<string, unknown>) =>
+    Object.values(d.diffs as Record<string, unknown>).reduce<number>(
+      (n, v) => n + (Array.isArray(v) ? v.length : 0),
+      0,
+    );
+  assert.equal(full.diffsOmitted, 0);
+  assert.ok((small.diffsOmitted as number) > 150, `${small.diffsOmitted} left out`);
+  assert.ok(leaves(small) < 500 + 300, `${leaves(small)} leaves embedded`); // one diff may cross the line
+  // Every embedded structured diff under the budget belongs to a record that is not fully correct.
+  const rows = (small.rows as Record<string, unknown[][]>)['phi-4|image'];
+  const correct = new Set(rows.filter((r) => r[8] === 5).map((r) => `phi-4|${r[0]}`));
+  for (const [k, v] of Object.entries(small.diffs as Record<string, unknown>))
+    if (Array.isArray(v)) assert.ok(!correct.has(k), k);
+});
