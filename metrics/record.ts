@@ -167,6 +167,18 @@ export function requiredPaths(schema: unknown, prefix = ''): string[] {
   return out;
 }
 
+/** A ground truth's leaves, flattened once per ground-truth object (readers share one per text). */
+const gtLeavesMemo = new WeakMap<object, Leaves>();
+function groundTruthLeaves(gt: PyValue | undefined): Leaves {
+  if (!(gt instanceof Map || Array.isArray(gt))) return flattenLeaves(gt);
+  let leaves = gtLeavesMemo.get(gt);
+  if (!leaves) {
+    leaves = flattenLeaves(gt);
+    gtLeavesMemo.set(gt, leaves);
+  }
+  return leaves;
+}
+
 function sortedUnique(xs: Iterable<string>): string[] {
   return [...new Set(xs)].sort(compareCodePoints);
 }
@@ -293,7 +305,7 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
     else explanation.validation_error = v.reason;
   }
 
-  const gtLeaves = flattenLeaves(groundTruth);
+  const gtLeaves = groundTruthLeaves(groundTruth);
   const predLeaves = structured ? flattenLeaves(candidate) : new Map<string, PyValue>();
   let overlap = 0;
   for (const p of gtLeaves.keys()) if (predLeaves.has(p)) overlap++;

@@ -41,21 +41,26 @@ export interface ScoringView {
   raw?: PyValue;
   /** The schema as a plain JS value, when the reader already has it (see `SCORING_SKIP_KEYS`). */
   schemaPlain?: unknown;
+  /** The ground truth's source text, when the reader skipped building it (`SCORING_SKIP_KEYS`). */
+  groundTruthText?: string;
 }
 
 /** The second-level keys whose raw text the scorer can use (see `parseLine`). */
 export const SCORING_SPAN_KEYS: ReadonlySet<string> = new Set([
   'input.json_schema',
   'output.candidate_response',
+  'output.ground_truth',
 ]);
 /**
  * Second-level values the scorer does not build: the context and question (never read; checked as
- * JSON, not decoded) and the schema (read from its raw text, once per distinct schema).
+ * JSON, not decoded), the schema and the ground truth (built from their raw text once per distinct
+ * text: every model's file repeats them).
  */
 export const SCORING_SKIP_KEYS: ReadonlySet<string> = new Set([
   'input.context',
   'input.question',
   'input.json_schema',
+  'output.ground_truth',
 ]);
 
 const EMPTY: PyObject = new Map();
@@ -86,6 +91,7 @@ export function scoringView(
       raw: output.get('raw_response'),
       schemaText: spans?.get('input.json_schema'),
       candidateText: spans?.get('output.candidate_response'),
+      groundTruthText: spans?.get('output.ground_truth'),
     },
   };
 }

@@ -13,13 +13,16 @@ import {
 import { scoreRecordStrict } from '../../metrics/strict.ts';
 import type { ParsedLine } from '../core/jsonl.ts';
 import { recordModality } from '../core/modality.ts';
-import { dumpsPy } from '../core/pyjson.ts';
+import { dumpsPy, type PyValue, parsePyJson } from '../core/pyjson.ts';
 import { type Modality, scoringView } from '../core/record.ts';
 import { isKnownSchemaText } from '../core/schema.ts';
 
 export type LineOutcome =
   | { kind: 'row'; line: number; modality: Modality; score: RecordScore; json: string }
   | { kind: 'malformed'; line: number; error: string };
+
+/** Ground truths by their source text (the same record recurs in every model's file). */
+const groundTruths = new Map<string, PyValue>();
 
 export type Profile = 'sob' | 'strict';
 
@@ -50,6 +53,25 @@ export function scoreParsedLine(
         error: `not JSON: ${e instanceof Error ? e.message : String(e)}`,
       };
     }
+  }
+  // A ground truth the reader skipped is built from its text, once per distinct text.
+  const gtText = v.view.groundTruthText;
+  if (gtText !== undefined) {
+    let gt = groundTruths.get(gtText);
+    if (gt === undefined) {
+      try {
+        gt = parsePyJson(gtText);
+      } catch (e) {
+        return {
+          kind: 'malformed',
+          line: parsed.line,
+          error: `not JSON: ${e instanceof Error ? e.message : String(e)}`,
+        };
+      }
+      if (groundTruths.size >= 20_000) groundTruths.clear();
+      groundTruths.set(gtText, gt);
+    }
+    v.view.groundTruth = gt;
   }
   const modality = recordModality(v.view.metadata, pathModality, forced);
   const score =

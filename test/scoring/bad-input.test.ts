@@ -82,6 +82,31 @@ test('a line whose schema is not well-formed JSON is malformed, even though the 
   assert.equal(summary.data_quality.malformed_jsonl_line_count, 1);
 });
 
+test('a malformed ground truth is a malformed line; a scalar ground truth is read from its text', () => {
+  const f = join(tmp, 'response_badgt.jsonl');
+  const good = record('a', { name: 'x', n: 1 });
+  const broken = record('b', { name: 'x', n: 1 }).replace(
+    '"ground_truth":{"name":"x","n":1}',
+    '"ground_truth":{"name":"x","n":1,}',
+  );
+  const scalar = record('c', { name: 'x', n: 1 }, SCHEMA, 'just text');
+  assert.notEqual(broken, record('b', { name: 'x', n: 1 }));
+  writeFileSync(f, `${good}\n${broken}\n${scalar}\n`);
+  const out = join(tmp, 'out-badgt');
+  const r = sob(['score', f, '--out', out, '--bootstrap-samples', '10']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /response_badgt\.jsonl:2: skipped: not JSON/);
+  const { rows } = readOut(out, 'text', 'badgt');
+  assert.deepEqual(
+    rows.map((x) => x.record_id),
+    ['a', 'c'],
+  );
+  // A scalar ground truth has no leaves: the reference's rules give Path Recall 0 and (text gate
+  // shut) Value Accuracy 0; a structured answer is never the same as the string.
+  assert.equal(rows[1].hier_path_recall, 0);
+  assert.equal(rows[1].strict_json_em, 0);
+});
+
 test('a missing file is one clear line and exit 1', () => {
   const r = sob(['score', join(tmp, 'nope.jsonl')]);
   assert.equal(r.code, 1);
