@@ -5,7 +5,8 @@ import { choiceOption, intOption, log, modalityOption } from './common.ts';
 
 interface CompareFlags {
   all?: boolean;
-  modality: string;
+  model?: string;
+  modality?: string;
   samples: number;
   seed: number;
   format: 'table' | 'json';
@@ -24,7 +25,15 @@ export function registerCompare(program: Command): void {
       '--all',
       'every model of one source in an evaluation folder: the pairwise matrix (Holm-corrected)',
     )
-    .option('--modality <m>', 'with --all: which source', modalityOption, 'text')
+    .option(
+      '--model <a[,b]>',
+      'model folder names: with two evaluation folders, A from the first and B (b, else a) from the second; with one, two names of it',
+    )
+    .option(
+      '--modality <m>',
+      'with --all or --model: which source (default: text for --all, else the first source both have)',
+      modalityOption,
+    )
     .option('--samples <n>', 'bootstrap resamples', intOption('--samples', 1), 2000)
     .option('--seed <n>', 'bootstrap seed', intOption('--seed'), 42)
     .option('--format <f>', 'table | json', choiceOption(['table', 'json'] as const), 'table')
@@ -34,30 +43,48 @@ export function registerCompare(program: Command): void {
 Examples:
   sob compare runs/evaluation/image/phi-4 runs/evaluation/image/gpt-oss
   sob compare runs/evaluation --all --modality image
+  sob compare runs/eval-before/evaluation runs/eval-after/evaluation --model phi-4
+  sob compare ../shared/data/sob/evaluation --model phi-4,gpt-oss --modality image
 
 The difference is B - A (weighted by schema complexity), with a 95% bootstrap interval and a
 two-sided bootstrap p-value; with --all, p-values are Holm-Bonferroni adjusted.`,
     )
     .action(async (a: string, b: string | undefined, flags: CompareFlags) => {
-      const { comparePair, loadModelRows, matrixTable, modelFolders, pairTable, pairwiseMatrix } =
-        await import('../report/compare.ts');
+      const {
+        comparePair,
+        loadModelRows,
+        matrixTable,
+        methodNote,
+        modelFolders,
+        pairTable,
+        pairwiseMatrix,
+        resolveModelFolders,
+      } = await import('../report/compare.ts');
       if (flags.all) {
-        const models = await Promise.all(modelFolders(a, flags.modality).map(loadModelRows));
+        const modality = flags.modality ?? 'text';
+        const models = await Promise.all(modelFolders(a, modality).map(loadModelRows));
         if (models.length < 2)
-          throw new UserError(
-            `need at least two models with eval_records.jsonl under ${a}/${flags.modality}`,
-          );
-        log(`comparing ${models.length} models pairwise on ${flags.modality} (${flags.samples} resamples)`);
+          throw new UserError(`need at least two models with eval_records.jsonl under ${a}/${modality}`);
+        log(`comparing ${models.length} models pairwise on ${modality} (${flags.samples} resamples)`);
         const m = pairwiseMatrix(models, flags.samples, flags.seed);
-        process.stdout.write(`${flags.format === 'json' ? JSON.stringify(m, null, 2) : matrixTable(m)}\n`);
+        process.stdout.write(
+          `${flags.format === 'json' ? JSON.stringify({ correction: 'holm-bonferroni', method: methodNote(flags.samples, flags.seed), ...m }, null, 2) : `${matrixTable(m)}\n${methodNote(flags.samples, flags.seed)}`}\n`,
+        );
         return;
+      }
+      if (flags.model) {
+        const names = flags.model.split(',').filter((x) => x !== '');
+        const r = resolveModelFolders(b ? [a, b] : [a], names, flags.modality);
+        log(`comparing ${r.b} against ${r.a} (${r.modality})`);
+        a = r.a;
+        b = r.b;
       }
       if (!b) throw new UserError('give two models to compare (or --all with an evaluation folder)', 2);
       const [ma, mb] = await Promise.all([loadModelRows(a), loadModelRows(b)]);
       const res = comparePair(ma, mb, flags.samples, flags.seed);
       if (res[0].n === 0) throw new UserError(`${ma.name} and ${mb.name} have no record id in common`);
       process.stdout.write(
-        `${flags.format === 'json' ? JSON.stringify({ a: ma.name, b: mb.name, results: res }, null, 2) : pairTable(ma, mb, res)}\n`,
+        `${flags.format === 'json' ? JSON.stringify({ a: ma.name, b: mb.name, method: methodNote(flags.samples, flags.seed), results: res }, null, 2) : `${pairTable(ma, mb, res)}\n${methodNote(flags.samples, flags.seed)}`}\n`,
       );
     });
 }

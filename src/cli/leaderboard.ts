@@ -28,6 +28,16 @@ export function registerLeaderboard(program: Command): void {
       "one source's table (text | image | audio), sorted by Value Accuracy, with 95% intervals and ranks",
       modalityOption,
     )
+    .option(
+      '--table <t>',
+      "unified (default: Overall, the paper's Table 2) | text | image | audio (the same as --source <m>)",
+      choiceOption(['unified', ...MODALITIES] as const),
+      'unified',
+    )
+    .option(
+      '--ranks',
+      "unified table: add each model's Value Accuracy rank on every source (how ranks shift between sources)",
+    )
     .option('--names <file>', 'display names: {"<model-dir>": "<name>"} (default: <dir>/display_names.json)')
     .option(
       '--manifest <file>',
@@ -40,8 +50,10 @@ Overall = mean of the seven aggregates (each source weighted by its total schema
 weight W_u; Perfect Response over text and image only) x coverage (records evaluated / records
 in the benchmark).
 
-Example:
-  sob leaderboard ../shared/data/sob/evaluation --format md`,
+Examples:
+  sob leaderboard ../shared/data/sob/evaluation --format md
+  sob leaderboard ../shared/data/sob/evaluation --table image --format csv
+  sob leaderboard ../shared/data/sob/evaluation --ranks`,
     )
     .action(
       async (
@@ -52,14 +64,19 @@ Example:
           names?: string;
           manifest?: string;
           source?: Modality;
+          table: 'unified' | Modality;
+          ranks?: boolean;
         },
       ) => {
         const ev = await loadEvaluation(dir, flags.manifest);
         const names = readDisplayNames(flags.names, dir);
-        if (flags.source) {
+        if (flags.source && flags.table !== 'unified' && flags.source !== flags.table)
+          throw new UserError(`--source ${flags.source} and --table ${flags.table} disagree`, 2);
+        const source = flags.source ?? (flags.table === 'unified' ? undefined : flags.table);
+        if (source) {
           // One source's table (the paper's Tables 4-6), sorted by Value Accuracy, with intervals.
-          const rows = sourceTable(ev.models, names, flags.source);
-          if (rows.length === 0) throw new UserError(`no ${flags.source} results under ${dir}`);
+          const rows = sourceTable(ev.models, names, source);
+          if (rows.length === 0) throw new UserError(`no ${source} results under ${dir}`);
           const text = sourceTableText(rows, sourceRanks(ev.models), flags.format);
           if (flags.out) writeFileSync(flags.out, text.endsWith('\n') ? text : `${text}\n`);
           else process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
@@ -69,14 +86,15 @@ Example:
         log(
           `${rows.length} models; source weights ${MODALITIES.map((m) => `${m} W=${ev.totals.weight[m]} N=${ev.totals.records[m]} (${ev.totalsFrom[m]})`).join(', ')}`,
         );
+        const ranks = flags.ranks ? sourceRanks(ev.models) : undefined;
         const text =
           flags.format === 'json'
-            ? leaderboardJson(rows)
+            ? leaderboardJson(rows, ranks)
             : flags.format === 'csv'
-              ? leaderboardCsv(rows)
+              ? leaderboardCsv(rows, ranks)
               : flags.format === 'md'
-                ? leaderboardMarkdown(rows)
-                : leaderboardTable(rows);
+                ? leaderboardMarkdown(rows, ranks)
+                : leaderboardTable(rows, ranks);
         if (flags.out) {
           writeFileSync(flags.out, text.endsWith('\n') ? text : `${text}\n`);
           log(`wrote ${flags.out}`);

@@ -7,6 +7,7 @@ import { basename, join } from 'node:path';
 import { holm, type PairedResult, pairedBootstrap } from '../../metrics/compare.ts';
 import { UserError } from '../core/errors.ts';
 import { readJsonl } from '../core/jsonl.ts';
+import { MODALITIES } from '../core/record.ts';
 
 /** The metrics compared, in the paper's words (reference field names at the file boundary). */
 export const COMPARED: [string, string][] = [
@@ -49,6 +50,34 @@ export async function loadModelRows(path: string): Promise<ModelRows> {
   }
   const name = basename(file === path ? join(path, '..') : path);
   return { name, rows };
+}
+
+/**
+ * `--model` names against evaluation folders: with two folders, model A from the first and B
+ * (the second name, else the same name) from the second; with one folder, two names of it. The
+ * source is `modality` when given, else the first source (text, image, audio) where both exist.
+ */
+export function resolveModelFolders(
+  dirs: string[],
+  names: string[],
+  modality?: string,
+): { a: string; b: string; modality: string } {
+  let pair: [string, string];
+  if (dirs.length === 2) pair = [join(dirs[0], '%s', names[0]), join(dirs[1], '%s', names[1] ?? names[0])];
+  else if (names.length === 2) pair = [join(dirs[0], '%s', names[0]), join(dirs[0], '%s', names[1])];
+  else throw new UserError('with one evaluation folder, --model needs two names: --model <a>,<b>', 2);
+  const has = (m: string) => pair.every((p) => existsSync(join(p.replace('%s', m), 'eval_records.jsonl')));
+  const m = modality ?? MODALITIES.find(has);
+  if (!m || !has(m)) {
+    const where = pair.map((p) => p.replace('%s', modality ?? '<source>')).join(' and ');
+    throw new UserError(`no eval_records.jsonl for both ${where}`);
+  }
+  return { a: pair[0].replace('%s', m), b: pair[1].replace('%s', m), modality: m };
+}
+
+/** The p-value and interval method, printed under every comparison. */
+export function methodNote(samples: number, seed: number): string {
+  return `95% interval: 2.5%/97.5% percentiles of ${samples} paired resamples of the records (seed ${seed}); p: two-sided bootstrap, 2 x the share of resampled differences on the far side of 0 (capped at 1)`;
 }
 
 /** Every model folder of one source in an evaluation folder. */

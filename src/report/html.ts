@@ -8,6 +8,7 @@
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { flattenLeaves } from '../../metrics/paths.ts';
+import { coverageGate } from '../../metrics/record.ts';
 import { classify, ERROR_CLASSES, type TaxonomyRow, taxonomy } from '../../metrics/taxonomy.ts';
 import { pyEquals, tokenF1 } from '../../metrics/values.ts';
 import { UserError } from '../core/errors.ts';
@@ -88,24 +89,58 @@ function leafText(v: PyValue | undefined): string {
 }
 
 /** Status codes of the leaf diff: 0 match, 1 wrong value, 2 missing, 3 extra. */
+type DiffLeaf = [string, number, string, string, number];
+
+/**
+ * The leaf diff of ground truth against the answer, and the gate that fired: the path-set F1 of
+ * all leaves (not only the embedded ones) and `coverageGate` of it, as the scorer computes them.
+ */
 function leafDiff(
   gt: PyValue | undefined,
   cand: PyValue | undefined,
-): [string, number, string, string, number][] {
+  modality: Modality,
+): { leaves: DiffLeaf[]; structureF1: number; gate: number } {
   const g = flattenLeaves(gt);
   const p = flattenLeaves(cand);
-  const out: [string, number, string, string, number][] = [];
+  const out: DiffLeaf[] = [];
+  let overlap = 0;
   for (const [path, gv] of g) {
     const pv = p.get(path);
+    if (pv !== undefined) overlap++;
+    if (out.length >= 300) continue;
     const f1 = Math.round(tokenF1(gv, pv ?? null) * 1000) / 1000;
     out.push([path, pv === undefined ? 2 : pyEquals(gv, pv) ? 0 : 1, leafText(gv), leafText(pv), f1]);
-    if (out.length >= 300) return out;
   }
   for (const [path, pv] of p) {
-    if (!g.has(path)) out.push([path, 3, '', leafText(pv), 0]);
     if (out.length >= 300) break;
+    if (!g.has(path)) out.push([path, 3, '', leafText(pv), 0]);
   }
-  return out;
+  const precision = p.size ? overlap / p.size : 0;
+  const recall = g.size ? overlap / g.size : 0;
+  const structureF1 = precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall);
+  return { leaves: out, structureF1, gate: coverageGate(modality, structureF1) };
+}
+
+/**
+ * One model's diff against the record's shared ground-truth leaves: per ground-truth leaf `0`
+ * (match, answer written as the truth, token F1 1), `2` (missing, token F1 0) or
+ * [status, answer, token F1]; extra leaves [3, path, answer]. A record whose ground truth differs
+ * between response files keeps the full rows ({full}).
+ */
+function compactDiff(full: DiffLeaf[], rec: { leaves?: [string, string][] }): unknown {
+  const gt = full.filter((l) => l[1] !== 3).map((l): [string, string] => [l[0], l[2]]);
+  if (rec.leaves === undefined) rec.leaves = gt;
+  else if (
+    rec.leaves.length !== gt.length ||
+    gt.some((g, i) => g[0] !== rec.leaves![i][0] || g[1] !== rec.leaves![i][1])
+  )
+    return { full };
+  return full.map((l) => {
+    if (l[1] === 3) return [3, l[0], l[3]];
+    if (l[1] === 0 && l[3] === l[2] && l[4] === 1) return 0;
+    if (l[1] === 2 && l[4] === 0) return 2;
+    return [l[1], l[3], l[4]];
+  });
 }
 
 export async function buildReportData(opts: ReportOptions): Promise<Record<string, unknown>> {
@@ -123,6 +158,8 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
     question?: string;
     context?: string;
     schema?: string;
+    /** The ground-truth leaves [path, value] of the diff, stored once for every model. */
+    leaves?: [string, string][];
   }[] = [];
   const recordOf = (id: string, source: string, complexity: string) => {
     let i = recIndex.get(id);
@@ -201,6 +238,8 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
 
   // The drill-down: context, question, schema per record; a leaf diff per model and record.
   const diffs: Record<string, unknown> = {};
+  /** model|record -> [path-set F1, coverage gate] */
+  const gates: Record<string, [number, number]> = {};
   const maxLeaves = opts.maxDiffLeaves ?? 400_000;
   let leavesEmbedded = 0;
   let diffsOmitted = 0;
@@ -240,9 +279,10 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
           diffsOmitted++;
           continue;
         }
-        const d = leafDiff(output.get('ground_truth'), cand);
-        leavesEmbedded += d.length;
-        diffs[key] = d;
+        const d = leafDiff(output.get('ground_truth'), cand, rec.source as Modality);
+        leavesEmbedded += d.leaves.length;
+        diffs[key] = compactDiff(d.leaves, rec);
+        gates[key] = [Math.round(d.structureF1 * 1000) / 1000, Math.round(d.gate * 1000) / 1000];
       }
     }
   }
@@ -291,6 +331,7 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
       text: matrixTable(matrix),
     },
     diffs,
+    gates,
     diffsOmitted,
     maxDiffLeaves: maxLeaves,
   };

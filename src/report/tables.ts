@@ -4,6 +4,7 @@
 import { stringify } from 'csv-stringify/sync';
 import type { LeaderboardRow } from '../../metrics/leaderboard.ts';
 import type { SourceRow } from '../../metrics/ranks.ts';
+import { MODALITIES } from '../core/record.ts';
 
 const COLUMNS: [keyof LeaderboardRow, string][] = [
   ['overall', 'Overall'],
@@ -21,32 +22,42 @@ function fmt(v: unknown, digits = 3): string {
   return typeof v === 'number' ? v.toFixed(digits) : '-';
 }
 
-function cells(r: LeaderboardRow, rank: number): string[] {
-  return [String(rank), r.display_name, ...COLUMNS.map(([k]) => fmt(r[k])), r.modalities.join('+')];
+function cells(r: LeaderboardRow, rank: number, ranks?: RankMap): string[] {
+  const out = [String(rank), r.display_name, ...COLUMNS.map(([k]) => fmt(r[k])), r.modalities.join('+')];
+  if (ranks) out.push(rankText(ranks.get(r.model)));
+  return out;
 }
 
 const HEADER = ['#', 'Model', ...COLUMNS.map(([, h]) => h), 'Sources'];
+/** With per-source ranks (`--ranks`): how each model's Value Accuracy rank shifts between sources. */
+const RANKS_HEADER = 'Ranks t/i/a';
 
-export function leaderboardTable(rows: LeaderboardRow[]): string {
-  const body = rows.map((r, i) => cells(r, i + 1));
+function header(ranks?: RankMap): string[] {
+  return ranks ? [...HEADER, RANKS_HEADER] : HEADER;
+}
+
+export function leaderboardTable(rows: LeaderboardRow[], ranks?: RankMap): string {
+  const HEADER = header(ranks);
+  const body = rows.map((r, i) => cells(r, i + 1, ranks));
   const widths = HEADER.map((h, c) => Math.max(h.length, ...body.map((b) => b[c].length)));
   const line = (cs: string[]) =>
     cs.map((c, i) => (i <= 1 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   return [line(HEADER), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
 }
 
-export function leaderboardMarkdown(rows: LeaderboardRow[]): string {
+export function leaderboardMarkdown(rows: LeaderboardRow[], ranks?: RankMap): string {
+  const HEADER = header(ranks);
   const out = [
     `| ${HEADER.join(' | ')} |`,
     `|${HEADER.map((_, i) => (i <= 1 ? ' --- ' : ' ---: ')).join('|')}|`,
   ];
   rows.forEach((r, i) => {
-    out.push(`| ${cells(r, i + 1).join(' | ')} |`);
+    out.push(`| ${cells(r, i + 1, ranks).join(' | ')} |`);
   });
   return out.join('\n');
 }
 
-export function leaderboardCsv(rows: LeaderboardRow[]): string {
+export function leaderboardCsv(rows: LeaderboardRow[], ranks?: RankMap): string {
   return stringify(
     rows.map((r, i) => ({
       rank: i + 1,
@@ -55,13 +66,20 @@ export function leaderboardCsv(rows: LeaderboardRow[]): string {
       ...Object.fromEntries(COLUMNS.map(([k]) => [k, r[k] ?? ''])),
       overall_raw: r.overall_raw,
       modalities: r.modalities.join('+'),
+      ...(ranks
+        ? Object.fromEntries(MODALITIES.map((m) => [`rank_${m}`, ranks.get(r.model)?.[m] ?? '']))
+        : {}),
     })),
     { header: true },
   );
 }
 
-export function leaderboardJson(rows: LeaderboardRow[]): string {
-  return JSON.stringify(rows, null, 2);
+export function leaderboardJson(rows: LeaderboardRow[], ranks?: RankMap): string {
+  return JSON.stringify(
+    ranks ? rows.map((r, i) => ({ ...r, rank: i + 1, source_ranks: ranks.get(r.model) ?? {} })) : rows,
+    null,
+    2,
+  );
 }
 
 // -- Per-source tables (the paper's Tables 4-6) ------------------------------------------------

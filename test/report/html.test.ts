@@ -9,6 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
+import { flattenLeaves } from '../../metrics/paths.ts';
+import { pyEquals } from '../../metrics/values.ts';
+import { readJsonl } from '../../src/core/jsonl.ts';
 import { buildLeaderboard, loadEvaluation, readDisplayNames } from '../../src/report/evaluation.ts';
 import { writeReport } from '../../src/report/html.ts';
 
@@ -98,8 +101,39 @@ test('the report in headless Chromium: right numbers, a record diff on click, fi
     ]);
     assert.ok(statuses.every((s) => ['match', 'wrong value', 'missing', 'extra'].includes(s!)));
 
-    await page.screenshot({ path: join(tmp, 'report.png'), fullPage: false });
-    assert.ok(statSync(join(tmp, 'report.png')).size > 10_000);
+    // The diff of that record counts what flattenLeaves/pyEquals count on phi-4's response file.
+    const shownId = await page.$eval('#record-detail h3', (h) => h.firstChild?.textContent ?? '');
+    const want = { match: 0, 'wrong value': 0, missing: 0, extra: 0 };
+    for await (const l of readJsonl(join(SOB, 'images_responses/response_phi-4_image.jsonl'))) {
+      if (!l.ok || !(l.value instanceof Map)) continue;
+      const md = l.value.get('metadata') as Map<string, unknown>;
+      if (md.get('record_id') !== shownId) continue;
+      const out = l.value.get('output') as Map<string, never>;
+      const g = flattenLeaves(out.get('ground_truth'));
+      const p = flattenLeaves(out.get('candidate_response'));
+      for (const [k, v] of g) {
+        const pv = p.get(k);
+        want[pv === undefined ? 'missing' : pyEquals(v, pv) ? 'match' : 'wrong value']++;
+      }
+      for (const k of p.keys()) if (!g.has(k)) want.extra++;
+    }
+    const got = { match: 0, 'wrong value': 0, missing: 0, extra: 0 };
+    for (const s of await page.$$eval('#diff tbody tr td:nth-child(2)', (tds) =>
+      tds.map((td) => td.textContent),
+    ))
+      got[s as keyof typeof got]++;
+    assert.ok(want.match + want['wrong value'] + want.missing > 0, `record ${shownId} found with leaves`);
+    assert.deepEqual(got, want);
+
+    // The gate that fired, as the scorer computes it (schema hardening, coverage gate, or none).
+    const gate = (await page.textContent('#gate')) ?? '';
+    assert.match(gate, /^Gate that fired: (schema hardening|coverage gate x0\.\d{3}|none \(JSON Pass 1)/);
+
+    // Kept after the test (outside the repository) for a person to look at.
+    const shot = join(tmpdir(), 'sob-report-screenshot.png');
+    await page.screenshot({ path: shot, fullPage: false });
+    assert.ok(statSync(shot).size > 10_000);
+    console.log(`screenshot: ${shot}`);
     assert.deepEqual(errors, []);
   } finally {
     await browser.close();

@@ -1,0 +1,133 @@
+/**
+ * `sob leaderboard --table` and `sob compare --model`: the per-source table read straight against
+ * the reference eval_summary.json files, the unified default unchanged, and models named in
+ * evaluation folders.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+const ROOT = join(import.meta.dirname, '../..');
+const EVAL = join(ROOT, '../shared/data/sob/evaluation');
+
+function sob(...args: string[]) {
+  return spawnSync(process.execPath, [join(ROOT, 'bin/sob.js'), ...args], { encoding: 'utf8' });
+}
+
+test('--table image: each model Value Accuracy and its 95% interval are eval_summary.json overall_weighted', () => {
+  const r = sob('leaderboard', EVAL, '--table', 'image', '--format', 'json');
+  assert.equal(r.status, 0, r.stderr);
+  const rows = JSON.parse(r.stdout) as {
+    rank: number;
+    model: string;
+    metrics: Record<string, { mean: number; ci95_low: number; ci95_high: number }>;
+  }[];
+  const dirs = readdirSync(join(EVAL, 'image')).filter((d) => !d.endsWith('_audio_true'));
+  assert.equal(rows.length, 34);
+  assert.equal(rows.length, dirs.filter((d) => !d.startsWith('.')).length);
+  for (const row of rows) {
+    const s = JSON.parse(readFileSync(join(EVAL, 'image', row.model, 'eval_summary.json'), 'utf8'));
+    const ref = s.summary.overall_weighted.metrics;
+    assert.equal(row.metrics.value_accuracy.mean, ref.leaf_value_em.mean, row.model);
+    assert.equal(row.metrics.value_accuracy.ci95_low, ref.leaf_value_em.ci95_low, row.model);
+    assert.equal(row.metrics.value_accuracy.ci95_high, ref.leaf_value_em.ci95_high, row.model);
+    assert.equal(row.metrics.json_pass.mean, ref.schema_compliance.mean, row.model);
+  }
+  // Sorted by Value Accuracy, ranks 1..34.
+  rows.forEach((row, i) => {
+    assert.equal(row.rank, i + 1);
+    if (i > 0) assert.ok(rows[i - 1].metrics.value_accuracy.mean >= row.metrics.value_accuracy.mean);
+  });
+  assert.equal(rows[0].model, 'gemma-4-31b-it');
+  assert.equal(rows[0].metrics.value_accuracy.mean.toFixed(3), '0.672');
+  // --table <m> is --source <m>; the CSV has the interval columns.
+  assert.equal(sob('leaderboard', EVAL, '--source', 'image', '--format', 'json').stdout, r.stdout);
+  const csv = sob('leaderboard', EVAL, '--table', 'image', '--format', 'csv').stdout.split('\n');
+  assert.match(
+    csv[0],
+    /^rank,model,display_name,n,value_accuracy,value_accuracy_ci95_low,value_accuracy_ci95_high,/,
+  );
+  assert.equal(csv.filter((l) => l !== '').length, 35);
+});
+
+test('--table unified is the default output, unchanged; a bad --table is a usage error', () => {
+  const def = sob('leaderboard', EVAL, '--format', 'json');
+  const uni = sob('leaderboard', EVAL, '--table', 'unified', '--format', 'json');
+  assert.equal(def.status, 0, def.stderr);
+  assert.equal(uni.stdout, def.stdout);
+  const rows = JSON.parse(def.stdout) as { overall: number }[];
+  rows.forEach((r, i) => {
+    if (i > 0) assert.ok(rows[i - 1].overall >= r.overall);
+  });
+  assert.equal(sob('leaderboard', EVAL, '--table', 'video').status, 2);
+  assert.equal(sob('leaderboard', EVAL, '--table', 'text', '--source', 'image').status, 2);
+});
+
+test('--ranks: the unified table adds each model Value Accuracy rank per source', () => {
+  const r = sob('leaderboard', EVAL, '--ranks', '--format', 'json');
+  assert.equal(r.status, 0, r.stderr);
+  const rows = JSON.parse(r.stdout) as {
+    model: string;
+    rank: number;
+    overall: number;
+    source_ranks: Record<string, number>;
+  }[];
+  const plain = JSON.parse(sob('leaderboard', EVAL, '--format', 'json').stdout) as {
+    model: string;
+    overall: number;
+  }[];
+  assert.deepEqual(
+    rows.map((x) => [x.model, x.overall]),
+    plain.map((x) => [x.model, x.overall]),
+  );
+  const image = JSON.parse(sob('leaderboard', EVAL, '--table', 'image', '--format', 'json').stdout) as {
+    model: string;
+    rank: number;
+  }[];
+  for (const x of image) assert.equal(rows.find((y) => y.model === x.model)?.source_ranks.image, x.rank);
+  const gemini = rows.find((x) => x.model === 'gemini-3.1-pro-preview')!;
+  assert.equal(gemini.rank, 2);
+  assert.deepEqual(gemini.source_ranks, { text: 1, image: 2, audio: 9 });
+  const table = sob('leaderboard', EVAL, '--ranks').stdout.split('\n');
+  assert.match(table[0], /Ranks t\/i\/a$/);
+  assert.match(table[3], /Gemini-3\.1-Pro-Preview .* 1\/2\/9$/);
+});
+
+test('sob compare --model: two names of one evaluation folder, or one name in two folders', () => {
+  const byName = sob('compare', EVAL, '--model', 'phi-4,gpt-oss', '--samples', '300');
+  assert.equal(byName.status, 0, byName.stderr);
+  const byPath = sob('compare', join(EVAL, 'image/phi-4'), join(EVAL, 'image/gpt-oss'), '--samples', '300');
+  assert.equal(byName.stdout, byPath.stdout);
+  assert.match(byName.stdout, /Value Accuracy\s+0\.557\s+0\.427\s+-0\.130/);
+  assert.match(byName.stdout, /p: two-sided bootstrap, 2 x the share/);
+
+  const same = sob('compare', EVAL, EVAL, '--model', 'phi-4', '--modality', 'image', '--format', 'json');
+  assert.equal(same.status, 0, same.stderr);
+  const res = JSON.parse(same.stdout) as {
+    results: { n: number; difference: number; ciLow: number; ciHigh: number }[];
+  };
+  assert.equal(res.results.length, 7);
+  for (const x of res.results) {
+    assert.equal(x.n, 209);
+    assert.deepEqual([x.difference, x.ciLow, x.ciHigh], [0, 0, 0]);
+  }
+  assert.equal(sob('compare', EVAL, '--model', 'phi-4').status, 2);
+  const missing = sob('compare', EVAL, EVAL, '--model', 'no-such-model');
+  assert.equal(missing.status, 1);
+  assert.match(missing.stderr, /^sob: no eval_records\.jsonl for both /);
+});
+
+test('sob compare --all names the Holm-Bonferroni correction', () => {
+  const r = sob('compare', EVAL, '--all', '--modality', 'image', '--samples', '50', '--format', 'json');
+  assert.equal(r.status, 0, r.stderr);
+  const m = JSON.parse(r.stdout) as {
+    correction: string;
+    models: string[];
+    cells: ({ pHolm: number; pValue: number } | null)[][];
+  };
+  assert.equal(m.correction, 'holm-bonferroni');
+  assert.equal(m.models.length, 34);
+  for (const row of m.cells) for (const c of row) if (c) assert.ok(c.pHolm >= c.pValue);
+});
