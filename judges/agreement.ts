@@ -1,11 +1,20 @@
 /**
  * Agreement between judges and the rule that combines their verdicts. Pure math.
+ *
+ * A statistic that is undefined on its input (no records; a judge that gives every record the
+ * same verdict or score, so chance agreement is certain or a rank has no spread) is NaN, as in
+ * scipy and scikit-learn, and `summary.json` writes it as null: a 0 or a 1 there would be a claim.
  */
 
-/** Cohen's kappa of two raters' accept/reject decisions (1 = perfect, 0 = chance). */
+function sameLength(a: unknown[], b: unknown[]): number {
+  if (a.length !== b.length) throw new Error(`paired lists differ in length: ${a.length} vs ${b.length}`);
+  return a.length;
+}
+
+/** Cohen's kappa of two raters' accept/reject decisions: (po - pe) / (1 - pe); 1 = perfect, 0 = chance. */
 export function cohensKappa(a: boolean[], b: boolean[]): number {
-  const n = Math.min(a.length, b.length);
-  if (n === 0) return 0;
+  const n = sameLength(a, b);
+  if (n === 0) return Number.NaN;
   let agree = 0;
   let aYes = 0;
   let bYes = 0;
@@ -16,7 +25,7 @@ export function cohensKappa(a: boolean[], b: boolean[]): number {
   }
   const po = agree / n;
   const pe = (aYes / n) * (bYes / n) + ((n - aYes) / n) * ((n - bYes) / n);
-  return pe === 1 ? (po === 1 ? 1 : 0) : (po - pe) / (1 - pe);
+  return pe === 1 ? Number.NaN : (po - pe) / (1 - pe);
 }
 
 /** Ranks 1..n, ties sharing their average rank. */
@@ -35,10 +44,10 @@ export function averageRanks(x: number[]): number[] {
 
 /** Spearman's rank correlation (Pearson correlation of average ranks). */
 export function spearman(x: number[], y: number[]): number {
-  const n = Math.min(x.length, y.length);
-  if (n < 2) return 0;
-  const rx = averageRanks(x.slice(0, n));
-  const ry = averageRanks(y.slice(0, n));
+  const n = sameLength(x, y);
+  if (n < 2) return Number.NaN;
+  const rx = averageRanks(x);
+  const ry = averageRanks(y);
   const mx = rx.reduce((s, v) => s + v, 0) / n;
   const my = ry.reduce((s, v) => s + v, 0) / n;
   let sxy = 0;
@@ -49,12 +58,12 @@ export function spearman(x: number[], y: number[]): number {
     sxx += (rx[i] - mx) ** 2;
     syy += (ry[i] - my) ** 2;
   }
-  return sxx === 0 || syy === 0 ? 0 : sxy / Math.sqrt(sxx * syy);
+  return sxx === 0 || syy === 0 ? Number.NaN : sxy / Math.sqrt(sxx * syy);
 }
 
 export function meanAbsoluteDifference(x: number[], y: number[]): number {
-  const n = Math.min(x.length, y.length);
-  if (n === 0) return 0;
+  const n = sameLength(x, y);
+  if (n === 0) return Number.NaN;
   let s = 0;
   for (let i = 0; i < n; i++) s += Math.abs(x[i] - y[i]);
   return s / n;

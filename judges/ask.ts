@@ -36,9 +36,14 @@ export async function askStructured<T>(
   o: AskOptions,
   /** Hand the schema to the provider's structured-output mode (an open-ended schema may be refused). */
   constrained = true,
-): Promise<{ value?: T; error?: string; attempts: number }> {
+): Promise<{ value?: T; error?: string; attempts: number; constrained: boolean }> {
   let lastError = 'no answer';
+  // A provider that refuses our schema in its structured-output mode (`schema_rejected`) is
+  // asked again at once with the schema in the prompt only; the answer is validated all the same.
+  let useConstrained = constrained;
   for (let attempt = 1; attempt <= o.maxAttempts; attempt++) {
+    if (o.signal?.aborted)
+      return { error: 'interrupted', attempts: attempt - 1, constrained: useConstrained };
     let text: string | undefined;
     for (let failures = 0; ; failures++) {
       const ctl = new AbortController();
@@ -51,7 +56,7 @@ export async function askStructured<T>(
           system: prompt.system,
           user: prompt.user,
           schema,
-          constrained,
+          constrained: useConstrained,
           temperature: 0,
           maxTokens: 2048,
           signal: ctl.signal,
@@ -62,6 +67,11 @@ export async function askStructured<T>(
       } catch (e) {
         const cls = e instanceof ProviderError ? e.errorClass : 'network';
         if (cls === 'auth') throw new UserError(`${provider.id}: ${errorMessage(e)}`);
+        if (cls === 'schema_rejected' && useConstrained) {
+          useConstrained = false;
+          failures--;
+          continue;
+        }
         if (!RETRYABLE.has(cls as never) || failures >= o.maxRetries || o.signal?.aborted) {
           lastError = `${cls}: ${errorMessage(e)}`;
           break;
@@ -75,20 +85,25 @@ export async function askStructured<T>(
     }
     if (text === undefined) continue;
     const parsed = parse(text);
-    if (parsed.ok) return { value: parsed.value, attempts: attempt };
+    if (parsed.ok) return { value: parsed.value, attempts: attempt, constrained: useConstrained };
     lastError = parsed.error;
   }
-  return { error: lastError, attempts: o.maxAttempts };
+  return { error: lastError, attempts: o.maxAttempts, constrained: useConstrained };
+}
+
+/** The JSON text of an answer: the inside of a code fence when there is one. */
+export function jsonText(text: string): string {
+  const trimmed = text.trim();
+  const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(trimmed);
+  return fenced ? fenced[1] : trimmed;
 }
 
 /** A JSON answer, also when wrapped in a code fence. */
 export function parseJsonAnswer(text: string): Parsed<unknown> {
-  const trimmed = text.trim();
-  const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(trimmed);
   try {
-    return { ok: true, value: JSON.parse(fenced ? fenced[1] : trimmed) };
+    return { ok: true, value: JSON.parse(jsonText(text)) };
   } catch {
-    return { ok: false, error: `not JSON: ${trimmed.slice(0, 80)}` };
+    return { ok: false, error: `not JSON: ${text.trim().slice(0, 80)}` };
   }
 }
 

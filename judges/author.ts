@@ -9,14 +9,31 @@
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { UserError } from '../src/core/errors.ts';
+import { dumpsPy, getField, type PyValue, parsePyJson } from '../src/core/pyjson.ts';
 import { checkDraft7Schema, validateInstance } from '../src/core/schema.ts';
 import type { Provider } from '../src/providers/types.ts';
-import { type AskOptions, askStructured, type Parsed, parseJsonAnswer } from './ask.ts';
+import { type AskOptions, askStructured, jsonText, type Parsed, parseJsonAnswer } from './ask.ts';
 
 export interface SourceItem {
   id: string;
   context: string;
   source?: string;
+}
+
+/**
+ * A benchmark record (what `sob build` writes) as a source item: its source item's id
+ * (`metadata.source_id`, else the record id), its context and source. Anything else is left alone.
+ */
+function recordAsItem(v: unknown): unknown {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+  const r = v as { metadata?: Record<string, unknown>; input?: Record<string, unknown>; context?: unknown };
+  if (r.context !== undefined || typeof r.input?.context !== 'string' || !r.metadata) return v;
+  const m = r.metadata;
+  return {
+    id: typeof m.source_id === 'string' ? m.source_id : m.record_id,
+    context: r.input.context,
+    ...(typeof m.source === 'string' ? { source: m.source } : {}),
+  };
 }
 
 const Item = z
@@ -35,7 +52,11 @@ const Item = z
     return { id, context: v.context, source: v.source } as SourceItem;
   });
 
-/** Source items from JSONL or a JSON array; a bad one is named by its line. */
+/**
+ * Source items from JSONL or a JSON array: `{id (or record_id, source_id, _id), context, source?}`
+ * objects, or benchmark records (one item per distinct source item: several records on one
+ * passage give one draft). A bad one is named by its line.
+ */
 export function loadItems(file: string): SourceItem[] {
   if (!existsSync(file)) throw new UserError(`no such file: ${file}`);
   const text = readFileSync(file, 'utf8');
@@ -55,11 +76,13 @@ export function loadItems(file: string): SourceItem[] {
       }
     });
   }
-  return values.map(([where, v]) => {
-    const r = Item.safeParse(v);
+  const items = new Map<string, SourceItem>();
+  for (const [where, v] of values) {
+    const r = Item.safeParse(recordAsItem(v));
     if (!r.success) throw new UserError(`${where}: ${r.error.issues[0].message}`);
-    return r.data;
-  });
+    if (!items.has(r.data.id)) items.set(r.data.id, r.data);
+  }
+  return [...items.values()];
 }
 
 export const DRAFT_SCHEMA = {
@@ -77,7 +100,20 @@ const Draft = z.object({
   json_schema: z.record(z.unknown()),
   ground_truth: z.unknown(),
 });
-export type Draft = z.infer<typeof Draft>;
+export type Draft = z.infer<typeof Draft> & {
+  /** The ground truth as the model wrote it (`17.0` stays a float), for writing the annotation. */
+  lossless?: PyValue;
+};
+
+const GT_MARK = '\u0000sob-eval:ground_truth\u0000';
+
+/** An annotation as one JSON line, its ground truth written with the model's number lexemes. */
+function annotationLine(a: Record<string, unknown>, lossless: PyValue | undefined): string {
+  if (lossless === undefined) return JSON.stringify(a);
+  const text = JSON.stringify({ ...a, ground_truth: GT_MARK });
+  const gt = dumpsPy(lossless, { ensureAscii: false, separators: [',', ':'] });
+  return text.replace(JSON.stringify(GT_MARK), () => gt);
+}
 
 const SYSTEM = `You write records for a structured-extraction benchmark. Given a context, write:
 - question: a question whose answer needs reasoning over the context (several facts, often linked);
@@ -147,9 +183,14 @@ export async function authorDrafts(
           error: `${d.error.issues[0].path.join('.') || 'draft'}: ${d.error.issues[0].message}`,
         };
       lastErrors = checkDraft(d.data, o.countProperties);
-      return lastErrors.length === 0
-        ? { ok: true, value: d.data }
-        : { ok: false, error: lastErrors.join('; ') };
+      if (lastErrors.length > 0) return { ok: false, error: lastErrors.join('; ') };
+      let lossless: PyValue | undefined;
+      try {
+        lossless = getField(parsePyJson(jsonText(text)), 'ground_truth');
+      } catch {
+        lossless = undefined; // JSON.parse read it, so this does not happen; the plain value is kept
+      }
+      return { ok: true, value: { ...d.data, lossless } };
     };
     const res = await askStructured(
       o.model,
@@ -169,7 +210,7 @@ export async function authorDrafts(
         ground_truth: res.value.ground_truth,
         metadata: { drafted_by: o.model.id },
       };
-      appendFileSync(o.out, `${JSON.stringify(annotation)}\n`);
+      appendFileSync(o.out, `${annotationLine(annotation, res.value.lossless)}\n`);
       written++;
     } else {
       appendFileSync(rejectedFile, `${JSON.stringify({ source_id: item.id, reasons: [res.error] })}\n`);

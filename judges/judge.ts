@@ -5,9 +5,16 @@
  *   rejected.jsonl   records that did not, with every reason
  *   judgments.jsonl  every judge's scores, rationale, judge id, prompt sha256 (or judge_error)
  *   summary.json     acceptance per source, score histograms, agreement between judges
- * Resumable: a judgment already in judgments.jsonl is not asked again (a judge_error is); a torn
- * last line is dropped.
+ * Resumable: a judgment already in judgments.jsonl (keyed by record id and judge) is not asked
+ * again, unless its prompt hash differs (the record or the prompt changed since); a judge_error
+ * is asked again; a torn last line is dropped.
+ *
+ * Where a record goes: accepted.jsonl, or rejected.jsonl with `stage` saying why: `checks` (a
+ * deterministic check failed; no LLM was asked), `judge_error` (a judge or the reviewer gave no
+ * valid answer after its attempts: not a quality verdict; a re-run asks again), `reviewer` (the
+ * reviewer flagged it and --reject-flagged is on) or `quality` (below the threshold).
  */
+import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../src/core/errors.ts';
@@ -54,7 +61,12 @@ export interface JudgeOptions extends AskOptions {
 export interface Judgment {
   record_id: string;
   judge: string;
+  /** sha256 of everything the judge was sent: system text, user text (the record) and answer schema. */
   prompt_sha256: string;
+  /** sha256 of the prompt template alone: the same for every record under one prompt version. */
+  template_sha256: string;
+  /** Whether the answer schema went to the provider's structured-output mode (false after a refusal). */
+  constrained?: boolean;
   scores?: Scores;
   needs_multiple_turns?: boolean | null;
   rationale?: string;
@@ -71,7 +83,10 @@ export interface JudgeSummary {
   rejected_by_checks: number;
   judge_errors: number;
   flagged_by_reviewer: number;
-  per_source: Record<string, { records: number; accepted: number; acceptance: number }>;
+  per_source: Record<
+    string,
+    { records: number; accepted: number; acceptance: number; needs_multiple_turns?: number }
+  >;
   histograms: Record<string, Record<string, number[]>>;
   agreement: {
     a: string;
@@ -85,22 +100,45 @@ export interface JudgeSummary {
   combine: CombineRule;
 }
 
+export function promptSha(p: { system: string; user: string }, schema: unknown): string {
+  return createHash('sha256')
+    .update(JSON.stringify([p.system, p.user, schema]))
+    .digest('hex');
+}
+
+type Ask = { kind: 'judge' | 'review'; provider: Provider; id: string };
+
+/** What a judge or the reviewer is sent about a record, and its hash (the resume key's check). */
+function promptFor(a: Ask, r: BenchmarkRecord) {
+  const prompt = a.kind === 'judge' ? qualityPrompt(r) : reviewPrompt(r);
+  const schema = a.kind === 'judge' ? QUALITY_SCHEMA : REVIEW_SCHEMA;
+  return { prompt, schema: schema as unknown as Record<string, unknown>, sha: promptSha(prompt, schema) };
+}
+
 /** One judge on one record. */
 async function askJudge(judge: Provider, r: BenchmarkRecord, o: JudgeOptions): Promise<Judgment> {
-  const prompt = qualityPrompt(r);
-  const base = { record_id: r.metadata.record_id, judge: judge.id, prompt_sha256: prompt.templateSha };
+  const { prompt, schema, sha } = promptFor({ kind: 'judge', provider: judge, id: judge.id }, r);
+  const base = {
+    record_id: r.metadata.record_id,
+    judge: judge.id,
+    prompt_sha256: sha,
+    template_sha256: prompt.templateSha,
+  };
+  const source = r.metadata.source;
   const res = await askStructured(
     judge,
     r.metadata.record_id,
     prompt,
-    QUALITY_SCHEMA as unknown as Record<string, unknown>,
-    parseQuality,
+    schema,
+    (t) => parseQuality(t, source),
     o,
   );
-  if (!res.value) return { ...base, judge_error: res.error, attempts: res.attempts };
+  if (!res.value)
+    return { ...base, constrained: res.constrained, judge_error: res.error, attempts: res.attempts };
   const a: QualityAnswer = res.value;
   return {
     ...base,
+    constrained: res.constrained,
     attempts: res.attempts,
     scores: { accuracy: a.accuracy, grounding: a.grounding, schema_quality: a.schema_quality },
     needs_multiple_turns: a.needs_multiple_turns ?? null,
@@ -110,22 +148,18 @@ async function askJudge(judge: Provider, r: BenchmarkRecord, o: JudgeOptions): P
 
 /** The cross-check reviewer on one record: its issues, or a judge_error. */
 async function askReviewer(reviewer: Provider, r: BenchmarkRecord, o: JudgeOptions): Promise<Judgment> {
-  const prompt = reviewPrompt(r);
+  const id = `review:${reviewer.id}`;
+  const { prompt, schema, sha } = promptFor({ kind: 'review', provider: reviewer, id }, r);
   const base = {
     record_id: r.metadata.record_id,
-    judge: `review:${reviewer.id}`,
-    prompt_sha256: prompt.templateSha,
+    judge: id,
+    prompt_sha256: sha,
+    template_sha256: prompt.templateSha,
   };
-  const res = await askStructured(
-    reviewer,
-    r.metadata.record_id,
-    prompt,
-    REVIEW_SCHEMA as unknown as Record<string, unknown>,
-    parseReview,
-    o,
-  );
-  if (!res.value) return { ...base, judge_error: res.error, attempts: res.attempts };
-  return { ...base, attempts: res.attempts, issues: res.value.issues };
+  const res = await askStructured(reviewer, r.metadata.record_id, prompt, schema, parseReview, o);
+  if (!res.value)
+    return { ...base, constrained: res.constrained, judge_error: res.error, attempts: res.attempts };
+  return { ...base, constrained: res.constrained, attempts: res.attempts, issues: res.value.issues };
 }
 
 /** Judgments already made (resume): `record_id|judge` -> judgment. judge_errors are asked again. */
@@ -152,12 +186,18 @@ export async function judgeRecords(o: JudgeOptions): Promise<JudgeSummary> {
 
   // 1. Deterministic checks, before any LLM.
   const seen = new Set<string>();
-  const passed: { record: BenchmarkRecord; raw: string }[] = [];
-  const rejected: { record_id?: string; origin: string; reasons: string[]; record?: unknown }[] = [];
+  const passed: { record: BenchmarkRecord; raw: string; origin: string }[] = [];
+  const rejected: {
+    record_id?: string;
+    origin: string;
+    stage: 'checks' | 'judge_error' | 'reviewer' | 'quality';
+    reasons: string[];
+    record?: unknown;
+  }[] = [];
   for await (const l of readJsonl(o.records)) {
     const origin = `${o.records}:${l.line}`;
     if (!l.ok) {
-      rejected.push({ origin, reasons: [`not JSON: ${l.error}`] });
+      rejected.push({ origin, stage: 'checks', reasons: [`not JSON: ${l.error}`] });
       continue;
     }
     const plain = toPlain(l.value);
@@ -166,10 +206,10 @@ export async function judgeRecords(o: JudgeOptions): Promise<JudgeSummary> {
     const reasons = [...c.errors, ...(o.requireGrounding ? ungrounded : [])];
     if (!c.ok || !c.record || reasons.length > 0) {
       const id = (plain as { metadata?: { record_id?: string } })?.metadata?.record_id;
-      rejected.push({ record_id: id, origin, reasons, record: plain });
+      rejected.push({ record_id: id, origin, stage: 'checks', reasons, record: plain });
       continue;
     }
-    passed.push({ record: c.record, raw: JSON.stringify(plain) });
+    passed.push({ record: c.record, raw: JSON.stringify(plain), origin });
   }
   const rejectedByChecks = rejected.length;
   log(
@@ -179,21 +219,31 @@ export async function judgeRecords(o: JudgeOptions): Promise<JudgeSummary> {
   // 2. The judges, through a small pool.
   const all = new Map<string, Judgment>();
   const queue: [BenchmarkRecord, Provider, 'judge' | 'review'][] = [];
+  const asks: Ask[] = o.judges.map((j) => ({ kind: 'judge', provider: j, id: j.id }));
+  if (o.reviewer) asks.push({ kind: 'review', provider: o.reviewer, id: `review:${o.reviewer.id}` });
+  let stale = 0;
   for (const p of passed) {
-    const asks: [Provider, 'judge' | 'review', string][] = o.judges.map((j) => [j, 'judge', j.id]);
-    if (o.reviewer) asks.push([o.reviewer, 'review', `review:${o.reviewer.id}`]);
-    for (const [j, kind, id] of asks) {
-      const done = prior.get(`${p.record.metadata.record_id}|${id}`);
-      if (done) all.set(`${done.record_id}|${id}`, done);
-      else queue.push([p.record, j, kind]);
+    for (const a of asks) {
+      const done = prior.get(`${p.record.metadata.record_id}|${a.id}`);
+      if (done && done.prompt_sha256 === promptFor(a, p.record).sha)
+        all.set(`${done.record_id}|${a.id}`, done);
+      else {
+        if (done) stale++;
+        queue.push([p.record, a.provider, a.kind]);
+      }
     }
   }
+  if (prior.size > 0)
+    log(
+      `resuming: ${all.size} judgments already made, ${queue.length} to ask (${stale} whose prompt changed)`,
+    );
   let next = 0;
   let finished = 0;
   const worker = async () => {
     while (next < queue.length && !o.signal?.aborted) {
       const [r, j, kind] = queue[next++];
       const jd = kind === 'judge' ? await askJudge(j, r, o) : await askReviewer(j, r, o);
+      if (o.signal?.aborted) break; // an interrupted question is not a judgment
       append(jd);
       all.set(`${jd.record_id}|${jd.judge}`, jd);
       finished++;
@@ -222,15 +272,28 @@ export async function judgeRecords(o: JudgeOptions): Promise<JudgeSummary> {
       judgeErrors++;
       rejected.push({
         record_id: id,
-        origin: id,
+        origin: p.origin,
+        stage: 'judge_error',
         reasons: errors.map((j) => `judge_error (${j.judge}): ${j.judge_error}`),
         record: JSON.parse(p.raw),
       });
       continue;
     }
+    // Meetings: does the question need several turns? (the judges' majority)
+    if (src === 'audio') {
+      const yes = js.filter((j) => j.needs_multiple_turns === true).length;
+      perSource[src].needs_multiple_turns =
+        (perSource[src].needs_multiple_turns ?? 0) + (yes * 2 > js.length ? 1 : 0);
+    }
     const scores = js.map((j) => j.scores!);
     if (o.rejectFlagged && flags.length > 0) {
-      rejected.push({ record_id: id, origin: id, reasons: flags, record: JSON.parse(p.raw) });
+      rejected.push({
+        record_id: id,
+        origin: p.origin,
+        stage: 'reviewer',
+        reasons: flags,
+        record: JSON.parse(p.raw),
+      });
     } else if (combine(scores, o.threshold, o.combine)) {
       accepted.push(p.raw);
       perSource[src].accepted++;
@@ -240,8 +303,19 @@ export async function judgeRecords(o: JudgeOptions): Promise<JudgeSummary> {
           (d) => `${j.judge}: ${d} ${j.scores![d]} < ${o.threshold}${j.rationale ? ` (${j.rationale})` : ''}`,
         ),
       );
+      if (o.combine === 'mean' && reasons.length > 0) {
+        const mean = (d: (typeof DIMENSIONS)[number]) => scores.reduce((t, s) => t + s[d], 0) / scores.length;
+        const low = DIMENSIONS.filter((d) => mean(d) < o.threshold);
+        reasons.unshift(...low.map((d) => `mean ${d} ${mean(d)} < ${o.threshold}`));
+      }
       reasons.push(...flags);
-      rejected.push({ record_id: id, origin: id, reasons, record: JSON.parse(p.raw) });
+      rejected.push({
+        record_id: id,
+        origin: p.origin,
+        stage: 'quality',
+        reasons,
+        record: JSON.parse(p.raw),
+      });
     }
   }
   for (const s of Object.values(perSource)) s.acceptance = s.records ? s.accepted / s.records : 0;

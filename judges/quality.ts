@@ -22,11 +22,13 @@ export const QUALITY_SCHEMA = {
     needs_multiple_turns: { type: ['boolean', 'null'] },
     rationale: { type: 'string' },
   },
-  required: ['accuracy', 'grounding', 'schema_quality', 'rationale'],
+  // Every key required and no others: OpenAI's strict structured output refuses anything else
+  // (an optional key is written as nullable instead).
+  required: ['accuracy', 'grounding', 'schema_quality', 'needs_multiple_turns', 'rationale'],
   additionalProperties: false,
 } as const;
 
-const Score = z.number().min(0).max(100);
+const Score = z.number().int().min(0).max(100);
 export const QualityAnswer = z.object({
   accuracy: Score,
   grounding: Score,
@@ -43,8 +45,9 @@ model. Score each from 0 to 100:
 - grounding: every value in the ground truth is stated in (or directly derivable from) the context;
 - schema_quality: the schema captures the question's structure (entities, relations, attributes, the
   final answer) with sensible types and required keys, no more and no less.
-For a meeting transcript, also say in needs_multiple_turns whether answering needs information from
-several turns of the conversation rather than one utterance (null for other sources).
+For a meeting transcript (source: audio), needs_multiple_turns must be true or false: true when
+answering needs information from several turns of the conversation, false when one utterance is
+enough. For other sources it is null.
 Reply with one JSON object only: {"accuracy", "grounding", "schema_quality", "needs_multiple_turns", "rationale"}.`;
 
 export interface JudgePrompt {
@@ -61,7 +64,13 @@ export function qualityPrompt(r: BenchmarkRecord): JudgePrompt {
   return { system: SYSTEM, user, templateSha: QUALITY_TEMPLATE_SHA };
 }
 
-/** The judge's text as a validated answer, or why it is not one. */
-export function parseQuality(text: string): Parsed<QualityAnswer> {
-  return parseWith(QualityAnswer, text);
+/**
+ * The judge's text as a validated answer, or why it is not one. For a meeting (audio) record an
+ * answer without a true/false `needs_multiple_turns` is incomplete, and asked again.
+ */
+export function parseQuality(text: string, source?: string): Parsed<QualityAnswer> {
+  const p = parseWith(QualityAnswer, text);
+  if (p.ok && source === 'audio' && typeof p.value.needs_multiple_turns !== 'boolean')
+    return { ok: false, error: 'needs_multiple_turns: a meeting record needs true or false' };
+  return p;
 }

@@ -3,6 +3,10 @@ import type { Command } from 'commander';
 import { UserError } from '../core/errors.ts';
 import { choiceOption, intOption, log } from './common.ts';
 
+const DIMS = ['accuracy', 'grounding', 'schema_quality'] as const;
+/** An agreement statistic; undefined ones (a judge with no spread) are NaN, shown as n/a. */
+const num = (v: number) => (Number.isFinite(v) ? v.toFixed(3) : 'n/a');
+
 interface JudgeFlags {
   judge: string[];
   threshold: number;
@@ -83,9 +87,11 @@ Examples:
   sob judge bench/records.jsonl --judge openai:gpt-4.1 --judge gemini:gemini-2.5-pro --combine majority --out bench/judged
 
 A record that fails a deterministic check (shape, schema, ground truth vs schema, >= 3 properties,
-unique id, grounding) is rejected before any judge is asked. A judge answer that does not parse is
-asked again, then recorded as judge_error (the record is rejected with that reason, and a re-run
-asks again). Re-running the same command resumes.`,
+unique id, grounding) is rejected before any judge is asked. A judge answer that does not parse or
+validate is asked again, then recorded as judge_error: the record goes to rejected.jsonl with
+stage "judge_error" (not a quality verdict), and a re-run asks again. Each row of rejected.jsonl
+has a stage: checks, judge_error, reviewer or quality. Re-running the same command resumes: a
+judgment already made (same record id, judge and prompt hash) is not asked again.`,
     )
     .action(async (records: string, flags: JudgeFlags) => {
       if (flags.judge.length === 0) throw new UserError('give at least one --judge <provider:model>', 2);
@@ -133,7 +139,7 @@ asks again). Re-running the same command resumes.`,
             s.agreement
               .map(
                 (a) =>
-                  `agreement ${a.a} ~ ${a.b}: kappa ${a.kappa.toFixed(3)}, spearman accuracy ${a.spearman.accuracy.toFixed(3)}`,
+                  `agreement ${a.a} ~ ${a.b} on ${a.n} records: kappa ${num(a.kappa)}, spearman ${DIMS.map((d) => `${d} ${num(a.spearman[d])}`).join(' ')}, mean |diff| ${DIMS.map((d) => `${d} ${num(a.mean_abs_diff[d])}`).join(' ')}`,
               )
               .join('\n') +
             (s.agreement.length ? '\n' : ''),

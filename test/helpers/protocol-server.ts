@@ -247,3 +247,38 @@ export async function startProtocolServer(opts: ServerOptions = {}): Promise<Pro
     });
   return state;
 }
+
+/**
+ * What OpenAI's strict structured output (`response_format: json_schema, strict: true`) would
+ * refuse in a schema, as a list of problems (empty: accepted): the root must be an object, and
+ * every object must list all its properties in `required` and set `additionalProperties: false`
+ * (an optional key is written as nullable instead). A script can answer 400 with these, as the
+ * real service does, so a test sees a schema that only our permissive server would take.
+ */
+export function openaiStrictProblems(schema: unknown): string[] {
+  const problems: string[] = [];
+  const isObj = (v: unknown): v is Record<string, unknown> =>
+    v !== null && typeof v === 'object' && !Array.isArray(v);
+  const walk = (node: unknown, path: string): void => {
+    if (!isObj(node)) return;
+    const types = Array.isArray(node.type) ? node.type : [node.type];
+    if (types.includes('object') || isObj(node.properties)) {
+      const keys = isObj(node.properties) ? Object.keys(node.properties) : [];
+      const required = Array.isArray(node.required) ? node.required : [];
+      for (const k of keys)
+        if (!required.includes(k)) problems.push(`${path || '(root)'}: "${k}" is not in required`);
+      if (node.additionalProperties !== false)
+        problems.push(`${path || '(root)'}: additionalProperties must be false`);
+      for (const k of keys) walk((node.properties as Record<string, unknown>)[k], `${path}.${k}`);
+    }
+    if (node.items !== undefined) walk(node.items, `${path}[]`);
+    for (const key of ['anyOf', '$defs', 'definitions'] as const) {
+      const sub = node[key];
+      if (Array.isArray(sub)) for (const [i, s] of sub.entries()) walk(s, `${path}.${key}[${i}]`);
+      else if (isObj(sub)) for (const [k, s] of Object.entries(sub)) walk(s, `${path}.${key}.${k}`);
+    }
+  };
+  if (!isObj(schema) || schema.type !== 'object') problems.push('(root): must be an object schema');
+  walk(schema, '');
+  return problems;
+}

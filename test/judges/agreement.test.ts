@@ -26,6 +26,16 @@ test('Spearman with ties uses average ranks', () => {
   assert.equal(meanAbsoluteDifference([80, 60, 90], [70, 65, 90]), 5);
 });
 
+test('agreement is undefined (NaN) without spread, and paired lists must pair', () => {
+  // Both judges accept everything: chance agreement pe = 1, so kappa is 0/0.
+  assert.ok(Number.isNaN(cohensKappa([true, true, true], [true, true, true])));
+  // One judge rejects everything, the other varies: po = 2/3, pe = 0*1/3 + 1*2/3 = 2/3 -> kappa 0.
+  assert.equal(cohensKappa([false, false, false], [true, false, false]), 0);
+  assert.ok(Number.isNaN(spearman([70, 70, 70], [10, 20, 30])));
+  assert.throws(() => spearman([1, 2], [1, 2, 3]), /differ in length/);
+  assert.throws(() => cohensKappa([true], []), /differ in length/);
+});
+
 test('combination rules: all, majority, mean', () => {
   const hi = { accuracy: 90, grounding: 80, schema_quality: 70 };
   const lo = { accuracy: 90, grounding: 40, schema_quality: 70 };

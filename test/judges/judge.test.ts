@@ -203,6 +203,19 @@ test('two judges: agreement statistics and the combination rule', async () => {
   assert.equal(ag.kappa, 0.5);
   // Accuracy scores A [90,40,80,70], B [90,40,30,75]: |diff| = [0,0,50,5] -> 13.75
   assert.equal(ag.mean_abs_diff.accuracy, 13.75);
+  // Ranks A [4,1,3,2], B [4,2,1,3]: d = [0,-1,2,-1], sum d^2 = 6, rho = 1 - 6*6/(4*15) = 0.4
+  assert.ok(Math.abs(ag.spearman.accuracy - 0.4) < 1e-12, String(ag.spearman.accuracy));
+  // Both judges gave grounding 90 to every record: no ranks to correlate (null), no difference.
+  assert.equal(ag.spearman.grounding, null);
+  assert.equal(ag.mean_abs_diff.grounding, 0);
+  assert.match(r.stdout, /kappa 0\.500, spearman accuracy 0\.400 grounding n\/a/);
+  // Histograms in 10-point bins: judge A's accuracy 40, 70, 80, 90.
+  assert.deepEqual(s.histograms['openai:a'].accuracy, [0, 0, 0, 0, 1, 0, 0, 1, 1, 1, 0]);
+  assert.deepEqual(s.histograms['openai:b'].grounding, [0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0]);
+  // The mean rule's reason names the mean that fell short.
+  const r3 = lines(join(out, 'rejected.jsonl')).find((x) => x.record_id === 'r3')!;
+  assert.equal(r3.stage, 'quality');
+  assert.match((r3.reasons as string[])[0], /^mean accuracy 55 < 60/);
   // Mean rule: r3 averages 55 < 60 -> rejected; r1, r4 accepted.
   const accepted = lines(join(out, 'accepted.jsonl')).map(
     (x) => (x.metadata as { record_id: string }).record_id,
