@@ -1,0 +1,236 @@
+/**
+ * Writing files so that a reader never sees half of one, a crash never leaves a mixed state,
+ * two processes never write the same place, and no write follows a symbolic link out of the
+ * folder it was meant for.
+ *
+ * - `writeFileAtomic`: a temp file beside the target (a name unique per output file and
+ *   process), then `rename`. A rename replaces a symlink at the target by the new file; it
+ *   never writes through it.
+ * - `openNoFollow` / `truncateNoFollow`: appends and repairs open with `O_NOFOLLOW`, so a
+ *   symlink in place of a log is refused with one line instead of followed.
+ * - `acquireLock`: an advisory lock file holding the owner's pid; a second writer is refused
+ *   with one line naming the owner; a lock whose process is gone (or that is unreadable) is
+ *   stale and taken over.
+ * - `removeStaleTemps`: temp files of processes that no longer run are deleted.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fsyncSync,
+  ftruncateSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
+import { hostname } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { errorMessage, UserError } from './errors.ts';
+
+/** True when `path` exists and is a symbolic link (a dangling one included). */
+export function isSymlink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** Refuses a path that is a symbolic link, with one line saying where. */
+export function refuseSymlink(path: string, what = 'file'): void {
+  if (isSymlink(path))
+    throw new UserError(
+      `refusing to write through a symbolic link: ${path} (the ${what} must be a plain file)`,
+    );
+}
+
+const TEMP_MARK = '.tmp-';
+
+/** A temp name beside `file`, unique per output file and per process: `.<name>.tmp-<pid>-<hex>`. */
+export function tempNameFor(file: string): string {
+  return join(
+    dirname(file),
+    `.${basename(file)}${TEMP_MARK}${process.pid}-${randomBytes(4).toString('hex')}`,
+  );
+}
+
+/** Writes `data` to `file` whole or not at all (temp file, fsync, rename). */
+export function writeFileAtomic(file: string, data: string | Uint8Array): void {
+  const tmp = tempNameFor(file);
+  const fd = openSync(
+    tmp,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    0o644,
+  );
+  try {
+    writeSync(fd, data);
+    fsyncSync(fd);
+  } catch (e) {
+    closeSync(fd);
+    rmSync(tmp, { force: true });
+    throw e;
+  }
+  closeSync(fd);
+  renameSync(tmp, file);
+}
+
+/** `writeFileAtomic` of pretty-printed JSON with a final newline. */
+export function writeJsonAtomic(file: string, value: unknown): void {
+  writeFileAtomic(file, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+/**
+ * Opens `file` without following a symlink: flags 'a' (append, create), 'w' (truncate, create),
+ * 'r+' (read and write an existing file). A symlink is refused with one line.
+ */
+export function openNoFollow(file: string, flags: 'a' | 'w' | 'r+'): number {
+  const f = constants;
+  const mode =
+    flags === 'a'
+      ? f.O_WRONLY | f.O_APPEND | f.O_CREAT
+      : flags === 'w'
+        ? f.O_WRONLY | f.O_TRUNC | f.O_CREAT
+        : f.O_RDWR;
+  try {
+    return openSync(file, mode | f.O_NOFOLLOW, 0o644);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ELOOP') refuseSymlink(file);
+    throw e;
+  }
+}
+
+/** Cuts `file` to `size` bytes; a symlink is refused, never followed. */
+export function truncateNoFollow(file: string, size: number): void {
+  const fd = openNoFollow(file, 'r+');
+  try {
+    ftruncateSync(fd, size);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Whether a process with this pid runs on this machine. */
+export function pidAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Deletes `.<name>.tmp-<pid>-<hex>` files in `dir` whose process no longer runs; returns how many. */
+export function removeStaleTemps(dir: string): number {
+  if (!existsSync(dir)) return 0;
+  let removed = 0;
+  for (const name of readdirSync(dir)) {
+    const at = name.lastIndexOf(TEMP_MARK);
+    if (!name.startsWith('.') || at < 0) continue;
+    const pid = Number.parseInt(name.slice(at + TEMP_MARK.length), 10);
+    if (pid === process.pid || pidAlive(pid)) continue;
+    rmSync(join(dir, name), { recursive: true, force: true });
+    removed++;
+  }
+  return removed;
+}
+
+export interface LockOwner {
+  pid: number;
+  host: string;
+  command: string;
+  started: string;
+}
+
+export interface Lock {
+  file: string;
+  release(): void;
+}
+
+const held = new Set<string>();
+let exitHook = false;
+
+/**
+ * Takes the advisory lock `<dir>/<name>` for `what` (e.g. "run directory"). A live owner on this
+ * host refuses us with one line; a dead owner's (or an unreadable) lock is stale and replaced.
+ * Released by `release()` or when the process exits.
+ */
+export function acquireLock(dir: string, what: string, name = '.sob.lock'): Lock {
+  const file = join(dir, name);
+  const me: LockOwner = {
+    pid: process.pid,
+    host: hostname(),
+    command: process.argv.slice(2).join(' ').slice(0, 200),
+    started: new Date().toISOString(),
+  };
+  for (let attempt = 0; attempt < 5; attempt++) {
+    let fd: number;
+    try {
+      fd = openSync(
+        file,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+        0o644,
+      );
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      if (isSymlink(file)) refuseSymlink(file, 'lock file');
+      let owner: Partial<LockOwner> = {};
+      try {
+        owner = JSON.parse(readFileSync(file, 'utf8')) as Partial<LockOwner>;
+      } catch {
+        // A lock being written right now reads empty: look again before calling it stale.
+        if (attempt === 0) {
+          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+          continue;
+        }
+      }
+      const live =
+        typeof owner.pid === 'number' &&
+        (owner.pid === process.pid ? held.has(file) : pidAlive(owner.pid)) &&
+        (owner.host === undefined || owner.host === me.host);
+      if (live)
+        throw new UserError(
+          `${what} ${dir} is in use by another sob process (pid ${owner.pid}${owner.command ? `: sob ${owner.command}` : ''}, since ${owner.started ?? '?'}); wait for it to finish, or remove ${file} if that process is gone`,
+        );
+      // Stale: the owner is gone. Move it aside (atomic) so only one taker wins, then retry.
+      try {
+        renameSync(file, `${file}.stale-${process.pid}`);
+        rmSync(`${file}.stale-${process.pid}`, { force: true });
+      } catch {
+        // someone else took it over first; look again
+      }
+      continue;
+    }
+    try {
+      writeSync(fd, `${JSON.stringify(me)}\n`);
+    } finally {
+      closeSync(fd);
+    }
+    held.add(file);
+    if (!exitHook) {
+      exitHook = true;
+      process.on('exit', () => {
+        for (const f of held) releaseFile(f);
+      });
+    }
+    return { file, release: () => releaseFile(file) };
+  }
+  throw new UserError(`could not take the lock ${file}: it keeps changing hands`);
+}
+
+function releaseFile(file: string): void {
+  if (!held.delete(file)) return;
+  try {
+    const owner = JSON.parse(readFileSync(file, 'utf8')) as Partial<LockOwner>;
+    if (owner.pid === process.pid) unlinkSync(file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
+      process.stderr.write(`sob: releasing ${file}: ${errorMessage(e)}\n`);
+  }
+}
