@@ -18,6 +18,7 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../src/core/errors.ts';
+import { acquireLock } from '../src/core/files.ts';
 import { readJsonl } from '../src/core/jsonl.ts';
 import { toPlain } from '../src/core/pyjson.ts';
 import type { BenchmarkRecord } from '../src/core/record.ts';
@@ -180,6 +181,16 @@ async function priorJudgments(file: string): Promise<Map<string, Judgment>> {
 export async function judgeRecords(o: JudgeOptions): Promise<JudgeSummary> {
   const log = o.log ?? (() => {});
   mkdirSync(o.outDir, { recursive: true });
+  // One `sob judge` per output folder: a second one is refused before it asks anything.
+  const lock = acquireLock(o.outDir, 'judge output folder');
+  try {
+    return await judgeLocked(o, log);
+  } finally {
+    lock.release();
+  }
+}
+
+async function judgeLocked(o: JudgeOptions, log: (line: string) => void): Promise<JudgeSummary> {
   const judgmentsFile = join(o.outDir, 'judgments.jsonl');
   const prior = await priorJudgments(judgmentsFile);
   const append = (j: Judgment) => appendFileSync(judgmentsFile, `${JSON.stringify(j)}\n`);

@@ -105,6 +105,9 @@ Layout: <eval-dir>/benchmark (when built), <eval-dir>/runs/<model>/ (one run dir
     .action(async (flags: EvalFlags) => {
       const evalDir = resolve(flags.evalDir);
       mkdirSync(evalDir, { recursive: true });
+      // One `sob eval` per eval directory: a second one is refused before it builds or asks anything.
+      const { acquireLock } = await import('../core/files.ts');
+      acquireLock(evalDir, 'eval directory');
       const models = flags.model.length > 0 ? flags.model : DEFAULT_MODELS;
       const benchmark = flags.benchmark
         ? resolve(flags.benchmark)

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { errorMessage, UserError } from '../core/errors.ts';
+import { acquireLock, removeStaleTemps } from '../core/files.ts';
 import { readJsonl } from '../core/jsonl.ts';
 import { dumpsPy, getField, type PyObject, type PyValue, parsePyJson, toPlain } from '../core/pyjson.ts';
 import { BenchmarkRecord, type Modality, parseStrict } from '../core/record.ts';
@@ -288,6 +289,29 @@ export async function runBenchmark(o: RunOptions): Promise<RunResult> {
   for await (const _ of selectRecords(benchmark, { source: o.source, limit: o.limit, check: true })) total++;
 
   mkdirSync(runDir, { recursive: true });
+  // One writer per run directory: a second `sob run` on it is refused before it asks anything.
+  const lock = acquireLock(runDir, 'run directory');
+  try {
+    removeStaleTemps(runDir);
+    return await runLocked(o, { benchmark, benchmarkSha, id, runDir, total, log });
+  } finally {
+    lock.release();
+  }
+}
+
+interface Setup {
+  benchmark: string;
+  benchmarkSha: string;
+  id: ReturnType<typeof identity>;
+  runDir: string;
+  total: number;
+  log: (line: string) => void;
+}
+
+async function runLocked(
+  o: RunOptions,
+  { benchmark, benchmarkSha, id, runDir, total, log }: Setup,
+): Promise<RunResult> {
   const old = readManifest(runDir);
   if (old) checkResumable(runDir, old, id);
   else if (existsSync(join(runDir, RESPONSES))) {
