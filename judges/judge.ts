@@ -15,10 +15,17 @@
  * reviewer flagged it and --reject-flagged is on) or `quality` (below the threshold).
  */
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../src/core/errors.ts';
-import { acquireLock } from '../src/core/files.ts';
+import {
+  acquireLock,
+  openNoFollow,
+  refuseSymlink,
+  truncateNoFollow,
+  writeFileAtomic,
+  writeJsonAtomic,
+} from '../src/core/files.ts';
 import { readJsonl } from '../src/core/jsonl.ts';
 import { toPlain } from '../src/core/pyjson.ts';
 import type { BenchmarkRecord } from '../src/core/record.ts';
@@ -166,10 +173,11 @@ async function askReviewer(reviewer: Provider, r: BenchmarkRecord, o: JudgeOptio
 /** Judgments already made (resume): `record_id|judge` -> judgment. judge_errors are asked again. */
 async function priorJudgments(file: string): Promise<Map<string, Judgment>> {
   const out = new Map<string, Judgment>();
+  refuseSymlink(file, 'judgment log');
   if (!existsSync(file)) return out;
-  // A torn last line (a crash mid-write) is cut off.
+  // A torn last line (a crash mid-write) is cut off (never through a symlink).
   const data = readFileSync(file);
-  if (data.length > 0 && data[data.length - 1] !== 0x0a) truncateSync(file, data.lastIndexOf(0x0a) + 1);
+  if (data.length > 0 && data[data.length - 1] !== 0x0a) truncateNoFollow(file, data.lastIndexOf(0x0a) + 1);
   for await (const l of readJsonl(file)) {
     if (!l.ok) continue;
     const j = toPlain(l.value) as Judgment;
@@ -193,8 +201,20 @@ export async function judgeRecords(o: JudgeOptions): Promise<JudgeSummary> {
 async function judgeLocked(o: JudgeOptions, log: (line: string) => void): Promise<JudgeSummary> {
   const judgmentsFile = join(o.outDir, 'judgments.jsonl');
   const prior = await priorJudgments(judgmentsFile);
-  const append = (j: Judgment) => appendFileSync(judgmentsFile, `${JSON.stringify(j)}\n`);
+  const fd = openNoFollow(judgmentsFile, 'a');
+  try {
+    return await judgeWith(o, log, prior, (j: Judgment) => writeSync(fd, `${JSON.stringify(j)}\n`));
+  } finally {
+    closeSync(fd);
+  }
+}
 
+async function judgeWith(
+  o: JudgeOptions,
+  log: (line: string) => void,
+  prior: Map<string, Judgment>,
+  append: (j: Judgment) => void,
+): Promise<JudgeSummary> {
   // 1. Deterministic checks, before any LLM.
   const seen = new Set<string>();
   const passed: { record: BenchmarkRecord; raw: string; origin: string }[] = [];
@@ -330,8 +350,8 @@ async function judgeLocked(o: JudgeOptions, log: (line: string) => void): Promis
     }
   }
   for (const s of Object.values(perSource)) s.acceptance = s.records ? s.accepted / s.records : 0;
-  writeFileSync(join(o.outDir, 'accepted.jsonl'), accepted.map((l) => `${l}\n`).join(''));
-  writeFileSync(join(o.outDir, 'rejected.jsonl'), rejected.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  writeFileAtomic(join(o.outDir, 'accepted.jsonl'), accepted.map((l) => `${l}\n`).join(''));
+  writeFileAtomic(join(o.outDir, 'rejected.jsonl'), rejected.map((r) => `${JSON.stringify(r)}\n`).join(''));
 
   // Score histograms (10-point bins) per judge and dimension, and agreement per pair of judges.
   const histograms: JudgeSummary['histograms'] = {};
@@ -393,7 +413,7 @@ async function judgeLocked(o: JudgeOptions, log: (line: string) => void): Promis
     threshold: o.threshold,
     combine: o.combine,
   };
-  writeFileSync(join(o.outDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
+  writeJsonAtomic(join(o.outDir, 'summary.json'), summary);
   return summary;
 }
 

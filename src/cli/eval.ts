@@ -3,7 +3,7 @@
  * eval directory, resumable as a whole (each step skips what is already done). With no
  * arguments: the bundled example corpus and the two built-in baselines, offline.
  */
-import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../core/errors.ts';
@@ -169,13 +169,15 @@ Layout: <eval-dir>/benchmark (when built), <eval-dir>/runs/<model>/ (one run dir
 
       // The benchmark's per-source totals drive the leaderboard's weights and coverage.
       const manifest = join(benchmark, '..', 'manifest.json');
-      if (existsSync(manifest)) copyFileSync(manifest, join(evaluation, 'manifest.json'));
+      // Written by rename, so a symlink planted in the eval directory is replaced, never followed.
+      const { writeFileAtomic } = await import('../core/files.ts');
+      if (existsSync(manifest)) writeFileAtomic(join(evaluation, 'manifest.json'), readFileSync(manifest));
       const { buildLeaderboard, loadEvaluation } = await import('../report/evaluation.ts');
       const tables = await import('../report/tables.ts');
       const rows = buildLeaderboard(await loadEvaluation(evaluation), {});
-      writeFileSync(join(evalDir, 'leaderboard.md'), `${tables.leaderboardMarkdown(rows)}\n`);
-      writeFileSync(join(evalDir, 'leaderboard.csv'), tables.leaderboardCsv(rows));
-      writeFileSync(join(evalDir, 'leaderboard.json'), `${tables.leaderboardJson(rows)}\n`);
+      writeFileAtomic(join(evalDir, 'leaderboard.md'), `${tables.leaderboardMarkdown(rows)}\n`);
+      writeFileAtomic(join(evalDir, 'leaderboard.csv'), tables.leaderboardCsv(rows));
+      writeFileAtomic(join(evalDir, 'leaderboard.json'), `${tables.leaderboardJson(rows)}\n`);
       process.stdout.write(`${tables.leaderboardTable(rows)}\n`);
 
       if (flags.report) {

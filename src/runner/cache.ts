@@ -4,8 +4,9 @@
  * and nothing that does not (concurrency, timeouts, endpoints, retries). Only answers are
  * stored, never errors. The key is versioned, so a change of its recipe starts afresh.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../core/files.ts';
 import type { ProviderRequest, ProviderResponse } from '../providers/types.ts';
 import { sha256 } from './prompt.ts';
 
@@ -57,9 +58,7 @@ export class ResponseCache {
   set(key: string, res: ProviderResponse): void {
     const f = this.file(key);
     mkdirSync(join(this.dir, key.slice(0, 2)), { recursive: true });
-    const tmp = `${f}.${process.pid}.tmp`;
     const { endpoint: _endpoint, ...stored } = res;
-    writeFileSync(tmp, JSON.stringify(stored));
-    renameSync(tmp, f);
+    writeFileAtomic(f, JSON.stringify(stored));
   }
 }
