@@ -15,6 +15,7 @@
  * reviewer flagged it and --reject-flagged is on) or `quality` (below the threshold).
  */
 import { createHash } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { closeSync, existsSync, mkdirSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../src/core/errors.ts';
@@ -189,6 +190,8 @@ async function priorJudgments(file: string): Promise<Map<string, Judgment>> {
 export async function judgeRecords(o: JudgeOptions): Promise<JudgeSummary> {
   const log = o.log ?? (() => {});
   mkdirSync(o.outDir, { recursive: true });
+  // Each judge request in flight listens on the stop signal: bounded by --concurrency, no leak.
+  if (o.signal) setMaxListeners(Math.max(10, 4 * o.concurrency + 10), o.signal);
   // One `sob judge` per output folder: a second one is refused before it asks anything.
   const lock = acquireLock(o.outDir, 'judge output folder');
   try {

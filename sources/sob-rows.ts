@@ -211,15 +211,25 @@ export interface DownloadOptions {
   fetchImpl?: typeof fetch;
 }
 
-function authHeaders(): Record<string, string> {
+/** HF_TOKEN goes only to the Hugging Face hosts, and only over https (never to HF_ENDPOINT's mirror). */
+export function authHeaders(url: string): Record<string, string> {
   const token = process.env.HF_TOKEN;
-  return token ? { authorization: `Bearer ${token}` } : {};
+  if (!token) return {};
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return {};
+  }
+  const host = u.hostname.toLowerCase();
+  const hf = ['huggingface.co', 'hf.co'].some((h) => host === h || host.endsWith(`.${h}`));
+  return hf && u.protocol === 'https:' ? { authorization: `Bearer ${token}` } : {};
 }
 
 async function fetchOk(url: string, f: typeof fetch): Promise<Response> {
   let res: Response;
   try {
-    res = await f(url, { headers: authHeaders(), redirect: 'follow' });
+    res = await f(url, { headers: authHeaders(url), redirect: 'follow' });
   } catch (e) {
     throw new UserError(`cannot reach ${url}: ${errorMessage(e)}`);
   }

@@ -26,6 +26,7 @@ interface RunFlags {
   cache?: string | boolean;
   retryBaseMs: number;
   progressIntervalMs: number;
+  maxResponseMb: number;
 }
 
 function numberOption(name: string, min: number, max: number): (v: string) => number {
@@ -76,6 +77,12 @@ export function registerRun(program: Command): void {
       5,
     )
     .option(
+      '--max-response-mb <n>',
+      'a reply larger than this is an error (too_large), not read into memory',
+      numberOption('--max-response-mb', 0.001, 4096),
+      16,
+    )
+    .option(
       '--cache [dir]',
       'reuse answers to identical requests from a response cache (default dir runs/.cache)',
     )
@@ -110,7 +117,10 @@ Examples:
   sob run --model baseline:skeleton --benchmark records.jsonl --run-dir runs/skeleton`,
     )
     .action(async (flags: RunFlags) => {
-      const provider = await createProvider(flags.model, { baseUrls: flags.baseUrl });
+      const provider = await createProvider(flags.model, {
+        baseUrls: flags.baseUrl,
+        maxResponseBytes: Math.round(flags.maxResponseMb * 1024 * 1024),
+      });
       const template = loadTemplate(flags.promptTemplate);
       const stop = new AbortController();
       let signals = 0;

@@ -5,6 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { errorMessage, UserError } from '../core/errors.ts';
@@ -12,8 +13,11 @@ import { acquireLock, removeStaleTemps } from '../core/files.ts';
 import { readJsonl } from '../core/jsonl.ts';
 import { dumpsPy, getField, type PyObject, type PyValue, parsePyJson, toPlain } from '../core/pyjson.ts';
 import { BenchmarkRecord, type Modality, parseStrict } from '../core/record.ts';
+import { unreachableCause } from '../providers/http.ts';
+import { redactSecrets } from '../providers/secrets.ts';
 import {
   type ErrorClass,
+  FATAL,
   type Provider,
   ProviderError,
   type ProviderRequest,
@@ -199,22 +203,13 @@ function firstLine(s: string, max = 500): string {
   return line.length > max ? `${line.slice(0, max)}...` : line;
 }
 
-/** Error text as written to errors.jsonl: the keys in the environment and key-like tokens
- * (a server may echo a masked key, e.g. "sk-abc***wxyz") are cut out. */
-export function redactKeys(text: string): string {
-  let out = text;
-  for (const name of ['OPENAI_API_KEY', 'GEMINI_API_KEY']) {
-    const k = process.env[name];
-    if (k && k.length >= 8) out = out.split(k).join('[redacted]');
-  }
-  return out.replace(/\b(?:sk-|AIza)[A-Za-z0-9_*.-]{4,}/g, '[redacted]');
-}
-
 /** Any failure as a ProviderError (a timeout we fired, SDK errors the provider did not map). */
 function classify(e: unknown, timedOut: boolean): ProviderError {
   if (timedOut) return new ProviderError('timeout', 'no answer within the request timeout', { cause: e });
   if (e instanceof ProviderError) return e;
   const msg = errorMessage(e);
+  const why = unreachableCause(e);
+  if (why) return new ProviderError('network', `${msg}: ${why}`, { cause: e, unreachable: true });
   if (/fetch failed|ECONNRESET|ECONNREFUSED|EPIPE|socket|terminated|network/i.test(msg)) {
     return new ProviderError('network', msg, { cause: e });
   }
@@ -275,6 +270,16 @@ function responseLine(
     output.set('candidate_response', res.text);
     return dumpsPy(line);
   }
+}
+
+/** The one line a run that cannot go on ends with (a bad key, no server, no such model). */
+export function fatalError(p: Provider, pe: ProviderError): UserError {
+  if (pe.errorClass === 'auth')
+    return new UserError(
+      `${p.id}: authentication failed (${pe.status ? `HTTP ${pe.status}` : 'auth'}); check the API key in the environment (${p.kind === 'gemini' ? 'GEMINI_API_KEY' : 'OPENAI_API_KEY'})`,
+    );
+  const hint = pe.errorClass === 'unreachable' ? '; check --base-url' : '';
+  return new UserError(`${p.id}: ${redactSecrets(firstLine(pe.message))}${hint}`);
 }
 
 export async function runBenchmark(o: RunOptions): Promise<RunResult> {
@@ -398,14 +403,18 @@ async function runLocked(
   const responses = new AppendLog(join(runDir, RESPONSES));
   const errors = new AppendLog(join(runDir, ERRORS));
   const stop = new AbortController();
+  // Each request in flight and each worker's backoff pause listen on it: a bounded number,
+  // proportional to --concurrency, not a leak (no MaxListenersExceededWarning at any setting).
+  setMaxListeners(Math.max(10, 4 * o.concurrency + 10), stop.signal);
   const onAbort = () => stop.abort();
   if (o.signal?.aborted) stop.abort();
   o.signal?.addEventListener('abort', onAbort, { once: true });
-  let authError: ProviderError | undefined;
+  let fatal: ProviderError | undefined;
   const backoff = o.backoff ?? DEFAULT_BACKOFF;
   let pausedUntil = 0;
   const cacheable = o.provider.kind !== 'baseline' && o.provider.kind !== 'replay';
   const cache = o.cacheDir && cacheable ? new ResponseCache(o.cacheDir) : undefined;
+  const cacheScope = o.provider.describe();
 
   const errorLine = (item: Item, attempt: number, pe: ProviderError, outcome: string) => {
     progress.errors++;
@@ -416,7 +425,7 @@ async function runLocked(
         attempt,
         error_class: pe.errorClass,
         status: pe.status ?? null,
-        message: redactKeys(firstLine(pe.message)),
+        message: redactSecrets(firstLine(pe.message)),
         outcome,
       }),
     );
@@ -458,7 +467,7 @@ async function runLocked(
           signal: ctl.signal,
           groundTruth,
         };
-        const key = cache ? cacheKey(o.provider.id, req) : '';
+        const key = cache ? cacheKey(o.provider.id, cacheScope, req) : '';
         const hit = cache?.get(key);
         const res = hit ?? (await o.provider.complete(req));
         if (cache && !hit) cache.set(key, res);
@@ -488,8 +497,8 @@ async function runLocked(
       } catch (e) {
         if (stop.signal.aborted && !timedOut) return; // stopped: not the record's failure
         const pe = classify(e, timedOut);
-        if (pe.errorClass === 'auth') {
-          authError ??= pe;
+        if (FATAL.has(pe.errorClass)) {
+          fatal ??= pe;
           errorLine(item, attempt, pe, 'stopped');
           stop.abort();
           return;
@@ -529,7 +538,7 @@ async function runLocked(
     };
     await Promise.all(Array.from({ length: Math.max(1, o.concurrency) }, worker));
     await source.return(undefined);
-    status = authError
+    status = fatal
       ? 'failed'
       : stop.signal.aborted
         ? 'interrupted'
@@ -543,10 +552,6 @@ async function runLocked(
     writeJsonAtomic(join(runDir, MANIFEST), manifest(status));
     await o.provider.close?.();
   }
-  if (authError) {
-    throw new UserError(
-      `${o.provider.id}: authentication failed (${authError.status ? `HTTP ${authError.status}` : 'auth'}); check the API key in the environment (${o.provider.kind === 'gemini' ? 'GEMINI_API_KEY' : 'OPENAI_API_KEY'})`,
-    );
-  }
+  if (fatal) throw fatalError(o.provider, fatal);
   return { runDir, status, progress };
 }

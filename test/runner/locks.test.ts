@@ -8,9 +8,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { buildBenchmark } from '../../sources/build.ts';
 import { type ProtocolServer, type SeenRequest, startProtocolServer } from '../helpers/protocol-server.ts';
-import { ROOT, readLines, sob, until, writeBenchmark } from './sob-cli.ts';
+import { exampleRecords, readLines, sob, until, writeBenchmark } from './sob-cli.ts';
 
 let tmp: string;
 let server: ProtocolServer;
@@ -28,7 +27,7 @@ function script(r: SeenRequest) {
         rationale: 'ok',
       }),
     };
-  return { kind: 'answer' as const, delayMs: 30, text: JSON.stringify({ id: r.key }) };
+  return { kind: 'answer' as const, delayMs: 150, text: JSON.stringify({ id: r.key }) };
 }
 
 before(async () => {
@@ -116,16 +115,8 @@ test('two concurrent sob eval on one --eval-dir: the second refuses with one lin
 });
 
 test('two concurrent sob judge on one --out: the second refuses with one line, no judgment is asked twice', async () => {
-  const ex = join(ROOT, 'sources/examples/text');
   const records = join(tmp, 'judge-records.jsonl');
-  await buildBenchmark({
-    kind: 'hotpotqa',
-    input: join(ex, 'passages.json'),
-    annotations: join(ex, 'annotations.jsonl'),
-    out: records,
-    log: () => {},
-  });
-  const ids = readLines(records).map((l) => JSON.parse(l).metadata.record_id as string);
+  const ids = await exampleRecords(records);
   assert.ok(ids.length >= 4, `${ids.length} records`);
   const out = join(tmp, 'judged');
   const args = [

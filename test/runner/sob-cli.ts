@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { buildBenchmark } from '../../sources/build.ts';
 
 export const ROOT = join(import.meta.dirname, '../..');
 
@@ -78,4 +79,17 @@ export async function until(cond: () => boolean, ms = 30_000, what = 'condition'
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await wait(10);
   }
+}
+
+/** The bundled example text passages built into benchmark records (they pass every check). */
+export async function exampleRecords(file: string): Promise<string[]> {
+  const ex = join(ROOT, 'sources/examples/text');
+  await buildBenchmark({
+    kind: 'hotpotqa',
+    input: join(ex, 'passages.json'),
+    annotations: join(ex, 'annotations.jsonl'),
+    out: file,
+    log: () => {},
+  });
+  return readLines(file).map((l) => JSON.parse(l).metadata.record_id as string);
 }

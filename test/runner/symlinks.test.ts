@@ -18,9 +18,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { buildBenchmark } from '../../sources/build.ts';
 import { type ProtocolServer, startProtocolServer } from '../helpers/protocol-server.ts';
-import { ROOT, readLines, sob, writeBenchmark } from './sob-cli.ts';
+import { exampleRecords, readLines, sob, writeBenchmark } from './sob-cli.ts';
 
 let tmp: string;
 let server: ProtocolServer;
@@ -102,15 +101,8 @@ test('manifest.json linked to a file outside: the run replaces the link with its
 });
 
 test('sob judge: judgments.jsonl linked outside is refused, untouched; summary.json linked outside is replaced, not written through', async () => {
-  const ex = join(ROOT, 'sources/examples/text');
   const records = join(tmp, 'records.jsonl');
-  await buildBenchmark({
-    kind: 'hotpotqa',
-    input: join(ex, 'passages.json'),
-    annotations: join(ex, 'annotations.jsonl'),
-    out: records,
-    log: () => {},
-  });
+  await exampleRecords(records);
   const args = (out: string) => [
     'judge',
     records,
