@@ -528,12 +528,19 @@ async function runLocked(
   let status: RunStatus = 'failed';
   try {
     const source = selectRecords(benchmark, { source: o.source, limit: o.limit, check: false });
+    // A provider that answers without I/O (the baselines, replay) never lets the event loop
+    // turn: give it a turn every 50 ms so Ctrl-C, SIGTERM and progress are still heard.
+    let turnedAt = performance.now();
     const worker = async () => {
       while (!stop.signal.aborted) {
         const next = await source.next();
         if (next.done) return;
         if (answered.has(next.value.id)) continue;
         await ask(next.value);
+        if (performance.now() - turnedAt > 50) {
+          await new Promise((r) => setImmediate(r));
+          turnedAt = performance.now();
+        }
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, o.concurrency) }, worker));
