@@ -62,6 +62,8 @@ export interface JudgeOptions extends AskOptions {
   threshold: number;
   combine: CombineRule;
   concurrency: number;
+  /** Called after each judgment: judgments done and to do, judge errors, the start time. */
+  onProgress?: (p: { total: number; done: number; failed: number; startedAt: number }) => void;
   /** A ground-truth value not found in the context rejects the record (default true). */
   requireGrounding: boolean;
   log?: (line: string) => void;
@@ -273,6 +275,10 @@ async function judgeWith(
     );
   let next = 0;
   let finished = 0;
+  let failedJudgments = 0;
+  const startedAt = Date.now();
+  const report = () =>
+    o.onProgress?.({ total: queue.length, done: finished, failed: failedJudgments, startedAt });
   const worker = async () => {
     while (next < queue.length && !o.signal?.aborted) {
       const [r, j, kind] = queue[next++];
@@ -281,7 +287,8 @@ async function judgeWith(
       append(jd);
       all.set(`${jd.record_id}|${jd.judge}`, jd);
       finished++;
-      if (finished % 25 === 0) log(`... ${finished}/${queue.length} judgments`);
+      if (jd.judge_error) failedJudgments++;
+      report();
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency, queue.length)) }, worker));

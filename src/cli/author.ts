@@ -1,5 +1,6 @@
 /** `sob author`: an LLM drafts question, schema and ground truth per source item, for a person to edit. */
 import type { Command } from 'commander';
+import { UserError } from '../core/errors.ts';
 import { intOption, log } from './common.ts';
 
 export function registerAuthor(program: Command): void {
@@ -54,8 +55,10 @@ Re-running skips the items already drafted.`,
         const { createProvider } = await import('../providers/index.ts');
         const model = await createProvider(flags.model, { baseUrls: flags.baseUrl });
         try {
+          const loaded = loadItems(items);
+          if (loaded.length === 0) throw new UserError(`${items}: no items to draft (an empty file?)`);
           const r = await authorDrafts({
-            items: loadItems(items),
+            items: loaded,
             model,
             out: flags.out,
             countProperties: (s) => countProperties(s as never),
@@ -71,6 +74,10 @@ Re-running skips the items already drafted.`,
           process.stdout.write(
             `${r.written} drafts written, ${r.rejected} rejected, ${r.skipped} already drafted -> ${flags.out}\n`,
           );
+          if (r.written === 0 && r.skipped === 0 && r.rejected > 0)
+            throw new UserError(
+              `every item failed: ${r.rejected} rejected (see ${flags.out.replace(/\.jsonl$/i, '')}.rejected.jsonl)`,
+            );
           if (r.rejected > 0) process.exitCode = 1;
         } finally {
           await model.close?.();

@@ -7,7 +7,7 @@ import { createProvider } from '../providers/index.ts';
 import { ProgressReporter } from '../runner/progress.ts';
 import { loadTemplate } from '../runner/prompt.ts';
 import { runBenchmark } from '../runner/run.ts';
-import { intOption, log, modalityOption } from './common.ts';
+import { interruptible, intOption, log, modalityOption } from './common.ts';
 
 interface RunFlags {
   model: string;
@@ -122,18 +122,8 @@ Examples:
         maxResponseBytes: Math.round(flags.maxResponseMb * 1024 * 1024),
       });
       const template = loadTemplate(flags.promptTemplate);
-      const stop = new AbortController();
-      let signals = 0;
-      const onSignal = () => {
-        signals++;
-        if (signals > 1) process.exit(130);
-        progress.clear();
-        log('stopping: waiting for nothing more to be written (Ctrl-C again to quit at once)');
-        stop.abort();
-      };
       const progress = new ProgressReporter(process.stderr, flags.progressIntervalMs);
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
+      const stop = interruptible(() => progress.clear());
       try {
         const res = await runBenchmark({
           provider,
@@ -176,8 +166,7 @@ Examples:
         } else log(`done: ${res.runDir} (score it with: sob score ${res.runDir})`);
       } finally {
         progress.clear();
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
+        stop.dispose();
       }
     });
 }

@@ -77,6 +77,8 @@ export interface Progress {
   outputTokens: number;
   cost: number;
   startedAt: number;
+  /** Said at the end of the line (e.g. a batch's state and counts). */
+  note?: string;
 }
 
 export type RunStatus = 'running' | 'complete' | 'incomplete' | 'interrupted' | 'failed';
@@ -292,6 +294,10 @@ export async function runBenchmark(o: RunOptions): Promise<RunResult> {
   // Validate and count the selection before asking anything.
   let total = 0;
   for await (const _ of selectRecords(benchmark, { source: o.source, limit: o.limit, check: true })) total++;
+  if (total === 0)
+    throw new UserError(
+      `${benchmark}: no records${o.source ? ` of source ${o.source}` : ''} to run (an empty benchmark?)`,
+    );
 
   mkdirSync(runDir, { recursive: true });
   // One writer per run directory: a second `sob run` on it is refused before it asks anything.
