@@ -68,6 +68,9 @@ export interface ProviderResponse {
   cost?: number;
   /** Which endpoint answered (several --base-url values). */
   endpoint?: string;
+  /** Streamed answers: time to the first token (ms) and per output token after it (ms). */
+  ttftMs?: number;
+  tpotMs?: number;
 }
 
 export interface Provider {

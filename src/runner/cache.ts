@@ -65,7 +65,7 @@ export class ResponseCache {
   set(key: string, res: ProviderResponse): void {
     const f = this.file(key);
     mkdirSync(join(this.dir, key.slice(0, 2)), { recursive: true });
-    const { endpoint: _endpoint, ...stored } = res;
+    const { endpoint: _endpoint, ttftMs: _ttft, tpotMs: _tpot, ...stored } = res;
     writeFileAtomic(f, JSON.stringify(stored));
   }
 }

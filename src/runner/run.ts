@@ -77,6 +77,8 @@ export interface Progress {
   outputTokens: number;
   cost: number;
   startedAt: number;
+  /** Records whose schema the provider refused (written with schema_rejected). */
+  schemaRejected?: number;
   /** Said at the end of the line (e.g. a batch's state and counts). */
   note?: string;
 }
@@ -231,33 +233,55 @@ function int(n: number | undefined): bigint | null {
   return n === undefined || !Number.isFinite(n) ? null : BigInt(Math.round(n));
 }
 
-function responseLine(
-  item: Item,
-  o: RunOptions,
-  res: ProviderResponse,
-  latencyMs: number,
-  attempts: number,
-  cls?: ErrorClass,
-  cached = false,
-): string {
+/** How an answer came: the attempt it took, where from, and (batch mode) the batch. */
+export interface AnswerInfo {
+  attempts: number;
+  /** Total time of the answering request (ms); null for a cached or batch answer. */
+  latencyMs?: number;
+  cached?: boolean;
+  /** The provider's batch id, when answered through a batch API. */
+  batch?: string;
+  /** The provider refused the record's schema in its structured-output mode. */
+  schemaRejected?: ProviderError;
+}
+
+/** The class a recorded answer is logged under (a cut or refused answer is still the answer). */
+function answerClass(res: ProviderResponse): ErrorClass | undefined {
+  return res.finishReason === 'length' ? 'truncated' : res.finishReason === 'refusal' ? 'refusal' : undefined;
+}
+
+/**
+ * One responses.jsonl line (the reference's fields plus output.raw_response and eval_info).
+ * A refused schema (HELPERS.md "Refused schemas and timings") is written once, with a null
+ * candidate and raw response and `eval_info.schema_rejected: true`.
+ */
+function responseLine(item: Item, o: RunOptions, res: ProviderResponse | undefined, a: AnswerInfo): string {
   const metadata = new Map(item.record.get('metadata') as PyObject);
   metadata.set('model_id', o.provider.id);
   if (o.source && !metadata.has('source')) metadata.set('source', o.source);
   const output: PyObject = new Map();
   output.set('ground_truth', getField(item.record.get('output'), 'ground_truth') ?? null);
-  output.set('candidate_response', candidateOf(res.text));
-  output.set('raw_response', res.text);
+  output.set('candidate_response', res ? candidateOf(res.text) : null);
+  output.set('raw_response', res ? res.text : null);
   const info: PyObject = new Map<string, PyValue>([
-    ['input_tokens', int(res.inputTokens)],
-    ['output_tokens', int(res.outputTokens)],
-    ['latency_ms', int(latencyMs)],
-    ['attempts', BigInt(attempts)],
-    ['finish_reason', res.finishReason],
+    ['latency_ms', a.latencyMs === undefined ? null : int(a.latencyMs)],
   ]);
-  if (res.cost !== undefined) info.set('cost', res.cost);
+  if (res?.ttftMs !== undefined) info.set('ttft_ms', roundMs(res.ttftMs));
+  if (res?.tpotMs !== undefined) info.set('tpot_ms', roundMs(res.tpotMs));
+  info.set('input_tokens', int(res?.inputTokens));
+  info.set('output_tokens', int(res?.outputTokens));
+  info.set('attempts', BigInt(a.attempts));
+  info.set('finish_reason', res ? res.finishReason : null);
+  if (res?.cost !== undefined) info.set('cost', res.cost);
+  if (a.batch) info.set('batch', a.batch);
+  const cls = res ? answerClass(res) : undefined;
   if (cls) info.set('error_class', cls);
-  if (res.endpoint) info.set('endpoint', res.endpoint);
-  if (cached) info.set('cached', true);
+  if (a.schemaRejected) {
+    info.set('schema_rejected', true);
+    info.set('error', redactSecrets(firstLine(a.schemaRejected.message)));
+  }
+  if (res?.endpoint) info.set('endpoint', res.endpoint);
+  if (a.cached) info.set('cached', true);
   const line = new Map<string, PyValue>([
     ['metadata', metadata],
     ['input', item.record.get('input') as PyObject],
@@ -268,10 +292,15 @@ function responseLine(
     return dumpsPy(line);
   } catch (e) {
     // An answer nested too deep to write recursively is kept as its text.
-    if (!(e instanceof RangeError)) throw e;
+    if (!(e instanceof RangeError) || !res) throw e;
     output.set('candidate_response', res.text);
     return dumpsPy(line);
   }
+}
+
+/** Milliseconds with 0.1 ms resolution, as a float (time per token is often below 1 ms). */
+function roundMs(ms: number): number {
+  return Math.round(ms * 10) / 10;
 }
 
 /** The one line a run that cannot go on ends with (a bad key, no server, no such model). */
@@ -437,6 +466,28 @@ async function runLocked(
     );
   };
 
+  /** Writes an answer (or a refused schema) and counts it; never asked again after this. */
+  const record = (item: Item, res: ProviderResponse | undefined, a: AnswerInfo) => {
+    responses.append(responseLine(item, o, res, a));
+    answered.add(item.id);
+    progress.done++;
+    if (a.schemaRejected) {
+      progress.schemaRejected = (progress.schemaRejected ?? 0) + 1;
+      errorLine(item, a.attempts, a.schemaRejected, 'recorded');
+      return;
+    }
+    if (!res) return;
+    progress.inputTokens += res.inputTokens ?? 0;
+    progress.outputTokens += res.outputTokens ?? 0;
+    if (!a.cached) progress.cost += res.cost ?? 0; // a cached answer costs nothing now
+    // A cut or refused answer is the model's own answer: scored as it is, and logged.
+    const cls = answerClass(res);
+    if (cls) {
+      const what = cls === 'truncated' ? `stopped at the ${o.maxTokens}-token limit` : 'the model refused';
+      errorLine(item, a.attempts, new ProviderError(cls, what), 'recorded');
+    }
+  };
+
   const ask = async (item: Item) => {
     const input = item.record.get('input') as PyObject;
     const schemaPlain = toPlain(input.get('json_schema') ?? null) as Record<string, unknown>;
@@ -478,26 +529,11 @@ async function runLocked(
         const res = hit ?? (await o.provider.complete(req));
         if (cache && !hit) cache.set(key, res);
         if (stop.signal.aborted) return; // stopped while it answered: leave it for the resume
-        const cls: ErrorClass | undefined =
-          res.finishReason === 'length'
-            ? 'truncated'
-            : res.finishReason === 'refusal'
-              ? 'refusal'
-              : undefined;
-        responses.append(
-          responseLine(item, o, res, hit ? 0 : performance.now() - t0, attempt, cls, hit !== undefined),
-        );
-        answered.add(item.id);
-        progress.done++;
-        progress.inputTokens += res.inputTokens ?? 0;
-        progress.outputTokens += res.outputTokens ?? 0;
-        if (!hit) progress.cost += res.cost ?? 0; // a cached answer costs nothing now
-        // A cut or refused answer is the model's own answer: scored as it is, and logged.
-        if (cls) {
-          const what =
-            cls === 'truncated' ? `stopped at the ${o.maxTokens}-token limit` : 'the model refused';
-          errorLine(item, attempt, new ProviderError(cls, what), 'recorded');
-        }
+        record(item, res, {
+          attempts: attempt,
+          latencyMs: hit ? 0 : performance.now() - t0,
+          cached: hit !== undefined,
+        });
         o.onProgress?.(progress);
         return;
       } catch (e) {
@@ -514,6 +550,12 @@ async function runLocked(
             pausedUntil,
             Date.now() + Math.min(pe.retryAfterMs, backoff.maxRetryAfterMs ?? Number.POSITIVE_INFINITY),
           );
+        }
+        if (pe.errorClass === 'schema_rejected') {
+          // The provider's verdict on the schema, not the model's failure: written once, not retried.
+          record(item, undefined, { attempts: attempt, schemaRejected: pe });
+          o.onProgress?.(progress);
+          return;
         }
         const retry = RETRYABLE.has(pe.errorClass) && attempt <= o.maxRetries;
         errorLine(item, attempt, pe, retry ? 'retrying' : 'gave_up');
