@@ -27,6 +27,7 @@ interface RunFlags {
   retryBaseMs: number;
   progressIntervalMs: number;
   maxResponseMb: number;
+  stream: boolean;
   batch?: boolean;
   batchFallback: 'batch' | 'online';
   batchPollMs: number;
@@ -80,6 +81,10 @@ export function registerRun(program: Command): void {
       'retries per record after a rate limit, server error, timeout or network error (0: none)',
       intOption('--max-retries', 0),
       5,
+    )
+    .option(
+      '--no-stream',
+      'ask for whole answers instead of streamed ones (then no ttft_ms/tpot_ms; for servers that cannot stream)',
     )
     .option(
       '--max-response-mb <n>',
@@ -144,6 +149,7 @@ answers (it never submits the same records twice).`,
       const provider = await createProvider(flags.model, {
         baseUrls: flags.baseUrl,
         maxResponseBytes: Math.round(flags.maxResponseMb * 1024 * 1024),
+        stream: flags.stream,
       });
       const template = loadTemplate(flags.promptTemplate);
       const progress = new ProgressReporter(process.stderr, flags.progressIntervalMs);

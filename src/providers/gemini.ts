@@ -34,6 +34,25 @@ export interface GeminiOptions {
   apiKey?: string;
   /** Largest reply accepted (bytes); default 16 MB. */
   maxResponseBytes?: number;
+  /** Stream answers (default true): records time to first token and per output token. */
+  stream?: boolean;
+}
+
+/**
+ * A server that does not stream answers a streaming request with one JSON body: hand it to the
+ * SDK as a one-event stream, so it is read (and checked) as a whole reply.
+ */
+function asEventStream(f: typeof fetch): typeof fetch {
+  return async (input, init) => {
+    const res = await f(input, init);
+    const type = res.headers.get('content-type') ?? '';
+    if (!res.ok || type.includes('text/event-stream') || !type.includes('json')) return res;
+    const body = (await res.text()).replace(/\s*\n\s*/g, ' ');
+    const headers = new Headers(res.headers);
+    headers.set('content-type', 'text/event-stream');
+    headers.delete('content-length');
+    return new Response(`data: ${body}\n\n`, { status: res.status, statusText: res.statusText, headers });
+  };
 }
 
 const DEFAULT_ENDPOINT = 'https://generativelanguage.googleapis.com';
@@ -90,6 +109,7 @@ export class GeminiProvider implements Provider {
   readonly endpoint: ParsedEndpoint;
   readonly batch: BatchApi;
   readonly fetch: typeof fetch;
+  readonly stream: boolean;
   private reached = false;
 
   constructor(
@@ -118,6 +138,7 @@ export class GeminiProvider implements Provider {
       },
     });
     this.thinking = lowestThinking(model);
+    this.stream = opts.stream !== false;
     this.batch = new GeminiBatch(
       this,
       this.ai,
@@ -129,7 +150,67 @@ export class GeminiProvider implements Provider {
     return {
       endpoint: this.endpoint.display,
       thinking: this.thinking ?? null,
+      stream: this.stream,
     };
+  }
+
+  /**
+   * A streamed answer (`:streamGenerateContent?alt=sse`): the text parts as they come, the time
+   * to the first one (from sending the request) and per output token after it
+   * ((last - first) / (candidatesTokenCount - 1)). A stream without a finish reason was cut.
+   */
+  private async streamed(req: ProviderRequest, config: GenerateContentConfig): Promise<ProviderResponse> {
+    const t0 = performance.now();
+    const stream = await this.ai.models.generateContentStream({
+      model: this.model,
+      contents: [{ role: 'user', parts: [{ text: req.user }] }],
+      config,
+    });
+    this.reached = true;
+    let text = '';
+    let sawText = false;
+    let sawCandidate = false;
+    let finishReason: string | undefined;
+    let usage: Record<string, number | undefined> | undefined;
+    let blocked: string | undefined;
+    let first: number | undefined;
+    let last = 0;
+    let pieces = 0;
+    for await (const chunk of stream) {
+      if (chunk.usageMetadata) usage = chunk.usageMetadata as Record<string, number | undefined>;
+      if (chunk.promptFeedback?.blockReason) blocked = String(chunk.promptFeedback.blockReason);
+      const cand = chunk.candidates?.[0];
+      if (!cand) continue;
+      sawCandidate = true;
+      const piece = (cand.content?.parts ?? [])
+        .filter((p) => typeof p.text === 'string' && !p.thought)
+        .map((p) => p.text as string)
+        .join('');
+      if ((cand.content?.parts ?? []).some((p) => typeof p.text === 'string' && !p.thought)) sawText = true;
+      if (piece) {
+        const now = performance.now();
+        first ??= now;
+        last = now;
+        pieces++;
+        text += piece;
+      }
+      if (cand.finishReason) finishReason = String(cand.finishReason);
+    }
+    const whole = {
+      candidates:
+        finishReason || sawText
+          ? [{ content: { parts: sawText ? [{ text }] : [] }, finishReason: finishReason ?? 'STOP' }]
+          : [],
+      promptFeedback: blocked ? { blockReason: blocked } : undefined,
+      usageMetadata: usage,
+    };
+    if (sawCandidate && !finishReason && !blocked)
+      throw new ProviderError('network', 'the stream ended before the answer finished (no finishReason)');
+    const res = geminiResponse(whole);
+    const tokens = usage?.candidatesTokenCount ?? pieces;
+    res.ttftMs = first === undefined ? undefined : first - t0;
+    res.tpotMs = first !== undefined && tokens > 1 ? (last - first) / (tokens - 1) : undefined;
+    return res;
   }
 
   /** The generation settings of a request (online and in a batch alike). */
@@ -156,9 +237,10 @@ export class GeminiProvider implements Provider {
     const config: GenerateContentConfig = {
       ...this.config(req),
       abortSignal: req.signal,
-      httpOptions: { fetch: fetchKeepingRetryAfter },
+      httpOptions: { fetch: this.stream ? asEventStream(fetchKeepingRetryAfter) : fetchKeepingRetryAfter },
     };
     try {
+      if (this.stream) return await this.streamed(req, config);
       const res = await this.ai.models.generateContent({
         model: this.model,
         contents: [{ role: 'user', parts: [{ text: req.user }] }],

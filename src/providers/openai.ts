@@ -44,6 +44,8 @@ export interface OpenAIOptions {
   pool?: PoolOptions;
   /** Largest reply accepted (bytes); default 16 MB. */
   maxResponseBytes?: number;
+  /** Stream answers (default true): records time to first token and per output token. */
+  stream?: boolean;
 }
 
 /** Reasoning models take max_completion_tokens, no temperature, and the lowest effort they allow. */
@@ -98,6 +100,7 @@ export class OpenAIProvider implements Provider {
   readonly pool: EndpointPool<OpenAI>;
   readonly endpoints: ParsedEndpoint[];
   readonly batch: BatchApi;
+  readonly stream: boolean;
   private readonly reasoning: ReturnType<typeof reasoningSettings>;
 
   constructor(
@@ -133,6 +136,7 @@ export class OpenAIProvider implements Provider {
       opts.pool,
     );
     this.reasoning = reasoningSettings(model);
+    this.stream = opts.stream !== false;
     // Batch files are larger than any one reply: their own client, with a 2 GB cap.
     const e = this.endpoints[0];
     const batchClient = new OpenAI({
@@ -153,6 +157,7 @@ export class OpenAIProvider implements Provider {
       reasoning_effort: this.reasoning.effort ?? null,
       token_limit_parameter: this.reasoning.reasoningModel ? 'max_completion_tokens' : 'max_tokens',
       temperature_sent: !this.reasoning.reasoningModel,
+      stream: this.stream,
     };
   }
 
@@ -177,11 +182,88 @@ export class OpenAIProvider implements Provider {
     return body;
   }
 
+  /**
+   * A streamed answer: the text as it comes, the time to its first token (from sending the
+   * request) and the time per output token after the first ((last - first) / (tokens - 1),
+   * visible tokens: reasoning tokens are not streamed). A stream that ends without a finish
+   * reason was cut (a network error, retried); one that never carried content is not an answer.
+   */
+  private async streamed(
+    client: OpenAI,
+    req: ProviderRequest,
+    endpoint: string,
+    reached: () => void,
+  ): Promise<ProviderResponse> {
+    const t0 = performance.now();
+    const { data: stream, response } = await client.chat.completions
+      .create(
+        { ...this.body(req), stream: true, stream_options: { include_usage: true } },
+        { signal: req.signal },
+      )
+      .withResponse();
+    reached();
+    // A server that does not stream answers with one JSON body: read it as a plain reply.
+    if (!(response.headers.get('content-type') ?? '').includes('text/event-stream'))
+      return completionResponse(await response.json().catch(() => undefined), endpoint);
+    let text = '';
+    let refusal = '';
+    let sawContent = false;
+    let finish: string | null = null;
+    let first: number | undefined;
+    let last = 0;
+    let pieces = 0;
+    let usage: (ChatCompletion['usage'] & { cost?: unknown }) | undefined;
+    for await (const chunk of stream) {
+      if (chunk.usage) usage = chunk.usage;
+      const choice = chunk.choices?.[0];
+      if (!choice) continue;
+      const delta = choice.delta as { content?: string | null; refusal?: string | null } | undefined;
+      const piece = (delta?.content ?? '') + (delta?.refusal ?? '');
+      if (typeof delta?.content === 'string') sawContent = true;
+      if (piece) {
+        const now = performance.now();
+        first ??= now;
+        last = now;
+        pieces++;
+      }
+      if (delta?.content) text += delta.content;
+      if (delta?.refusal) refusal += delta.refusal;
+      if (choice.finish_reason) finish = choice.finish_reason;
+    }
+    if (!finish)
+      throw new ProviderError('network', 'the stream ended before the answer finished (no finish_reason)');
+    const tokens =
+      usage?.completion_tokens !== undefined
+        ? usage.completion_tokens - (usage.completion_tokens_details?.reasoning_tokens ?? 0)
+        : pieces;
+    const out: ProviderResponse = {
+      text,
+      inputTokens: usage?.prompt_tokens,
+      outputTokens: usage?.completion_tokens,
+      finishReason: finish,
+      cost: typeof usage?.cost === 'number' ? usage.cost : undefined,
+      endpoint,
+      ttftMs: first === undefined ? undefined : first - t0,
+      tpotMs: first !== undefined && tokens > 1 ? (last - first) / (tokens - 1) : undefined,
+    };
+    if (refusal) {
+      out.text = refusal;
+      out.finishReason = 'refusal';
+    } else if (finish === 'content_filter') out.finishReason = 'refusal';
+    else if (!sawContent && finish !== 'length')
+      throw new ProviderError(
+        'invalid_response',
+        `the streamed reply carried no content (finish_reason: ${finish})`,
+      );
+    return out;
+  }
+
   async complete(req: ProviderRequest): Promise<ProviderResponse> {
     const ep = this.pool.acquire();
     let failure: ErrorClass | undefined;
     let retryAfterMs: number | undefined;
     try {
+      if (this.stream) return await this.streamed(ep.client, req, ep.url, () => (ep.reach = 'answered'));
       const res = await ep.client.chat.completions.create(this.body(req), { signal: req.signal });
       ep.reach = 'answered';
       return completionResponse(res, ep.url);

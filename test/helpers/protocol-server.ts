@@ -28,7 +28,7 @@ export type Outcome =
        * When the client streams: the text in these pieces (default: one piece), the first after
        * `firstMs`, each next one `gapMs` later.
        */
-      stream?: { pieces?: string[]; firstMs?: number; gapMs?: number };
+      stream?: { pieces?: string[]; firstMs?: number; gapMs?: number; cut?: boolean };
     }
   | { kind: 'refusal'; text: string }
   | { kind: 'status'; status: number; message?: string; retryAfter?: string; delayMs?: number }
@@ -387,9 +387,12 @@ export async function startProtocolServer(opts: ServerOptions = {}): Promise<Pro
       choices: [{ index: 0, delta, finish_reason: finishReason }],
     });
     if (protocol === 'openai') event(chunk({ role: 'assistant', content: '' }, null));
-    if (script?.firstMs) await wait(script.firstMs);
+    // Each piece at its scheduled time from the request's arrival, so timer lateness does not add up.
+    const t0 = performance.now();
     for (const [i, piece] of pieces.entries()) {
-      if (i > 0 && script?.gapMs) await wait(script.gapMs);
+      const due = t0 + (script?.firstMs ?? 0) + i * (script?.gapMs ?? 0);
+      const left = due - performance.now();
+      if (left > 0) await wait(left);
       if (protocol === 'openai')
         event(chunk(out.kind === 'refusal' ? { refusal: piece } : { content: piece }, null));
       else
@@ -397,6 +400,11 @@ export async function startProtocolServer(opts: ServerOptions = {}): Promise<Pro
           candidates: [{ content: { role: 'model', parts: [{ text: piece }] }, index: 0 }],
           modelVersion: seen.model,
         });
+    }
+    if (script?.cut) {
+      // The connection ends mid-answer: no finish reason, no usage, no [DONE].
+      res.end();
+      return;
     }
     if (protocol === 'openai') {
       event(chunk({}, finish));
