@@ -28,8 +28,14 @@ import { COMPLEXITIES, type Modality } from '../src/core/record.ts';
 import { loadAmi, TOKENIZER_NAME } from './ami.ts';
 import { checkRecord } from './checks.ts';
 import { loadHotpotQA } from './hotpotqa.ts';
-import { type BenchmarkManifest, makeManifest, totalsOfFile, writeManifest } from './manifest.ts';
-import { type DownloadOptions, loadSobRows, sobRowToRecord } from './sob-rows.ts';
+import {
+  type BenchmarkManifest,
+  makeManifest,
+  totalsOfFile,
+  type Uncounted,
+  writeManifest,
+} from './manifest.ts';
+import { type DownloadOptions, loadSobRows, sobCandidates } from './sob-rows.ts';
 
 export interface SourceItem {
   /** The id annotations refer to (HotpotQA `_id`, AMI meeting id, PDF `<name>_pg<N>` or `<name>`). */
@@ -402,6 +408,8 @@ export interface BuildOptions {
   upper?: boolean;
   /** SOB rows: config (text|image|audio or the dataset's name) and split for `hf:` inputs. */
   config?: string;
+  /** SOB rows: the source of every row (`--source`), whatever the row, config or file name says. */
+  source?: Modality;
   split?: string;
   download?: Omit<DownloadOptions, 'log'>;
   /** PDF: options handed to pdfToTranscripts as they are (e.g. minOcrPass). */
@@ -426,6 +434,10 @@ export interface BuildResult {
   manifest: BenchmarkManifest;
   /** Per source item: its id and context length in tokens (AMI: tokenizer `ws-punct-v1`). */
   contexts: { id: string; tokens?: number; chars: number }[];
+  /** Records the file held before (with --append). */
+  before: number;
+  /** Lines of the records file the manifest does not count, by reason. */
+  uncounted: Uncounted;
 }
 
 async function existingIds(file: string): Promise<Set<string>> {
@@ -470,18 +482,19 @@ export async function buildBenchmark(opts: BuildOptions): Promise<BuildResult> {
       split: opts.split,
       log,
     });
-    for (const { origin, row } of rows) {
-      const parseError = (row as { __parseError?: string } | null)?.__parseError;
-      if (parseError) {
-        problems.push({ origin, reasons: [`not valid JSON: ${parseError}`] });
-        continue;
-      }
-      try {
-        candidates.push({ origin, record: sobRowToRecord(row, source) });
-      } catch (e) {
-        problems.push({ origin, reasons: [errorMessage(e)], record: row });
-      }
-    }
+    const sob = sobCandidates(
+      rows,
+      { forced: opts.source, config: source, file: opts.input.startsWith('hf:') ? undefined : opts.input },
+      opts.input,
+    );
+    candidates.push(...sob.candidates);
+    problems.push(...sob.problems);
+    const from = Object.entries(sob.origins)
+      .map(([k, n]) => `${n} from ${k === 'row' ? 'the row' : k === 'config' ? 'the config' : k}`)
+      .join(', ');
+    if (from) log(`source of each record: ${from}`);
+    if (sob.overridden > 0)
+      log(`--source ${opts.source} replaced a different metadata.source on ${sob.overridden} rows`);
     log(`read ${rows.length} SOB rows from ${opts.input}`);
   } else {
     const { annotations, problems: annProblems } = loadAnnotations(opts.annotations!);
@@ -508,6 +521,7 @@ export async function buildBenchmark(opts: BuildOptions): Promise<BuildResult> {
   mkdirSync(dirname(out), { recursive: true });
   const rejectedFile = join(dirname(out), 'rejected.jsonl');
   const seenIds = opts.append ? await existingIds(out) : new Set<string>();
+  const before = opts.append ? (await totalsOfFile(out)).records : 0;
   const outFd = openSync(out, opts.append ? 'a' : 'w');
   const rejFd = openSync(rejectedFile, opts.append ? 'a' : 'w');
   let written = 0;
@@ -552,7 +566,25 @@ export async function buildBenchmark(opts: BuildOptions): Promise<BuildResult> {
   if (warnings.length > maxLogged) log(`... and ${warnings.length - maxLogged} more warnings`);
 
   // 3. Manifest over the whole records file
-  const manifest = makeManifest(await totalsOfFile(out), basename(out));
+  const after = await totalsOfFile(out);
+  const manifest = makeManifest(after.totals, basename(out), after.uncounted);
   const manifestFile = writeManifest(out, manifest);
-  return { out, rejectedFile, manifestFile, written, rejected, warnings, manifest, contexts };
+  // Every record this build wrote has a source and a complexity, so the counts must add up.
+  if (after.records !== before + written) {
+    throw new UserError(
+      `${out}: ${written} records written to a file that held ${before}, but it now holds ${after.records} countable records: was it changed while building?`,
+    );
+  }
+  return {
+    out,
+    rejectedFile,
+    manifestFile,
+    written,
+    rejected,
+    warnings,
+    manifest,
+    contexts,
+    before,
+    uncounted: after.uncounted,
+  };
 }

@@ -6,8 +6,8 @@ import type { SourceKind } from '../../sources/build.ts';
 const SOURCE_KINDS: readonly SourceKind[] = ['hotpotqa', 'pdf', 'ami', 'sob'];
 
 import { UserError } from '../core/errors.ts';
-import { MODALITIES } from '../core/record.ts';
-import { choiceOption, log } from './common.ts';
+import { MODALITIES, type Modality } from '../core/record.ts';
+import { choiceOption, log, modalityOption } from './common.ts';
 
 interface BuildFlags {
   out: string;
@@ -15,6 +15,7 @@ interface BuildFlags {
   append?: boolean;
   upper?: boolean;
   config?: string;
+  source?: Modality;
   split?: string;
   hfEndpoint?: string;
   cacheDir?: string;
@@ -48,6 +49,11 @@ export function registerBuild(program: Command): void {
     )
     .option('--upper', "ami: transcript text in upper case (the paper's style)")
     .option('--config <name>', "sob from hf: text | image | audio (or the dataset's own config name)")
+    .option(
+      '--source <source>',
+      'sob: the source of every row (text | image | audio), whatever the row, config or file name says; needed when none of them tells',
+      modalityOption,
+    )
     .option('--split <name>', 'sob from hf: split (default: test for text, train for image and audio)')
     .option(
       '--hf-endpoint <url>',
@@ -80,10 +86,15 @@ Examples:
 Every record is checked (shape, draft-07 schema, ground truth valid against it, >= 3 properties,
 unique id); a failing one goes to rejected.jsonl with its reasons and the build goes on.
 Warnings (ungrounded values, a given schema_complexity that differs from the derived one) are printed.
-Source modality: hotpotqa -> text, pdf -> image, ami -> audio, sob -> the row's own (or the config's).`,
+Source modality: hotpotqa -> text, pdf -> image, ami -> audio. sob rows: --source, else the row's
+own metadata.source (or modality), else the config (hf: or --config), else the file name as the
+SOB reference reads it (text_response, image(s)_response, audio_response, _image, _audio), else a
+source_pdf field (image). A row whose source none of these tells stops the build: pass --source.`,
     )
     .action(async (kind: SourceKind, input: string, flags: BuildFlags) => {
       if (flags.config && kind !== 'sob') throw new UserError('--config is for sob inputs only', 2);
+      if (flags.source && kind !== 'sob')
+        throw new UserError(`--source is for sob rows only (${kind} records are always of one source)`, 2);
       if (kind !== 'sob' && !flags.annotations) {
         throw new UserError(
           `building from ${kind} needs --annotations FILE (questions, schemas and ground truths per source id)`,
@@ -94,6 +105,7 @@ Source modality: hotpotqa -> text, pdf -> image, ami -> audio, sob -> the row's 
       log(`building ${kind} records from ${input} -> ${flags.out}`);
       // Loaded here, not at the top: the PDF side pulls in pdf.js and tesseract.js.
       const { buildBenchmark } = await import('../../sources/build.ts');
+      const { describeUncounted, uncountedLines } = await import('../../sources/manifest.ts');
       const res = await buildBenchmark({
         kind,
         input,
@@ -102,6 +114,7 @@ Source modality: hotpotqa -> text, pdf -> image, ami -> audio, sob -> the row's 
         append: flags.append,
         upper: flags.upper,
         config: flags.config,
+        source: flags.source,
         split: flags.split,
         download: { endpoint: flags.hfEndpoint, cacheDir: flags.cacheDir, refresh: flags.refresh },
         pdf:
@@ -113,10 +126,21 @@ Source modality: hotpotqa -> text, pdf -> image, ami -> audio, sob -> the row's 
       const per = MODALITIES.map(
         (m) => `${m} ${res.manifest.sources[m].records} (weight ${res.manifest.sources[m].weight})`,
       ).join(', ');
+      const was = flags.append ? ` (${res.before} before + ${res.written} written)` : '';
       process.stdout.write(
         `${res.written} records written, ${res.rejected} rejected, ${res.warnings.length} warnings -> ${res.out}\n` +
-          `benchmark now holds ${res.manifest.records} records: ${per}\n`,
+          `benchmark now holds ${res.manifest.records} records${was}: ${per}\n`,
       );
+      const skipped = uncountedLines(res.uncounted);
+      if (skipped > 0) {
+        // Lines that were in the file before this build (ours always count): said, never silent.
+        process.stdout.write(
+          `${skipped} other lines of ${res.out} are not benchmark records and are not counted: ${describeUncounted(res.uncounted)}\n`,
+        );
+        log(
+          `warning: ${res.out} holds ${skipped} lines the manifest does not count (${describeUncounted(res.uncounted)})`,
+        );
+      }
       log(
         `manifest ${res.manifestFile}; rejected ${res.rejectedFile}; ${((Date.now() - started) / 1000).toFixed(2)} s`,
       );
