@@ -48,6 +48,8 @@ export interface Problem {
   origin: string;
   reasons: string[];
   record_id?: string;
+  /** The source item the problem cost (its annotations are then rejected saying so). */
+  source_id?: string;
   record?: unknown;
 }
 
@@ -206,6 +208,7 @@ export function joinAnnotations(
   kind: Exclude<SourceKind, 'sob'>,
   items: SourceItem[],
   annotations: LoadedAnnotation[],
+  rejectedItems: ReadonlySet<string> = new Set(),
 ): { candidates: Candidate[]; problems: Problem[] } {
   const byId = new Map(items.map((it) => [it.id, it]));
   const perSource = new Map<string, number>();
@@ -220,7 +223,11 @@ export function joinAnnotations(
       problems.push({
         origin,
         record_id: recordId,
-        reasons: [`no ${kind} source item with id "${a.source_id}" in the input`],
+        reasons: [
+          rejectedItems.has(a.source_id)
+            ? `${kind} source item "${a.source_id}" was rejected (its reason is in rejected.jsonl)`
+            : `no ${kind} source item with id "${a.source_id}" in the input`,
+        ],
       });
       continue;
     }
@@ -512,7 +519,10 @@ export async function buildBenchmark(opts: BuildOptions): Promise<BuildResult> {
         log(`${it.id}: ${it.metadata.utterances} utterances, ${tokens} tokens (${TOKENIZER_NAME})`);
     }
     log(`loaded ${loaded.items.length} ${kind} source items and ${annotations.length} annotations`);
-    const joined = joinAnnotations(kind, loaded.items, annotations);
+    const rejectedItems = new Set(
+      loaded.problems.map((p) => p.source_id).filter((id): id is string => id !== undefined),
+    );
+    const joined = joinAnnotations(kind, loaded.items, annotations, rejectedItems);
     candidates.push(...joined.candidates);
     problems.push(...joined.problems);
   }
