@@ -62,10 +62,9 @@ describe('AMI: a bad character reference costs its meeting, not the build', () =
     assert.deepEqual(byId.get('IS1009a')!.reasons, [
       `meeting IS1009a rejected: w ${badName}: undefined entity "&bogus;"`,
     ]);
-    assert.match(
-      byId.get('TS3003a')!.reasons[0],
-      /^meeting TS3003a rejected: w TS3003a\.B\.words\d+: character reference "&#x110000;" is not an XML character$/,
-    );
+    assert.deepEqual(byId.get('TS3003a')!.reasons, [
+      `meeting TS3003a rejected: w ${badRange}: character reference "&#x110000;" is not an XML character`,
+    ]);
   });
 
   test('sob build ami: the good meetings are written, the broken ones and their annotations rejected, exit 0', () => {
