@@ -402,6 +402,62 @@ export async function loadPdfs(input: string, opts: Record<string, unknown>): Pr
 }
 
 // ---------------------------------------------------------------------------------------------
+// Source items for other commands (sob author drafts annotations from the same inputs)
+
+/** The raw-source kinds whose items take annotations. */
+export type ItemKind = Exclude<SourceKind, 'sob'>;
+
+/** Loads the source items of a raw input, as `sob build <kind>` reads it (every AMI meeting). */
+export async function loadSourceItems(
+  kind: ItemKind,
+  input: string,
+  opts: { upper?: boolean; pdf?: Record<string, unknown>; log?: (line: string) => void } = {},
+): Promise<LoadResult> {
+  if (!existsSync(input)) throw new UserError(`no such file or folder: ${input}`);
+  if (kind === 'hotpotqa') return loadHotpotQA(input);
+  if (kind === 'ami') return loadAmi(input, { upper: opts.upper });
+  return loadPdfs(input, { ...opts.pdf, log: opts.log });
+}
+
+function firstJsonValue(file: string): unknown {
+  const text = readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
+  try {
+    const v = JSON.parse(text) as unknown;
+    return Array.isArray(v) ? v[0] : v;
+  } catch {
+    const line = text.split(/\r?\n/).find((l) => l.trim() !== '');
+    try {
+      return line === undefined ? undefined : (JSON.parse(line) as unknown);
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/**
+ * Which raw source an input is, by its shape: a folder with `words/` (an AMI corpus), a PDF or
+ * a folder of PDFs, a CSV (AMI utterance rows), a JSON/JSONL file of HotpotQA items (`_id` and
+ * a list `context`) or of AMI utterance rows. Undefined when it is none of these.
+ */
+export function detectItemKind(input: string): ItemKind | undefined {
+  if (!existsSync(input)) return undefined;
+  if (statSync(input).isDirectory()) {
+    if (existsSync(join(input, 'words'))) return 'ami';
+    return listPdfs(input).length > 0 ? 'pdf' : undefined;
+  }
+  const lower = input.toLowerCase();
+  if (lower.endsWith('.pdf')) return 'pdf';
+  if (lower.endsWith('.csv')) return 'ami';
+  const first = firstJsonValue(input);
+  if (first === null || typeof first !== 'object') return undefined;
+  const o = first as Record<string, unknown>;
+  if (typeof o._id === 'string' && Array.isArray(o.context)) return 'hotpotqa';
+  if ((o.meeting_id ?? o.meeting) !== undefined && (o.speaker_id ?? o.speaker) !== undefined && 'text' in o)
+    return 'ami';
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
 // The build
 
 export interface BuildOptions {

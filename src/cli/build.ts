@@ -41,7 +41,7 @@ export function registerBuild(program: Command): void {
     )
     .option(
       '--annotations <file>',
-      'questions, schemas and ground truths per source id (JSON, JSONL); needed except for sob',
+      'questions, schemas and ground truths per source id (JSON, JSONL; the format is below); needed for hotpotqa, pdf and ami',
     )
     .option(
       '--append',
@@ -83,13 +83,35 @@ Examples:
   sob build sob hf:interfaze-ai/sob:audio --out sob-audio/records.jsonl
   sob build sob sob-text.parquet --config text --out sob-text/records.jsonl
 
+Annotations (--annotations FILE), the questions, schemas and ground truths for hotpotqa, pdf and
+ami: JSONL (one annotation a line), a JSON array of them, or a JSON object keyed by source id
+whose values are an annotation or a list of them. One annotation is one record:
+  source_id          the source item it is about (required; "id", "_id" or "meeting_id" also work):
+                       hotpotqa: the item's _id; ami: the meeting id (ES2002a);
+                       pdf: <name>_pg<N> for one page, <name> for the whole document, where <name>
+                       is the PDF's path under the input folder without .pdf (invoice_pg1)
+  question           the question the record asks (required)
+  json_schema        the answer's draft-07 JSON Schema, an object or a JSON string (required)
+  ground_truth       the answer, valid under json_schema (required; numbers keep their lexeme)
+  record_id          optional; default <kind>-<source_id>-<n>
+  schema_complexity  optional: easy | medium | hard (derived from the schema when absent)
+  difficulty         optional, kept in the metadata
+  metadata           optional object, merged into the record's metadata
+Example line:
+  {"source_id": "5a8b57f25542995d1e6f1371", "question": "Which team won, and in which year?",
+   "json_schema": {"type": "object", "properties": {"team": {"type": "string"},
+   "year": {"type": "integer"}, "venue": {"type": "string"}}, "required": ["team", "year"]},
+   "ground_truth": {"team": "Denver Broncos", "year": 2016, "venue": "Levi's Stadium"}}
+sob author drafts annotations in this format from the same inputs, for a person to edit.
+
 Every record is checked (shape, draft-07 schema, ground truth valid against it, >= 3 properties,
 unique id); a failing one goes to rejected.jsonl with its reasons and the build goes on.
 Warnings (ungrounded values, a given schema_complexity that differs from the derived one) are printed.
 Source modality: hotpotqa -> text, pdf -> image, ami -> audio. sob rows: --source, else the row's
 own metadata.source (or modality), else the config (hf: or --config), else the file name as the
 SOB reference reads it (text_response, image(s)_response, audio_response, _image, _audio), else a
-source_pdf field (image). A row whose source none of these tells stops the build: pass --source.`,
+source_pdf field (image) or a meeting_id (audio). A row whose source none of these tells stops the
+build: pass --source.`,
     )
     .action(async (kind: SourceKind, input: string, flags: BuildFlags) => {
       if (flags.config && kind !== 'sob') throw new UserError('--config is for sob inputs only', 2);
