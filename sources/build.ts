@@ -9,19 +9,11 @@
  * the output with their reasons, and `manifest.json` beside them counts records and weight per
  * source. SOB dataset rows are records already and need no annotations.
  */
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  writeSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { z } from 'zod';
 import { errorMessage, UserError } from '../src/core/errors.ts';
+import { acquireLock, refuseSymlink, removeStaleTemps } from '../src/core/files.ts';
 import { assertReadableFile, readJsonl } from '../src/core/jsonl.ts';
 import { dumpsPy, type PyValue, parsePyJson, toPlain } from '../src/core/pyjson.ts';
 import { COMPLEXITIES, type Modality } from '../src/core/record.ts';
@@ -31,10 +23,12 @@ import { loadHotpotQA } from './hotpotqa.ts';
 import {
   type BenchmarkManifest,
   makeManifest,
+  manifestPathFor,
   totalsOfFile,
   type Uncounted,
   writeManifest,
 } from './manifest.ts';
+import { type LineSink, openLineSink, repairTornTail } from './output.ts';
 import { type DownloadOptions, loadSobRows, sobCandidates } from './sob-rows.ts';
 
 export interface SourceItem {
@@ -583,25 +577,58 @@ export async function buildBenchmark(opts: BuildOptions): Promise<BuildResult> {
     problems.push(...joined.problems);
   }
 
-  // 2. Checks and output, record by record
-  mkdirSync(dirname(out), { recursive: true });
+  // 2. Checks and output, record by record. One build at a time per benchmark folder.
+  const dir = dirname(out);
+  mkdirSync(dir, { recursive: true });
+  const lock = acquireLock(dir, 'benchmark folder');
+  try {
+    const stale = removeStaleTemps(dir);
+    if (stale > 0) log(`removed ${stale} temp files left by an interrupted build in ${dir}`);
+    return await writeOutputs(opts, out, problems, candidates, contexts, log);
+  } finally {
+    lock.release();
+  }
+}
+
+async function writeOutputs(
+  opts: BuildOptions,
+  out: string,
+  problems: Problem[],
+  candidates: Candidate[],
+  contexts: BuildResult['contexts'],
+  log: (line: string) => void,
+): Promise<BuildResult> {
   const rejectedFile = join(dirname(out), 'rejected.jsonl');
+  const manifestFile = manifestPathFor(out);
+  // Refused before anything is read or written: a link must not decide where output goes.
+  if (opts.append) {
+    refuseSymlink(out, 'records file');
+    refuseSymlink(rejectedFile, 'rejected file');
+    const torn = existsSync(out) ? repairTornTail(out) : 0;
+    if (torn > 0) log(`dropped a torn last line (${torn} bytes) from ${out}, left by an interrupted write`);
+  }
   const seenIds = opts.append ? await existingIds(out) : new Set<string>();
   const before = opts.append ? (await totalsOfFile(out)).records : 0;
-  const outFd = openSync(out, opts.append ? 'a' : 'w');
-  const rejFd = openSync(rejectedFile, opts.append ? 'a' : 'w');
+  const records = openLineSink(out, opts.append === true);
+  let rejects: LineSink;
+  try {
+    rejects = openLineSink(rejectedFile, opts.append === true);
+  } catch (e) {
+    records.abort();
+    throw e;
+  }
   let written = 0;
   let rejected = 0;
   const warnings: BuildWarning[] = [];
   const maxLogged = opts.maxWarningsLogged ?? 50;
   const reject = (p: Problem) => {
     rejected++;
-    writeSync(
-      rejFd,
+    rejects.write(
       `${JSON.stringify({ origin: p.origin, record_id: p.record_id ?? null, reasons: p.reasons, record: p.record })}\n`,
     );
     log(`rejected ${p.record_id ?? p.origin}: ${p.reasons.join('; ')}`);
   };
+  let after: Awaited<ReturnType<typeof totalsOfFile>>;
   try {
     for (const p of problems) reject(p);
     for (const c of candidates) {
@@ -622,25 +649,27 @@ export async function buildBenchmark(opts: BuildOptions): Promise<BuildResult> {
         const { record_id, source, ...rest } = rec.metadata;
         rec.metadata = { record_id, source, schema_complexity: res.derivedComplexity, ...rest };
       }
-      writeSync(outFd, `${recordLine(c)}\n`);
+      records.write(`${recordLine(c)}\n`);
       written++;
     }
-  } finally {
-    closeSync(outFd);
-    closeSync(rejFd);
+    // 3. The totals over the whole records file, taken before it replaces the old one.
+    after = await totalsOfFile(records.path);
+    // Every record this build wrote has a source and a complexity, so the counts must add up.
+    if (after.records !== before + written) {
+      throw new UserError(
+        `${out}: ${written} records written to a file that held ${before}, but it now holds ${after.records} countable records: was it changed while building?`,
+      );
+    }
+  } catch (e) {
+    records.abort();
+    rejects.abort();
+    throw e;
   }
+  records.commit();
+  rejects.commit();
   if (warnings.length > maxLogged) log(`... and ${warnings.length - maxLogged} more warnings`);
-
-  // 3. Manifest over the whole records file
-  const after = await totalsOfFile(out);
   const manifest = makeManifest(after.totals, basename(out), after.uncounted);
-  const manifestFile = writeManifest(out, manifest);
-  // Every record this build wrote has a source and a complexity, so the counts must add up.
-  if (after.records !== before + written) {
-    throw new UserError(
-      `${out}: ${written} records written to a file that held ${before}, but it now holds ${after.records} countable records: was it changed while building?`,
-    );
-  }
+  writeManifest(out, manifest);
   return {
     out,
     rejectedFile,

@@ -3,8 +3,9 @@
  * per source, the record count and total weight (easy 1, medium 2, hard 3). The leaderboard
  * reads exactly `sources.<modality>.{records, weight}`.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { writeJsonAtomic } from '../src/core/files.ts';
 import { readJsonl } from '../src/core/jsonl.ts';
 import { toPlain } from '../src/core/pyjson.ts';
 import { isModality, MODALITIES, type Modality } from '../src/core/record.ts';
@@ -121,8 +122,9 @@ export function manifestPathFor(recordsFile: string): string {
   return join(dirname(recordsFile), 'manifest.json');
 }
 
+/** Writes `manifest.json` beside the records file, whole or not at all (never through a link). */
 export function writeManifest(recordsFile: string, manifest: BenchmarkManifest): string {
   const path = manifestPathFor(recordsFile);
-  writeFileSync(path, `${JSON.stringify(manifest, null, 2)}\n`);
+  writeJsonAtomic(path, manifest);
   return path;
 }

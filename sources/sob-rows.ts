@@ -12,11 +12,12 @@
  * do in Parquet) are parsed.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { extname, join } from 'node:path';
 import { parquetReadObjects } from 'hyparquet';
 import { errorMessage, UserError } from '../src/core/errors.ts';
+import { writeFileAtomic } from '../src/core/files.ts';
 import { assertReadableFile } from '../src/core/jsonl.ts';
 import { modalityFromPath } from '../src/core/modality.ts';
 import { isModality, type Modality } from '../src/core/record.ts';
@@ -371,13 +372,12 @@ export async function downloadSobParquet(spec: HfSpec, opts: DownloadOptions = {
       opts.log?.(`downloading ${url}`);
       const res = await fetchOk(url, f);
       const bytes = new Uint8Array(await res.arrayBuffer());
-      // Written whole or not at all: a torn download never looks cached.
-      writeFileSync(`${file}.part`, bytes);
-      renameSync(`${file}.part`, file);
+      // Written whole or not at all (a torn download never looks cached), never through a link.
+      writeFileAtomic(file, bytes);
     } else opts.log?.(`cached ${file}`);
     files.push(file);
   }
-  writeFileSync(listFile, `${JSON.stringify(urls)}\n`);
+  writeFileAtomic(listFile, `${JSON.stringify(urls)}\n`);
   return files;
 }
 
