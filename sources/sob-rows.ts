@@ -316,26 +316,58 @@ export interface DownloadOptions {
   fetchImpl?: typeof fetch;
 }
 
-function authHeaders(): Record<string, string> {
-  const token = process.env.HF_TOKEN;
-  return token ? { authorization: `Bearer ${token}` } : {};
+/**
+ * Whether `HF_TOKEN` may go to this URL: only the Hugging Face hosts (huggingface.co, hf.co and
+ * their subdomains) and only over https. A mirror named by `--hf-endpoint` / `HF_ENDPOINT`, a
+ * plain-http URL, or a host a listing or a redirect points elsewhere never sees the token.
+ */
+export function tokenAllowedFor(url: string): boolean {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  if (u.protocol !== 'https:') return false;
+  const h = u.hostname.toLowerCase();
+  return ['huggingface.co', 'hf.co'].some((d) => h === d || h.endsWith(`.${d}`));
 }
 
+function authHeaders(url: string): Record<string, string> {
+  const token = process.env.HF_TOKEN;
+  return token && tokenAllowedFor(url) ? { authorization: `Bearer ${token}` } : {};
+}
+
+const MAX_REDIRECTS = 10;
+
+/** GET with redirects followed by hand, so each hop decides afresh whether the token goes along. */
 async function fetchOk(url: string, f: typeof fetch): Promise<Response> {
-  let res: Response;
-  try {
-    res = await f(url, { headers: authHeaders(), redirect: 'follow' });
-  } catch (e) {
-    throw new UserError(`cannot reach ${url}: ${errorMessage(e)}`);
+  let at = url;
+  for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+    let res: Response;
+    try {
+      res = await f(at, { headers: authHeaders(at), redirect: 'manual' });
+    } catch (e) {
+      throw new UserError(`cannot reach ${at}: ${errorMessage(e)}`);
+    }
+    const location = res.headers.get('location');
+    if (res.status >= 300 && res.status < 400 && location) {
+      await res.body?.cancel();
+      at = new URL(location, at).href;
+      continue;
+    }
+    if (!res.ok) throw new UserError(`${at}: HTTP ${res.status} ${res.statusText}`.trim());
+    return res;
   }
-  if (!res.ok) throw new UserError(`${url}: HTTP ${res.status} ${res.statusText}`.trim());
-  return res;
+  throw new UserError(`${url}: more than ${MAX_REDIRECTS} redirects`);
 }
 
 /** Lists, downloads (unless cached) and returns the local Parquet files of one config/split. */
 export async function downloadSobParquet(spec: HfSpec, opts: DownloadOptions = {}): Promise<string[]> {
   const endpoint = (opts.endpoint ?? process.env.HF_ENDPOINT ?? DEFAULT_HF_ENDPOINT).replace(/\/+$/, '');
   const f = opts.fetchImpl ?? fetch;
+  if (process.env.HF_TOKEN && !tokenAllowedFor(endpoint))
+    opts.log?.(`HF_TOKEN is not sent to ${endpoint}: it only goes to huggingface.co over https`);
   const dir = join(
     opts.cacheDir ?? defaultCacheDir(),
     'datasets',
