@@ -23,7 +23,7 @@ import { basename, extname, join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { z } from 'zod';
 import { errorMessage, UserError } from '../src/core/errors.ts';
-import type { LoadResult, SourceItem } from './build.ts';
+import type { ItemLoader, LoadResult, Problem, SourceItem } from './types.ts';
 
 export const TOKENIZER_NAME = 'ws-punct-v1';
 const TOKEN_RE = /[\p{L}\p{N}]+(?:['\u2019][\p{L}\p{N}]+)*|[^\s\p{L}\p{N}]/gu;
@@ -538,17 +538,14 @@ export function transcriptSourceItem(t: Transcript, opts: TranscriptOptions = {}
 export function loadAmiTranscripts(
   input: string,
   only?: ReadonlySet<string>,
-): {
-  transcripts: Transcript[];
-  problems: { origin: string; reasons: string[]; source_id?: string }[];
-} {
+): { transcripts: Transcript[]; problems: Problem[] } {
   if (!existsSync(input)) throw new UserError(`no such file or folder: ${input}`);
   if (isNxtCorpus(input)) {
     const meetingsFile = join(input, 'corpusResources', 'meetings.xml');
     const meetings = existsSync(meetingsFile) ? readMeetingsXml(meetingsFile) : undefined;
     const ids = listNxtMeetings(input).filter((id) => !only || only.has(id));
     const transcripts: Transcript[] = [];
-    const problems: { origin: string; reasons: string[]; source_id?: string }[] = [];
+    const problems: Problem[] = [];
     for (const id of ids) {
       // One broken file (a bad character reference, malformed XML, a dangling word id) costs
       // its meeting, named with the file and the reason; the other meetings are built.
@@ -583,3 +580,16 @@ export function loadAmi(
   const { transcripts, problems } = loadAmiTranscripts(input, opts.only);
   return { items: transcripts.map((t) => transcriptSourceItem(t, opts)), problems };
 }
+
+export const loader: ItemLoader = {
+  produces: 'items',
+  source: 'audio',
+  loadItems: async (input, ctx) => {
+    const loaded = loadAmi(input, { upper: ctx.options.upper, only: ctx.only });
+    for (const it of loaded.items)
+      ctx.log(
+        `${it.id}: ${it.metadata.utterances} utterances, ${it.metadata.context_tokens} tokens (${TOKENIZER_NAME})`,
+      );
+    return loaded;
+  },
+};

@@ -11,6 +11,7 @@
  */
 import { BenchmarkRecord, COMPLEXITIES, type Complexity } from '../src/core/record.ts';
 import { checkDraft7Schema, validateInstance } from '../src/core/schema.ts';
+import type { CheckMode } from './types.ts';
 
 export const MIN_PROPERTIES = 3;
 
@@ -245,6 +246,12 @@ export interface CheckOptions {
   seenIds?: Set<string>;
   /** Skip the grounding check (a source whose values are not meant to be quoted). */
   skipGrounding?: boolean;
+  /**
+   * `extraction` (default): every check. `probe`: no grounding (values transformed on purpose).
+   * `compliance`: a schema-only record (no ground truth; the schema need not pass draft-07's
+   * meta-schema, since it is the thing under test): the shape and a unique id only.
+   */
+  mode?: CheckMode;
 }
 
 /** All checks on one candidate record; never throws. Adds the id to `seenIds` when accepted. */
@@ -263,6 +270,11 @@ export function checkRecord(candidate: unknown, opts: CheckOptions = {}): CheckR
   if (opts.seenIds?.has(id)) errors.push(`duplicate record_id "${id}"`);
 
   const schema = record.input.json_schema;
+  if (opts.mode === 'compliance') {
+    const ok = errors.length === 0;
+    if (ok) opts.seenIds?.add(id);
+    return { ok, errors, warnings, derivedComplexity: deriveComplexity(schema), record };
+  }
   let derived: Complexity | undefined;
   const schemaCheck = checkDraft7Schema(schema);
   if (!schemaCheck.valid) {
@@ -282,7 +294,7 @@ export function checkRecord(candidate: unknown, opts: CheckOptions = {}): CheckR
       warnings.push(`schema_complexity is "${given}" but the schema's shape makes it "${derived}"`);
     }
   }
-  if (!opts.skipGrounding) {
+  if (!opts.skipGrounding && opts.mode !== 'probe') {
     for (const path of ungroundedPaths(record.output.ground_truth, record.input.context)) {
       warnings.push(`ground truth value at ${path} is not found in the context`);
     }

@@ -21,6 +21,7 @@ import { writeFileAtomic } from '../src/core/files.ts';
 import { assertReadableFile } from '../src/core/jsonl.ts';
 import { modalityFromPath } from '../src/core/modality.ts';
 import { isModality, type Modality } from '../src/core/record.ts';
+import type { RecordLoader } from './types.ts';
 
 export const DEFAULT_HF_ENDPOINT = 'https://huggingface.co';
 export const SOB_REPO = 'interfaze-ai/sob';
@@ -433,3 +434,32 @@ export async function loadSobRows(
   const source = opts.config && isModality(opts.config) ? opts.config : undefined;
   return { rows: await readSobFile(input), source };
 }
+
+export const loader: RecordLoader = {
+  produces: 'records',
+  checks: 'extraction',
+  loadRecords: async (input, ctx) => {
+    if (input === undefined)
+      throw new UserError('sob needs an <input>: a JSON/JSONL/Parquet file or hf:<repo>', 2);
+    const o = ctx.options;
+    const { rows, source } = await loadSobRows(input, {
+      ...o.download,
+      config: o.config,
+      split: o.split,
+      log: ctx.log,
+    });
+    const sob = sobCandidates(
+      rows,
+      { forced: o.source, config: source, file: input.startsWith('hf:') ? undefined : input },
+      input,
+    );
+    const from = Object.entries(sob.origins)
+      .map(([k, n]) => `${n} from ${k === 'row' ? 'the row' : k === 'config' ? 'the config' : k}`)
+      .join(', ');
+    if (from) ctx.log(`source of each record: ${from}`);
+    if (sob.overridden > 0)
+      ctx.log(`--source ${o.source} replaced a different metadata.source on ${sob.overridden} rows`);
+    ctx.log(`read ${rows.length} SOB rows from ${input}`);
+    return { candidates: sob.candidates, problems: sob.problems };
+  },
+};

@@ -16,7 +16,8 @@ async function authorItems(
   input: string,
   kind: InputKind | undefined,
 ): Promise<{ id: string; context: string; source?: string }[]> {
-  const { detectItemKind, loadSourceItems } = await import('../../sources/build.ts');
+  const { detectItemKind } = await import('../../sources/registry.ts');
+  const { loadSourceItems } = await import('../../sources/build.ts');
   const k = kind ?? detectItemKind(input) ?? 'items';
   if (k === 'items') {
     const { loadItems } = await import('../../judges/author.ts');

@@ -1,9 +1,7 @@
 /** `sob build`: raw sources (HotpotQA, PDFs, AMI meetings, SOB dataset rows) -> checked benchmark records. */
 import type { Command } from 'commander';
-import type { SourceKind } from '../../sources/build.ts';
-
-/** sources/build.ts's kinds, repeated so that registering the command loads no source code. */
-const SOURCE_KINDS: readonly SourceKind[] = ['hotpotqa', 'pdf', 'ami', 'sob'];
+// The registry is a table of lazy imports: registering the command loads no loader.
+import { checkBuildRequest, kindsHelp, LOADER_KINDS } from '../../sources/registry.ts';
 
 import { UserError } from '../core/errors.ts';
 import { MODALITIES, type Modality } from '../core/record.ts';
@@ -30,11 +28,12 @@ export function registerBuild(program: Command): void {
     .description(
       'build benchmark records from a raw source, check every record, write records + rejected.jsonl + manifest.json',
     )
-    .argument('<kind>', 'hotpotqa | pdf | ami | sob', choiceOption(SOURCE_KINDS))
     .argument(
-      '<input>',
-      'hotpotqa: JSON/JSONL file; pdf: a PDF or a folder of them; ami: an NXT corpus folder or a CSV/JSONL of utterance rows; sob: JSON/JSONL/Parquet file or hf:<repo>[:<config>[:<split>]]',
+      '<kind>',
+      `the source kind: ${LOADER_KINDS.join(' | ')} (listed below)`,
+      choiceOption(LOADER_KINDS),
     )
+    .argument('[input]', "the kind's input (see the kinds below)")
     .requiredOption(
       '--out <records.jsonl>',
       'records file to write; rejected.jsonl and manifest.json go beside it',
@@ -75,6 +74,9 @@ export function registerBuild(program: Command): void {
     .addHelpText(
       'after',
       `
+Kinds:
+${kindsHelp()}
+
 Examples:
   sob build hotpotqa hotpot_dev_distractor_v1.json --annotations hotpot-annotations.jsonl --out bench/records.jsonl
   sob build ami ami_public_manual_1.6.2 --annotations meetings.jsonl --out bench/records.jsonl --append
@@ -113,18 +115,13 @@ SOB reference reads it (text_response, image(s)_response, audio_response, _image
 source_pdf field (image) or a meeting_id (audio). A row whose source none of these tells stops the
 build: pass --source.`,
     )
-    .action(async (kind: SourceKind, input: string, flags: BuildFlags) => {
+    .action(async (kind: string, input: string | undefined, flags: BuildFlags) => {
+      checkBuildRequest(kind, input, flags.annotations);
       if (flags.config && kind !== 'sob') throw new UserError('--config is for sob inputs only', 2);
       if (flags.source && kind !== 'sob')
         throw new UserError(`--source is for sob rows only (${kind} records are always of one source)`, 2);
-      if (kind !== 'sob' && !flags.annotations) {
-        throw new UserError(
-          `building from ${kind} needs --annotations FILE (questions, schemas and ground truths per source id)`,
-          2,
-        );
-      }
       const started = Date.now();
-      log(`building ${kind} records from ${input} -> ${flags.out}`);
+      log(`building ${kind} records${input === undefined ? '' : ` from ${input}`} -> ${flags.out}`);
       // Loaded here, not at the top: the PDF side pulls in pdf.js and tesseract.js.
       const { buildBenchmark } = await import('../../sources/build.ts');
       const { describeUncounted, uncountedLines } = await import('../../sources/manifest.ts');
