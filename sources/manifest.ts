@@ -1,14 +1,15 @@
 /**
  * The benchmark manifest written beside a records file (DESIGN.md "Records and benchmarks"):
  * per source, the record count and total weight (easy 1, medium 2, hard 3). The leaderboard
- * reads exactly `sources.<modality>.{records, weight}`.
+ * reads exactly `sources.<modality>.{records, weight}`; `sources.schema` counts the schema
+ * track's records (readers of the three modalities pass it by).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { writeJsonAtomic } from '../src/core/files.ts';
 import { readJsonl } from '../src/core/jsonl.ts';
 import { toPlain } from '../src/core/pyjson.ts';
-import { isModality, MODALITIES, type Modality } from '../src/core/record.ts';
+import { isSource, SOURCES, type Source } from '../src/core/record.ts';
 import { COMPLEXITY_WEIGHT, isComplexity } from './checks.ts';
 
 export interface SourceTotals {
@@ -24,7 +25,7 @@ export interface Uncounted {
 }
 
 export interface BenchmarkManifest {
-  sources: Record<Modality, SourceTotals>;
+  sources: Record<Source, SourceTotals>;
   records: number;
   /** Present when some lines of the file are not counted in `sources` (so `records` is not the line count). */
   uncounted_lines?: Uncounted;
@@ -41,26 +42,26 @@ export function toolVersion(): string {
   return pkg.version;
 }
 
-export function emptyTotals(): Record<Modality, SourceTotals> {
-  const out = {} as Record<Modality, SourceTotals>;
-  for (const m of MODALITIES) out[m] = { records: 0, weight: 0 };
+export function emptyTotals(): Record<Source, SourceTotals> {
+  const out = {} as Record<Source, SourceTotals>;
+  for (const m of SOURCES) out[m] = { records: 0, weight: 0 };
   return out;
 }
 
 /** Adds one record to the totals; a record without a known source or complexity is not counted. */
 export function addRecord(
-  totals: Record<Modality, SourceTotals>,
+  totals: Record<Source, SourceTotals>,
   source: unknown,
   complexity: unknown,
 ): boolean {
-  if (!isModality(source) || !isComplexity(complexity)) return false;
+  if (!isSource(source) || !isComplexity(complexity)) return false;
   totals[source].records++;
   totals[source].weight += COMPLEXITY_WEIGHT[complexity];
   return true;
 }
 
 export interface FileTotals {
-  totals: Record<Modality, SourceTotals>;
+  totals: Record<Source, SourceTotals>;
   /** Records counted in `totals`. */
   records: number;
   uncounted: Uncounted;
@@ -86,7 +87,7 @@ export async function totalsOfFile(file: string): Promise<FileTotals> {
     const source = rec?.metadata?.source;
     const complexity = rec?.metadata?.schema_complexity;
     if (addRecord(totals, source, complexity)) records++;
-    else if (!isModality(source)) uncounted.no_source++;
+    else if (!isSource(source)) uncounted.no_source++;
     else uncounted.no_complexity++;
   }
   return { totals, records, uncounted };
@@ -102,11 +103,11 @@ export function describeUncounted(u: Uncounted): string {
 }
 
 export function makeManifest(
-  totals: Record<Modality, SourceTotals>,
+  totals: Record<Source, SourceTotals>,
   benchmarkFile?: string,
   uncounted?: Uncounted,
 ): BenchmarkManifest {
-  const records = MODALITIES.reduce((n, m) => n + totals[m].records, 0);
+  const records = SOURCES.reduce((n, m) => n + totals[m].records, 0);
   const m: BenchmarkManifest = {
     sources: totals,
     records,

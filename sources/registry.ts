@@ -62,6 +62,22 @@ export const LOADERS: readonly LoaderEntry[] = [
     source: "each row's own (see below)",
     file: 'sob-rows.ts',
   },
+  {
+    kind: 'jsonschemabench',
+    summary: "JSONSchemaBench's real-world schemas as schema-only records (category = dataset)",
+    input: 'its data folder (<dataset>/<id>.json), or one dataset folder',
+    annotations: false,
+    source: 'schema',
+    file: 'jsonschemabench.ts',
+  },
+  {
+    kind: 'schemas',
+    summary: 'your own JSON Schemas as schema-only records (category = folder or file)',
+    input: 'a folder of *.json schemas, a JSON file (a schema or an array), or JSONL (one a line)',
+    annotations: false,
+    source: 'schema',
+    file: 'schemas.ts',
+  },
 ];
 
 export const LOADER_KINDS: readonly string[] = LOADERS.map((l) => l.kind);

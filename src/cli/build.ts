@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { checkBuildRequest, kindsHelp, LOADER_KINDS } from '../../sources/registry.ts';
 
 import { UserError } from '../core/errors.ts';
-import { MODALITIES, type Modality } from '../core/record.ts';
+import { type Modality, SOURCES } from '../core/record.ts';
 import { choiceOption, log, modalityOption } from './common.ts';
 
 interface BuildFlags {
@@ -142,7 +142,7 @@ build: pass --source.`,
             : {},
         log,
       });
-      const per = MODALITIES.map(
+      const per = SOURCES.map(
         (m) => `${m} ${res.manifest.sources[m].records} (weight ${res.manifest.sources[m].weight})`,
       ).join(', ');
       const was = flags.append ? ` (${res.before} before + ${res.written} written)` : '';

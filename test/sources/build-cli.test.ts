@@ -88,6 +88,7 @@ describe('sob build on the bundled example corpus', () => {
       text: { records: 6, weight: 15 },
       image: { records: 0, weight: 0 },
       audio: { records: 4, weight: 10 },
+      schema: { records: 0, weight: 0 },
     });
     assert.equal(m.records, 10);
     assert.equal(m.tool_version, JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version);
