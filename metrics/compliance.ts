@@ -51,6 +51,42 @@ export function parseAnswerText(
   }
 }
 
+/**
+ * The answer of a response row (plain values): `output.raw_response` when kept, else
+ * `output.candidate_response` (the runner writes the raw text there when it did not parse).
+ */
+export function answerFromRow(
+  raw: unknown,
+  candidate: unknown,
+  opts: { fences?: boolean } = {},
+): ParsedAnswer {
+  if (typeof raw === 'string') return parseAnswerText(raw, opts);
+  // Without the raw text, a string candidate is the text that did not parse (the reference's
+  // files and ours write it so).
+  if (typeof candidate === 'string') return parseAnswerText(candidate, opts);
+  if (candidate === undefined || candidate === null) return { parsed: false, reason: 'no answer' };
+  return { parsed: true, value: candidate };
+}
+
+/** Compiled schemas by schema text (records share schemas; every model's file repeats them). */
+export class SchemaCache {
+  private readonly map = new Map<string, CompileResult>();
+  constructor(private readonly max = 256) {}
+  get(key: string, schema: () => unknown, opts: ValidatorOptions = {}): CompileResult {
+    let c = this.map.get(key);
+    if (c) {
+      // Most recently used last.
+      this.map.delete(key);
+      this.map.set(key, c);
+      return c;
+    }
+    c = compileSchema(schema(), opts);
+    if (this.map.size >= this.max) this.map.delete(this.map.keys().next().value as string);
+    this.map.set(key, c);
+    return c;
+  }
+}
+
 export interface RecordComplianceOptions extends ValidatorOptions {
   /** Violations listed per record (all are counted); default 100. */
   maxViolations?: number;

@@ -207,9 +207,11 @@ export function newAjv(dialect: Dialect, allErrors: boolean, assertFormats: bool
 }
 
 /**
- * `multipleOf` without ajv's two float traps: `parseInt` of a quotient above 1e21 (so 1e22 was
- * not a multiple of 1) and an infinite quotient. Integers are compared exactly (`%`); otherwise
- * the quotient must be finite and within 1e-9 of an integer (0.0075 is a multiple of 0.0001).
+ * `multipleOf` without plain ajv's traps (`quotient !== parseInt(quotient)`): 19.99 was not a
+ * multiple of 0.01 (the quotient is 1998.9999999999998), 1e22 not a multiple of 1 (`parseInt`
+ * reads "1e+22" as 1), 1e20 a multiple of 3. Integers are compared exactly (`%`); otherwise the
+ * quotient must be within 1e-9 of an integer, and where it overflows, the remainder (exact in
+ * IEEE 754) must be 0 (1e308 is a multiple of 0.5, not of 0.123456789).
  */
 const multipleOf: CodeKeywordDefinition = {
   keyword: 'multipleOf',
@@ -223,7 +225,7 @@ const multipleOf: CodeKeywordDefinition = {
     const { gen, data, schemaCode } = cxt;
     const q = gen.let('q');
     cxt.fail(
-      _`${schemaCode} !== 0 && (Number.isInteger(${data}) && Number.isInteger(${schemaCode}) ? ${data} % ${schemaCode} !== 0 : (${q} = ${data} / ${schemaCode}, !Number.isFinite(${q}) || Math.abs(Math.round(${q}) - ${q}) > 1e-9))`,
+      _`${schemaCode} !== 0 && (Number.isInteger(${data}) && Number.isInteger(${schemaCode}) ? ${data} % ${schemaCode} !== 0 : (${q} = ${data} / ${schemaCode}, Number.isFinite(${q}) ? Math.abs(Math.round(${q}) - ${q}) > 1e-9 : ${data} % ${schemaCode} !== 0))`,
     );
   },
 };

@@ -5,11 +5,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   aggregateCompliance,
+  answerFromRow,
   type ComplianceRow,
   complianceOfRecord,
   complianceRow,
   parseAnswerText,
   quantile,
+  SchemaCache,
 } from '../../metrics/compliance.ts';
 
 // Dataset A: 4 records, 3 declared, 2 valid; dataset B: 2 records, both declared and valid.
@@ -140,4 +142,31 @@ test('complianceRow carries a record block and eval_info into the aggregate', ()
   assert.deepEqual(s.violation_keywords, [{ keyword: 'required', records: 1 }]);
   // The record blocks are plain JSON.
   assert.deepEqual(JSON.parse(JSON.stringify(bad)), bad);
+});
+
+test('answerFromRow reads raw_response first, then candidate_response', () => {
+  assert.deepEqual(answerFromRow('{"a": 1}', { a: 2 }), { parsed: true, value: { a: 1 } });
+  assert.deepEqual(answerFromRow(undefined, { a: 2 }), { parsed: true, value: { a: 2 } });
+  assert.equal(answerFromRow(undefined, 'Sure! {"a": 1}').parsed, false);
+  assert.equal(answerFromRow(undefined, null).parsed, false);
+  assert.equal(answerFromRow('```json\n{"a": 1}\n```', null, { fences: true }).parsed, true);
+});
+
+test('SchemaCache compiles a schema text once and keeps the most recent ones', () => {
+  const cache = new SchemaCache(2);
+  let built = 0;
+  const get = (k: string) =>
+    cache.get(k, () => {
+      built++;
+      return JSON.parse(k);
+    });
+  const a = get('{"type": "string"}');
+  assert.equal(get('{"type": "string"}'), a);
+  get('{"type": "integer"}');
+  get('{"type": "string"}');
+  get('{"type": "null"}'); // evicts integer, the least recently used
+  get('{"type": "string"}');
+  assert.equal(built, 3);
+  get('{"type": "integer"}');
+  assert.equal(built, 4);
 });

@@ -262,7 +262,10 @@ test('in drafts 4-7 a $ref ignores its siblings; in 2020-12 they apply', () => {
 });
 
 test('multipleOf: floats by quotient, integers exactly, an infinite quotient fails', () => {
+  assert.equal(check({ multipleOf: 0.01 }, 19.99).valid, true);
   assert.equal(check({ multipleOf: 0.01 }, 0.3 + 0.6).valid, true);
+  assert.equal(check({ multipleOf: 0.01 }, 19.995).valid, false);
+  assert.equal(check({ multipleOf: 0.5 }, 1e308).valid, true);
   assert.equal(check({ multipleOf: 0.0001 }, 0.0075).valid, true);
   assert.equal(check({ multipleOf: 1 }, 1e22).valid, true);
   assert.equal(check({ multipleOf: 3 }, 1e20).valid, false);

@@ -86,32 +86,25 @@ export function runSuite(dir: string, dialect: Dialect, optional: boolean): Suit
       for (const t of g.tests) {
         rate.total++;
         let got: string;
+        let disagrees = false;
         if (!c.ok) got = c.reason;
         else {
           const r = checkAnswer(c.compiled, t.data);
           got = r.error ?? String(r.valid);
           const tally = r.tally;
-          if (!r.error && tally && (tally.satisfied === tally.applicable) !== r.valid) {
-            run.walkDisagreements.push({
-              draft: dir,
-              file,
-              group: g.description,
-              test: t.description,
-              expected: t.valid,
-              got,
-            });
-          }
+          disagrees = !r.error && tally !== null && (tally.satisfied === tally.applicable) !== r.valid;
         }
+        const at: Failure = {
+          draft: dir,
+          file,
+          group: g.description,
+          test: t.description,
+          expected: t.valid,
+          got,
+        };
+        if (disagrees) run.walkDisagreements.push(at);
         if (got === String(t.valid)) rate.passed++;
-        else
-          run.failures.push({
-            draft: dir,
-            file,
-            group: g.description,
-            test: t.description,
-            expected: t.valid,
-            got,
-          });
+        else run.failures.push(at);
       }
     }
     run.files.push(rate);
