@@ -310,6 +310,13 @@ class Walk {
     return known ?? { doc: parent.doc, ptr: `${parent.ptr}/${suffix}`, base: parent.base };
   }
 
+  /** `format`, when formats are asserted and it is a known format for this type of value. */
+  format(s: Obj, place: Place, value: unknown, instPtr: string, type: 'string' | 'number'): void {
+    if (this.compiled.assertFormats && typeof s.format === 'string' && this.formatType(s.format) === type) {
+      this.assertion(s, place, 'format', value, instPtr, { format: s.format });
+    }
+  }
+
   assertion(node: Obj, place: Place, keyword: string, value: unknown, instPtr: string, schema: Obj): void {
     const v = keywordValidator(this.compiled, node, keyword, schema);
     this.count(instPtr, place, keyword, v(value) as boolean);
@@ -366,22 +373,12 @@ class Walk {
           if (ex in s) this.assertion(s, place, ex, value, instPtr, { [ex]: s[ex] });
         }
       }
-      if (
-        this.compiled.assertFormats &&
-        typeof s.format === 'string' &&
-        this.formatType(s.format) === 'number'
-      )
-        this.assertion(s, place, 'format', value, instPtr, { format: s.format });
+      this.format(s, place, value, instPtr, 'number');
     } else if (typeof value === 'string') {
       for (const kw of ['maxLength', 'minLength', 'pattern']) {
         if (kw in s) this.assertion(s, place, kw, value, instPtr, { [kw]: s[kw] });
       }
-      if (
-        this.compiled.assertFormats &&
-        typeof s.format === 'string' &&
-        this.formatType(s.format) === 'string'
-      )
-        this.assertion(s, place, 'format', value, instPtr, { format: s.format });
+      this.format(s, place, value, instPtr, 'string');
     } else if (Array.isArray(value)) {
       this.walkArray(s, place, value, instPtr, depth);
     } else if (isObj(value)) {
