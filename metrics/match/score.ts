@@ -409,19 +409,11 @@ class Scorer {
           pairs.sort((x, y) => x.gold - y.gold);
           // The guarantee: never fewer accepted leaves than in place.
           let autoAcc = 0;
-          let autoSim = 0;
-          for (const pr of pairs) {
-            const r = this.pair(g[pr.gold], p[pr.pred], item);
-            autoAcc += r.acc;
-            autoSim += r.sim;
-          }
+          for (const pr of pairs) autoAcc += this.pair(g[pr.gold], p[pr.pred], item).acc;
           let ordAcc = 0;
-          let ordSim = 0;
-          for (const r of diag) {
-            ordAcc += r.acc;
-            ordSim += r.sim;
-          }
-          if (ordAcc > autoAcc || (ordAcc === autoAcc && ordSim > autoSim + 1e-9)) {
+          for (const r of diag) ordAcc += r.acc;
+          // Only strictly more accepted leaves: a tie keeps the floor's misses and inventions.
+          if (ordAcc > autoAcc) {
             const out = ordered();
             const col = new Map(remP.map((j, b) => [j, b]));
             const row = new Map(remG.map((i, a) => [i, a]));

@@ -61,20 +61,22 @@ export function scalarText(v: PyValue): string {
   return pyStr(v);
 }
 
-/** Written forms of "no value" (after normalisation): null, "", "N/A", "none", "-", ... */
-const NULL_WORDS = new Set([
-  '',
-  'null',
-  'none',
-  'nil',
-  'n a',
-  'na',
-  'not available',
-  'not applicable',
-  'not specified',
-  'not provided',
-  'not given',
-]);
+/** Written forms of "no value": null, "", "N/A", "none", "-", ... (kept in normal form). */
+const NULL_WORDS = new Set(
+  [
+    '',
+    'null',
+    'none',
+    'nil',
+    'n/a',
+    'na',
+    'not available',
+    'not applicable',
+    'not specified',
+    'not provided',
+    'not given',
+  ].map((w) => normalizeText(w)),
+);
 
 /** Whether a value means "no value": null or one of the written forms above. */
 export function isNullish(v: PyValue): boolean {
