@@ -98,16 +98,19 @@ function uniq(xs: (string | null)[]): string[] {
 }
 
 const cache = new Map<string, string[]>();
+const NONE: string[] = [];
 
 /**
  * The ISO readings of a written date (one, or two for an ambiguous numeric date with
  * `order: "either"`); empty when the text is not a date.
  */
 export function parseDate(text: string, o: DateOptions = {}): string[] {
+  // Every written date is short and has a digit: most text is rejected before any work.
+  if (text.length > 64 || text.length < 4 || !/\d/.test(text)) return NONE;
   const key = `${o.order ?? 'mdy'}${o.digits ? 1 : 0}${text}`;
   const hit = cache.get(key);
   if (hit !== undefined) return hit;
-  const r = text.length > 64 ? [] : parse(text, o.order ?? 'mdy', o.digits === true);
+  const r = parse(text, o.order ?? 'mdy', o.digits === true);
   if (cache.size > 50_000) cache.clear();
   cache.set(key, r);
   return r;

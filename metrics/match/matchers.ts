@@ -12,7 +12,7 @@ import type { PyValue } from '../../src/core/pyjson.ts';
 import { jsonTypeName } from '../types.ts';
 import { pyEquals, tokenF1 } from '../values.ts';
 import { type DateOptions, datesMatch, parseDate } from './dates.ts';
-import { type NumberOptions, numberReadings, numbersMatch } from './numbers.ts';
+import { type NumberOptions, numberReadings, numbersMatch, type ParsedNumber } from './numbers.ts';
 import {
   hintedTables,
   type LeafKind,
@@ -169,33 +169,94 @@ function defaultSteps(info: PathInfo, kind: LeafKind): Step[] {
 
 /** The matcher for a leaf at `info` whose ground-truth value is `gold` (memoised per path and kind). */
 export function matcherFor(info: PathInfo, gold: PyValue): LeafMatcher {
-  const kind = leafKind(info.hints, jsonTypeName(gold));
-  const memo = info.matcherMemo.get(kind) as LeafMatcher | undefined;
+  const valueType = jsonTypeName(gold);
+  const memo = info.matcherMemo.get(valueType) as LeafMatcher | undefined;
   if (memo) return memo;
+  const kind = leafKind(info.hints, valueType);
   const { spec, source } = info.resolveMatch(kind);
   const { steps, judge } = stepsOf(spec, info, kind);
   const name: MatcherName = spec.match === 'judge' && !judge ? (spec.first?.match ?? 'text') : spec.match;
   const m: LeafMatcher = { name, source, steps, judge, key: JSON.stringify([spec, kind]) };
-  info.matcherMemo.set(kind, m);
+  info.matcherMemo.set(valueType, m);
   return m;
+}
+
+/**
+ * What the default steps need of a string, computed once per distinct string: its normal form,
+ * its number readings, its date readings (one Map look-up per string instead of one per step).
+ */
+interface Facts {
+  nullish?: boolean;
+  norm?: string;
+  num?: ParsedNumber | null;
+  date?: string[];
+  dateDigits?: string[];
+}
+const facts = new Map<string, Facts>();
+const FACTS_MAX = 200_000;
+
+function factsOf(s: string): Facts {
+  let f = facts.get(s);
+  if (f === undefined) {
+    f = {};
+    if (s.length < 4096) {
+      if (facts.size >= FACTS_MAX) facts.clear();
+      facts.set(s, f);
+    }
+  }
+  return f;
+}
+
+function isDefaultText(o: TextOptions): boolean {
+  return (
+    o.ignore_case === undefined &&
+    o.ignore_punctuation === undefined &&
+    o.ignore_articles === undefined &&
+    o.ignore_accents === undefined
+  );
+}
+
+// A leaf value `v` and, for a string, its facts `f` (looked up once per comparison).
+
+function normOf(v: PyValue, f: Facts | undefined, o: TextOptions): string {
+  if (f === undefined || !isDefaultText(o)) return normalizeText(scalarText(v), o);
+  if (f.norm === undefined) f.norm = normalizeText(v as string);
+  return f.norm;
+}
+
+function nullishOf(v: PyValue, f: Facts | undefined): boolean {
+  if (f === undefined) return isNullish(v);
+  return (f.nullish ??= isNullish(v));
+}
+
+function readingsOf(v: PyValue, f: Facts | undefined): ParsedNumber | null {
+  if (f === undefined) return numberReadings(v, true);
+  if (f.num === undefined) f.num = numberReadings(v, true);
+  return f.num;
+}
+
+function datesOf(v: PyValue, f: Facts | undefined, o: DateOptions): string[] {
+  if (f === undefined || o.order !== undefined) return parseDate(scalarText(v), o);
+  if (o.digits) return (f.dateDigits ??= parseDate(v as string, o));
+  return (f.date ??= parseDate(v as string, o));
 }
 
 function isScalarNumber(v: PyValue): boolean {
   return typeof v === 'number' || typeof v === 'bigint';
 }
 
-function runStep(step: Step, g: PyValue, p: PyValue): boolean {
+function runStep(step: Step, g: PyValue, gf: Facts | undefined, p: PyValue, pf: Facts | undefined): boolean {
   switch (step.kind) {
     case 'nullish':
-      return isNullish(g) && isNullish(p);
+      return nullishOf(g, gf) && nullishOf(p, pf);
     case 'text':
       if (g === null || p === null) return false;
-      return normalizeText(scalarText(g), step.o) === normalizeText(scalarText(p), step.o);
+      return normOf(g, gf, step.o) === normOf(p, pf, step.o);
     case 'number': {
       if (typeof g === 'boolean' || typeof p === 'boolean') return false;
-      const a = numberReadings(g, true);
+      const a = readingsOf(g, gf);
       if (a === null) return false;
-      const b = numberReadings(p, true);
+      const b = readingsOf(p, pf);
       if (b === null) return false;
       // In a text field a bare digit run is an id: compare as numbers only when one side is
       // written as a quantity or is a JSON number.
@@ -205,9 +266,9 @@ function runStep(step: Step, g: PyValue, p: PyValue): boolean {
     }
     case 'date': {
       if (typeof g === 'boolean' || typeof p === 'boolean' || g === null || p === null) return false;
-      const a = parseDate(scalarText(g), step.o);
+      const a = datesOf(g, gf, step.o);
       if (a.length === 0) return false;
-      return datesMatch(a, parseDate(scalarText(p), step.o));
+      return datesMatch(a, datesOf(p, pf, step.o));
     }
     case 'enum':
       return enumMatch(step, g, p);
@@ -255,8 +316,12 @@ const EXACT: LeafOutcome = { verdict: 'match', by: 'exact', similarity: 1 };
 /** Compares one ground-truth scalar with one predicted scalar. */
 export function matchLeaf(m: LeafMatcher, g: PyValue, p: PyValue): LeafOutcome {
   if (pyEquals(g, p)) return EXACT;
+  if (m.steps.length === 0)
+    return { verdict: m.judge ? 'unsettled' : 'no_match', by: null, similarity: tokenF1(g, p) };
+  const gf = typeof g === 'string' ? factsOf(g) : undefined;
+  const pf = typeof p === 'string' ? factsOf(p) : undefined;
   for (const step of m.steps) {
-    if (runStep(step, g, p))
+    if (runStep(step, g, gf, p, pf))
       return { verdict: 'match', by: step.kind === 'nullish' ? step.as : step.kind, similarity: 1 };
   }
   return { verdict: m.judge ? 'unsettled' : 'no_match', by: null, similarity: tokenF1(g, p) };

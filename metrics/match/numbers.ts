@@ -32,9 +32,10 @@ const cache = new Map<string, ParsedNumber | null>();
 
 /** All readings of a written number, or null when the text is not one. */
 export function parseNumberText(text: string): ParsedNumber | null {
+  if (text.length > 64 || !/\d/.test(text)) return null;
   const hit = cache.get(text);
   if (hit !== undefined) return hit;
-  const r = text.length > 64 ? null : parse(text);
+  const r = parse(text);
   if (cache.size > 50_000) cache.clear();
   cache.set(text, r);
   return r;

@@ -443,7 +443,7 @@ export class PathInfo {
   private alignMemo?: ResolvedAlign;
   private hintsMemo?: LeafHints;
   private annotationMemo?: Entry | null;
-  /** Per-leaf-kind matcher memo, filled by the scorer. */
+  /** Matcher memo by the leaf's value type, filled by the scorer. */
   readonly matcherMemo = new Map<string, unknown>();
   /** Problems with this node's `x-sob-match` annotation (reported, then ignored). */
   warning?: string;

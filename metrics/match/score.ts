@@ -28,7 +28,7 @@ import { coverageGate } from '../record.ts';
 import { tokenF1 } from '../values.ts';
 import { type Assignment, assign, MAX_ASSIGN_SIDE } from './assign.ts';
 import { type JudgeVerdict, judgePairHash, type UnsettledPair, valueText } from './judge.ts';
-import { type LeafMatcher, matcherFor, matchLeaf } from './matchers.ts';
+import { type LeafMatcher, type LeafOutcome, matcherFor, matchLeaf } from './matchers.ts';
 import { type AlignName, type AlignSpec, PathInfo, type Policy, type Source } from './policy.ts';
 
 export interface LenientOptions {
@@ -113,19 +113,38 @@ export interface LenientScore {
 
 // -- Counting leaves --------------------------------------------------------------------------------
 
-const leafCounts = new WeakMap<object, number>();
+/** Per container: its scalar leaves, and whether a key makes SOB's dotted paths ambiguous. */
+const shapes = new WeakMap<object, { leaves: number; ambiguous: boolean }>();
+
+function shapeOf(v: PyObject | PyValue[]): { leaves: number; ambiguous: boolean } {
+  const hit = shapes.get(v);
+  if (hit !== undefined) return hit;
+  let leaves = 0;
+  let ambiguous = false;
+  const visit = (c: PyValue) => {
+    if (c instanceof Map || Array.isArray(c)) {
+      const s = shapeOf(c);
+      leaves += s.leaves;
+      ambiguous ||= s.ambiguous;
+    } else leaves++;
+  };
+  if (Array.isArray(v)) for (const c of v) visit(c);
+  else {
+    for (const [k, c] of v) {
+      if (k === '' || k.includes('.') || k.includes('[') || k.includes(']')) ambiguous = true;
+      visit(c);
+    }
+  }
+  const s = { leaves, ambiguous };
+  shapes.set(v, s);
+  return s;
+}
 
 /** Scalar leaves under a value (a scalar is one leaf here: it sits at a non-empty path). */
 function leavesOf(v: PyValue | undefined): number {
   if (v === undefined) return 0;
   if (!(v instanceof Map || Array.isArray(v))) return 1;
-  const hit = leafCounts.get(v);
-  if (hit !== undefined) return hit;
-  let n = 0;
-  if (Array.isArray(v)) for (const c of v) n += leavesOf(c);
-  else for (const c of v.values()) n += leavesOf(c);
-  leafCounts.set(v, n);
-  return n;
+  return shapeOf(v).leaves;
 }
 
 // -- Pair scores (numbers only, memoised) -----------------------------------------------------------
@@ -152,6 +171,9 @@ interface PairResult extends Tally {
   plan?: Plan;
 }
 
+const MISSING_LEAF: Readonly<PairResult> = { acc: 0, sim: 0, g: 1, p: 0, uns: 0 };
+const ACCEPTED_LEAF: Readonly<PairResult> = { acc: 1, sim: 1, g: 1, p: 1, uns: 0 };
+
 function itemSimilarity(t: Tally): number {
   return t.g + t.p === 0 ? 1 : (2 * t.sim) / (t.g + t.p);
 }
@@ -170,22 +192,27 @@ class Scorer {
     readonly budget: number,
   ) {}
 
-  leaf(info: PathInfo, g: PyValue, p: PyValue) {
+  /** The matcher of the last `leaf` call. */
+  lastMatcher!: LeafMatcher;
+
+  leaf(info: PathInfo, g: PyValue, p: PyValue): LeafOutcome {
     this.work++;
     const m = matcherFor(info, g);
     if (info.warning) this.notes.add(info.warning);
-    return { m, out: matchLeaf(m, g, p) };
+    this.lastMatcher = m;
+    return matchLeaf(m, g, p);
   }
 
   pair(g: PyValue, p: PyValue | undefined, info: PathInfo): PairResult {
     const gIsMap = g instanceof Map;
     const gIsArr = Array.isArray(g);
     if (!gIsMap && !gIsArr) {
-      if (p === undefined) return { acc: 0, sim: 0, g: 1, p: 0, uns: 0 };
+      if (p === undefined) return MISSING_LEAF;
       if (p instanceof Map || Array.isArray(p)) return { acc: 0, sim: 0, g: 1, p: leavesOf(p), uns: 0 };
-      const { out } = this.leaf(info, g, p);
+      const out = this.leaf(info, g, p);
+      if (out.verdict === 'match') return ACCEPTED_LEAF;
       return {
-        acc: out.verdict === 'match' ? 1 : 0,
+        acc: 0,
         sim: out.similarity,
         g: 1,
         p: 1,
@@ -300,7 +327,7 @@ class Scorer {
       for (const j of sameIndexFirst(i, p.length)) {
         const b = pk[j];
         if (used[j] || b === null) continue;
-        if (a.every((x, q) => this.leaf(infos[q], x as PyValue, b[q] as PyValue).out.verdict === 'match')) {
+        if (a.every((x, q) => this.leaf(infos[q], x as PyValue, b[q] as PyValue).verdict === 'match')) {
           used[j] = 1;
           out.push({
             gold: i,
@@ -559,7 +586,8 @@ class Explainer {
   leafPair(g: PyValue, p: PyValue, info: PathInfo, gp: string, pp: string): void {
     this.gold++;
     this.paired.add(pp);
-    const { m, out } = this.s.leaf(info, g, p);
+    const out = this.s.leaf(info, g, p);
+    const m = this.s.lastMatcher;
     let verdict: LeafVerdict = out.verdict;
     let by = out.by;
     let similarity = out.similarity;
@@ -607,17 +635,8 @@ function pairHash(m: LeafMatcher, info: PathInfo, g: PyValue, p: PyValue): strin
 
 // -- Ambiguous paths --------------------------------------------------------------------------------
 
-function hasAmbiguousKeys(v: PyValue | undefined, depth = 0): boolean {
-  if (depth > 10_000) return true;
-  if (v instanceof Map) {
-    for (const [k, c] of v) {
-      if (k === '' || k.includes('.') || k.includes('[') || k.includes(']')) return true;
-      if (hasAmbiguousKeys(c, depth + 1)) return true;
-    }
-  } else if (Array.isArray(v)) {
-    for (const c of v) if (hasAmbiguousKeys(c, depth + 1)) return true;
-  }
-  return false;
+function hasAmbiguousKeys(v: PyValue | undefined): boolean {
+  return (v instanceof Map || Array.isArray(v)) && shapeOf(v).ambiguous;
 }
 
 /** The PathInfo for a dotted SOB path, read naively (only for records with ambiguous keys). */

@@ -78,10 +78,13 @@ const NULL_WORDS = new Set(
   ].map((w) => normalizeText(w)),
 );
 
+/** The longest written "no value" (with room for spaces and punctuation). */
+const NULL_MAX = 24;
+
 /** Whether a value means "no value": null or one of the written forms above. */
 export function isNullish(v: PyValue): boolean {
   if (v === null) return true;
-  if (typeof v !== 'string') return false;
+  if (typeof v !== 'string' || v.length > NULL_MAX) return false;
   return NULL_WORDS.has(normalizeText(v));
 }
 
