@@ -1,7 +1,7 @@
 /**
  * Match policies: which matcher decides each leaf and how each array is aligned.
  *
- * A policy is plain data (JSON or YAML; `src/core/policy-file.ts` reads the file), validated
+ * A policy is plain data (JSON or YAML; `src/scoring/policy-file.ts` reads the file), validated
  * here by zod:
  *
  *   version: 1

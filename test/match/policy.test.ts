@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { compilePolicy, PolicyError, parsePattern } from '../../metrics/match/policy.ts';
 import { UserError } from '../../src/core/errors.ts';
-import { loadPolicy } from '../../src/core/policy-file.ts';
+import { loadPolicy } from '../../src/scoring/policy-file.ts';
 import { leaf, lenient } from './helpers.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'sob-policy-'));

@@ -11,7 +11,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';
 import { compilePolicy, defaultPolicy, type Policy, PolicyError } from '../../metrics/match/policy.ts';
-import { UserError } from './errors.ts';
+import { UserError } from '../core/errors.ts';
 
 /** 1-based line of the node at `path` in the document (the deepest that exists), if any. */
 function lineOf(
