@@ -40,7 +40,8 @@ app.appendChild(el('p',{class:'muted',text:D.models.length+' models, '+D.records
 app.appendChild(el('nav',null,[['lb','Leaderboard'],['src','Per source'],['fig','JSON Pass vs Value Accuracy'],['ranks','Rank shifts'],['tax','Errors'],['cmp','Pairwise'],['drill','Records']].map(function(x){return el('a',{href:'#'+x[0],text:x[1]});})));
 
 // Unified leaderboard (paper Table 2)
-var lb=section('lb','Unified leaderboard','Overall = mean of the seven aggregates x coverage; sources weighted by total schema-complexity weight (text '+D.totals.weight.text+', image '+D.totals.weight.image+', audio '+D.totals.weight.audio+'). Click a column to sort.');
+var lb=section('lb','Unified leaderboard','Overall = mean of the seven aggregates x coverage (records scored / records in the benchmark); sources weighted by their total schema-complexity weight W. Click a column to sort.');
+lb.appendChild(el('div',{class:'card',id:'totals'},[el('b',{text:'Benchmark totals'})].concat(SOURCES.map(function(s){return el('div',{'data-source':s,text:s+': '+D.totals.records[s]+' records, W '+D.totals.weight[s]+' — '+D.totals.origin[s]+' ('+D.totals.note[s]+')'});}))));
 var t=el('table',{id:'leaderboard'});lb.appendChild(el('div',{class:'card'},[t]));
 var cols=[{label:'#',get:function(r){return r._rank;}},{label:'Model',left:true,get:function(r){return r.display_name;}},{label:'Overall',get:function(r){return r.overall;}}].concat(METRICS.map(function(m){return {label:m[1],get:function(r){return r[m[0]];}};})).concat([{label:'Coverage',get:function(r){return r.coverage;}},{label:'Sources',left:true,get:function(r){return r.modalities.join('+');}}]);
 D.leaderboard.forEach(function(r,i){r._rank=i+1;});

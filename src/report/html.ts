@@ -181,7 +181,7 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
       if (!existsSync(file)) continue;
       const list: unknown[][] = [];
       const tRows: TaxonomyRow[] = [];
-      const mr: ModelRows = { name: names[model] ?? model, rows: new Map() };
+      const mr: ModelRows = { name: names.get(model) ?? model, rows: new Map() };
       for await (const l of readJsonl(file)) {
         if (!l.ok || !(l.value instanceof Map)) continue;
         const r = l.value;
@@ -300,7 +300,7 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
       const s = sources[m];
       if (!s) continue;
       list.push({
-        model: names[model] ?? model,
+        model: names.get(model) ?? model,
         dir: model,
         n: s.records,
         weighted: s.weighted,
@@ -313,11 +313,11 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
   return {
     generated: new Date().toISOString(),
     evalDir: layout.evalDir,
-    totals: ev.totals,
+    totals: { ...ev.totals, note: ev.totalsNote },
     leaderboard,
     perSource,
     models,
-    displayNames: names,
+    displayNames: Object.fromEntries(names),
     records,
     rows,
     taxonomy: taxa,
