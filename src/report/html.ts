@@ -5,13 +5,14 @@
  * drill-down with a leaf-by-leaf diff. The data is embedded once (contexts and schemas stored
  * once per record, not per model) and the page renders tables and records lazily.
  */
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { flattenLeaves } from '../../metrics/paths.ts';
 import { coverageGate } from '../../metrics/record.ts';
 import { classify, ERROR_CLASSES, type TaxonomyRow, taxonomy } from '../../metrics/taxonomy.ts';
 import { pyEquals, tokenF1 } from '../../metrics/values.ts';
 import { UserError } from '../core/errors.ts';
+import { writeFileAtomic } from '../core/files.ts';
 import { readJsonl } from '../core/jsonl.ts';
 import { modelDirName } from '../core/modality.ts';
 import { type PyValue, pyStr, toPlain } from '../core/pyjson.ts';
@@ -348,6 +349,7 @@ export async function writeReport(opts: ReportOptions): Promise<string> {
 <script type="application/json" id="sob-data">${json}</script>
 <script>${REPORT_CLIENT}</script></body></html>
 `;
-  writeFileSync(opts.out, html);
+  // Whole or not at all, and never through a symlink at the target (it is replaced).
+  writeFileAtomic(opts.out, html);
   return opts.out;
 }
