@@ -62,7 +62,9 @@ two-sided bootstrap p-value; with --all, p-values are Holm-Bonferroni adjusted.`
       } = await import('../report/compare.ts');
       if (flags.all) {
         const modality = flags.modality ?? 'text';
-        const models = await Promise.all(modelFolders(a, modality).map(loadModelRows));
+        const found = modelFolders(a, modality);
+        for (const s of found.skipped) log(`skipped ${s.folder}: ${s.reason}`);
+        const models = await Promise.all(found.folders.map(loadModelRows));
         if (models.length < 2)
           throw new UserError(`need at least two models with eval_records.jsonl under ${a}/${modality}`);
         log(`comparing ${models.length} models pairwise on ${modality} (${flags.samples} resamples)`);

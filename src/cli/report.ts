@@ -60,6 +60,7 @@ The file needs no network: open it in any browser.`,
           names: flags.names,
           samples: flags.samples,
           maxDiffLeaves: flags.maxDiffLeaves,
+          log,
         });
         const size = statSync(out).size;
         log(

@@ -2,12 +2,13 @@
  * Reading what `sob compare` needs: the per-record rows (`eval_records.jsonl`) of two or more
  * models on one source, joined by record id, and the tables it prints.
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { holm, type PairedResult, pairedBootstrap } from '../../metrics/compare.ts';
 import { UserError } from '../core/errors.ts';
 import { readJsonl } from '../core/jsonl.ts';
-import { MODALITIES } from '../core/record.ts';
+import { MODALITIES, type Modality } from '../core/record.ts';
+import { type SkippedFolder, scanSource } from './evaluation.ts';
 
 /** The metrics compared, in the paper's words (reference field names at the file boundary). */
 export const COMPARED: [string, string][] = [
@@ -80,14 +81,29 @@ export function methodNote(samples: number, seed: number): string {
   return `95% interval: 2.5%/97.5% percentiles of ${samples} paired resamples of the records (seed ${seed}); p: two-sided bootstrap, 2 x the share of resampled differences on the far side of 0 (capped at 1)`;
 }
 
-/** Every model folder of one source in an evaluation folder. */
-export function modelFolders(evalDir: string, modality: string): string[] {
-  const dir = join(evalDir, modality);
-  if (!existsSync(dir)) throw new UserError(`no ${modality} results under ${evalDir}`);
-  return readdirSync(dir)
-    .sort()
-    .map((m) => join(dir, m))
-    .filter((p) => existsSync(join(p, 'eval_records.jsonl')));
+/**
+ * Every model folder of one source in an evaluation folder that has per-record rows and a
+ * readable summary; every other non-dot folder is named with why it is left out.
+ */
+export function modelFolders(
+  evalDir: string,
+  modality: string,
+): { folders: string[]; skipped: SkippedFolder[] } {
+  if (!(MODALITIES as readonly string[]).includes(modality) || !existsSync(join(evalDir, modality)))
+    throw new UserError(`no ${modality} results under ${evalDir}`);
+  const scan = scanSource(evalDir, modality as Modality);
+  const folders: string[] = [];
+  const skipped = [...scan.skipped];
+  for (const f of scan.folders) {
+    if (f.records) folders.push(f.path);
+    else
+      skipped.push({
+        folder: f.folder,
+        reason: 'no eval_records.jsonl (a comparison needs the per-record rows)',
+      });
+  }
+  skipped.sort((a, b) => (a.folder < b.folder ? -1 : a.folder > b.folder ? 1 : 0));
+  return { folders, skipped };
 }
 
 /**

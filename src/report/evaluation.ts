@@ -269,6 +269,63 @@ function shownPath(dir: string, p: string): string {
   return rel.startsWith('../../..') || isAbsolute(rel) ? p : rel;
 }
 
+export interface ModelFolder {
+  model: string;
+  /** `<source>/<model-dir>` */
+  folder: string;
+  path: string;
+  result: SourceResult;
+  info: SummaryInfo;
+  /** Its eval_records.jsonl, when there is one. */
+  records?: string;
+}
+
+/**
+ * The model folders of one source (`<dir>/<source>/<model-dir>`) with a readable summary, and
+ * every other non-dot folder with why it is left out. Dot-folders are a writer's temp or old
+ * folders (the whole-or-absent contract) and are ignored.
+ */
+export function scanSource(dir: string, m: Modality): { folders: ModelFolder[]; skipped: SkippedFolder[] } {
+  const folders: ModelFolder[] = [];
+  const skipped: SkippedFolder[] = [];
+  const mdir = join(dir, m);
+  if (!isDir(mdir)) return { folders, skipped };
+  for (const child of readdirSync(mdir).sort()) {
+    if (child.startsWith('.')) continue;
+    const path = join(mdir, child);
+    if (!isDir(path)) continue;
+    const folder = `${m}/${child}`;
+    if (child.endsWith('_audio_true')) {
+      skipped.push({
+        folder,
+        reason: 'an audio-input ablation folder (*_audio_true), not a leaderboard entry',
+      });
+      continue;
+    }
+    const summaryPath = join(path, 'eval_summary.json');
+    const recs = join(path, 'eval_records.jsonl');
+    const hasRecords = existsSync(recs);
+    if (!existsSync(summaryPath)) {
+      skipped.push({
+        folder,
+        reason: hasRecords
+          ? 'records without a summary (eval_records.jsonl but no eval_summary.json: an interrupted sob score? score it again)'
+          : 'no eval_summary.json',
+      });
+      continue;
+    }
+    let read: ReturnType<typeof readSummary>;
+    try {
+      read = readSummary(summaryPath);
+    } catch (e) {
+      skipped.push({ folder, reason: `unreadable eval_summary.json: ${errorMessage(e)}` });
+      continue;
+    }
+    folders.push({ model: child, folder, path, ...read, records: hasRecords ? recs : undefined });
+  }
+  return { folders, skipped };
+}
+
 export async function loadEvaluation(
   dir: string,
   options: string | LoadOptions = {},
@@ -286,47 +343,17 @@ export async function loadEvaluation(
     audio: [],
   };
   for (const m of MODALITIES) {
-    const mdir = join(dir, m);
-    if (!isDir(mdir)) continue;
-    for (const child of readdirSync(mdir).sort()) {
-      // Dot-folders are a writer's temp or old folders (whole-or-absent contract): not results.
-      if (child.startsWith('.')) continue;
-      const folder = join(mdir, child);
-      if (!isDir(folder)) continue;
-      const rel = `${m}/${child}`;
-      if (child.endsWith('_audio_true')) {
-        skipped.push({
-          folder: rel,
-          reason: 'an audio-input ablation folder (*_audio_true), not a leaderboard entry',
-        });
-        continue;
-      }
-      const summaryPath = join(folder, 'eval_summary.json');
-      const recs = join(folder, 'eval_records.jsonl');
-      if (!existsSync(summaryPath)) {
-        skipped.push({
-          folder: rel,
-          reason: existsSync(recs)
-            ? 'records without a summary (eval_records.jsonl but no eval_summary.json: an interrupted sob score? score it again)'
-            : 'no eval_summary.json',
-        });
-        continue;
-      }
-      let read: ReturnType<typeof readSummary>;
-      try {
-        read = readSummary(summaryPath);
-      } catch (e) {
-        skipped.push({ folder: rel, reason: `unreadable eval_summary.json: ${errorMessage(e)}` });
-        continue;
-      }
-      const entry = models.get(child) ?? {};
-      entry[m] = read.result;
-      models.set(child, entry);
-      const ie = info.get(child) ?? {};
-      ie[m] = read.info;
-      info.set(child, ie);
-      if (existsSync(recs))
-        recordFiles[m].push({ folder: rel, file: recs, summaryRecords: read.result.records });
+    const scan = scanSource(dir, m);
+    skipped.push(...scan.skipped);
+    for (const f of scan.folders) {
+      const entry = models.get(f.model) ?? {};
+      entry[m] = f.result;
+      models.set(f.model, entry);
+      const ie = info.get(f.model) ?? {};
+      ie[m] = f.info;
+      info.set(f.model, ie);
+      if (f.records)
+        recordFiles[m].push({ folder: f.folder, file: f.records, summaryRecords: f.result.records });
     }
   }
   if (models.size === 0) {

@@ -16,6 +16,7 @@ nav a{margin-right:14px}svg text{font:11px system-ui,sans-serif}
 .filters select,.filters input{margin:0 10px 6px 4px}.rec{cursor:pointer}.rec:hover td{background:#eef4ff}
 .diff td{white-space:normal;max-width:420px;word-break:break-word}.s0{color:#18794e}.s1{color:#c4320a}.s2{color:#9a6700}.s3{color:#6e56cf}
 pre{white-space:pre-wrap;max-height:280px;overflow:auto;background:#f3f4f6;padding:8px;border-radius:6px;font-size:12px}
+.notice{border-color:#e5b567;background:#fffaf0}.notice ul{margin:4px 0 8px;padding-left:20px}
 .pill{display:inline-block;padding:0 6px;border-radius:9px;background:#eef0f3;font-size:12px;margin-left:6px}
 `;
 
@@ -37,6 +38,7 @@ var head=el('tr');cols.forEach(function(c,i){head.appendChild(el('th',{text:c.la
 app.textContent='';
 app.appendChild(el('h1',{text:'sob-eval report'}));
 app.appendChild(el('p',{class:'muted',text:D.models.length+' models, '+D.records.length+' records; generated '+D.generated+' from '+D.evalDir}));
+if(D.skipped.length||D.warnings.length){var nb=el('div',{class:'card notice',id:'notices'});if(D.skipped.length){nb.appendChild(el('b',{text:'Left out of this report'}));var ul=el('ul',{id:'skipped'});D.skipped.forEach(function(s){ul.appendChild(el('li',null,[el('code',{text:s.folder}),': '+s.reason]));});nb.appendChild(ul);}if(D.warnings.length){nb.appendChild(el('b',{text:'Read the numbers with care'}));var wl=el('ul',{id:'warnings'});D.warnings.forEach(function(w){wl.appendChild(el('li',{text:w}));});nb.appendChild(wl);}app.appendChild(nb);}
 app.appendChild(el('nav',null,[['lb','Leaderboard'],['src','Per source'],['fig','JSON Pass vs Value Accuracy'],['ranks','Rank shifts'],['tax','Errors'],['cmp','Pairwise'],['drill','Records']].map(function(x){return el('a',{href:'#'+x[0],text:x[1]});})));
 
 // Unified leaderboard (paper Table 2)

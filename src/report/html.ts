@@ -32,6 +32,8 @@ export interface ReportOptions {
   samples?: number;
   /** At most this many diff leaves are embedded (wrong answers first); default 400,000. */
   maxDiffLeaves?: number;
+  /** Where to say which folders were left out and what to be wary of (stderr in the CLI). */
+  log?: (line: string) => void;
 }
 
 interface Layout {
@@ -147,6 +149,8 @@ function compactDiff(full: DiffLeaf[], rec: { leaves?: [string, string][] }): un
 export async function buildReportData(opts: ReportOptions): Promise<Record<string, unknown>> {
   const layout = layoutOf(opts);
   const ev = await loadEvaluation(layout.evalDir);
+  for (const s of ev.skipped) opts.log?.(`skipped ${s.folder}: ${s.reason}`);
+  for (const w of ev.warnings) opts.log?.(`warning: ${w}`);
   const names = readDisplayNames(opts.names, layout.evalDir);
   const leaderboard = buildLeaderboard(ev, names);
 
@@ -315,6 +319,8 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
     generated: new Date().toISOString(),
     evalDir: layout.evalDir,
     totals: { ...ev.totals, note: ev.totalsNote },
+    skipped: ev.skipped,
+    warnings: ev.warnings,
     leaderboard,
     perSource,
     models,
