@@ -49,7 +49,7 @@ test('sob leaderboard lists the two whole models and names the three folders it 
   assert.deepEqual(rows.map((x) => x.model).sort(), ['gpt-oss', 'phi-4']);
   const lines = skippedLines(r.stderr);
   assert.equal(lines.length, 3, r.stderr);
-  lines.forEach((l, i) => assert.ok(l.startsWith(EXPECTED[i]), l));
+  for (const [i, l] of lines.entries()) assert.ok(l.startsWith(EXPECTED[i]), l);
   assert.doesNotMatch(r.stderr, /\.phi-4\.tmp|\.gpt-oss\.old/);
 });
 
