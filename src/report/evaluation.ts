@@ -500,7 +500,7 @@ function qualityWarnings(info: Map<string, Partial<Record<Modality, SummaryInfo>
   return out;
 }
 
-/** `{"<model-dir>": "<display name>"}`; keys starting with `_` are comments. */
+/** `{"<model-dir>": "<display name>"}` (other keys, such as `_comment`, are never looked up). */
 export function readDisplayNames(file: string | undefined, dir: string): Map<string, string> {
   const path = file ?? join(dir, 'display_names.json');
   const out = new Map<string, string>();
@@ -515,7 +515,8 @@ export function readDisplayNames(file: string | undefined, dir: string): Map<str
     throw new UserError(`${path}: not valid JSON (${errorMessage(e).split('\n')[0]})`);
   }
   if (!isObject(raw)) throw new UserError(`${path}: expected an object of folder name -> display name`);
-  for (const [k, v] of Object.entries(raw)) if (!k.startsWith('_') && typeof v === 'string') out.set(k, v);
+  // Only a model folder's own name is ever looked up, so comment keys (`_comment`) do no harm.
+  for (const [k, v] of Object.entries(raw)) if (typeof v === 'string') out.set(k, v);
   return out;
 }
 

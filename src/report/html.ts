@@ -78,6 +78,17 @@ function layoutOf(opts: ReportOptions): Layout {
 
 const CLASS_CODE = new Map(ERROR_CLASSES.map((c, i) => [c, i]));
 
+/** The seven metrics of a row, in the order the page shows them. */
+const METRIC_KEYS = [
+  'leaf_value_em',
+  'value_token_f1',
+  'schema_compliance',
+  'hier_path_recall',
+  'path_set_f1',
+  'type_precision',
+  'strict_json_em',
+] as const;
+
 function num(v: unknown): number {
   return typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : 0;
 }
@@ -146,6 +157,31 @@ function compactDiff(full: DiffLeaf[], rec: { leaves?: [string, string][] }): un
   });
 }
 
+/** Embedded at most (characters); the page shows less and expands to this on request. */
+const EMBED = { question: 4000, context: 20_000, schema: 20_000 };
+
+interface ReportRecord {
+  id: string;
+  source: string;
+  complexity: string;
+  /** SOB's `metadata.source_category` (e.g. `tables`, `multi_column`), from the response files. */
+  category?: string;
+  question?: string;
+  /** Full lengths, when the embedded text is cut. */
+  qlen?: number;
+  context?: string;
+  clen?: number;
+  schema?: string;
+  slen?: number;
+  /** The ground-truth leaves [path, value] of the diff, stored once for every model. */
+  leaves?: [string, string][];
+}
+
+/** The text embedded, and its full length when cut. */
+function embed(s: string, max: number): [string, number | undefined] {
+  return s.length > max ? [s.slice(0, max), s.length] : [s, undefined];
+}
+
 export async function buildReportData(opts: ReportOptions): Promise<Record<string, unknown>> {
   const layout = layoutOf(opts);
   const ev = await loadEvaluation(layout.evalDir);
@@ -154,18 +190,14 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
   const names = readDisplayNames(opts.names, layout.evalDir);
   const leaderboard = buildLeaderboard(ev, names);
 
+  // Models by index: folder names are a user's (`constructor`, `__proto__`, `a|b`), never keys.
+  const models: string[] = [...ev.models.keys()].sort();
+  const modelIndex = new Map(models.map((m, i) => [m, i]));
+  const display = models.map((m) => names.get(m) ?? m);
+
   // Records: one entry per record id (shared by every model), rows per model and source.
   const recIndex = new Map<string, number>();
-  const records: {
-    id: string;
-    source: string;
-    complexity: string;
-    question?: string;
-    context?: string;
-    schema?: string;
-    /** The ground-truth leaves [path, value] of the diff, stored once for every model. */
-    leaves?: [string, string][];
-  }[] = [];
+  const records: ReportRecord[] = [];
   const recordOf = (id: string, source: string, complexity: string) => {
     let i = recIndex.get(id);
     if (i === undefined) {
@@ -176,17 +208,20 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
     return i;
   };
 
-  const models: string[] = [...ev.models.keys()].sort();
-  const rows: Record<string, unknown[][]> = {};
-  const taxa: Record<string, Record<string, unknown>> = {};
+  /** [model index, source, rows]; a row is [record index, 7 metrics, outcome class, why]. */
+  const rows: [number, Modality, unknown[][]][] = [];
+  const taxa: [number, Modality, unknown][] = [];
   const forMatrix: Partial<Record<Modality, ModelRows[]>> = {};
-  for (const model of models) {
+  /** `mi|ri` of records answered fully right (their diffs go last under the size budget). */
+  const correct = new Set<string>();
+  const correctCode = ERROR_CLASSES.indexOf('correct');
+  for (const [mi, model] of models.entries()) {
     for (const m of MODALITIES) {
       const file = join(layout.evalDir, m, model, 'eval_records.jsonl');
-      if (!existsSync(file)) continue;
+      if (ev.models.get(model)?.[m] === undefined || !existsSync(file)) continue;
       const list: unknown[][] = [];
       const tRows: TaxonomyRow[] = [];
-      const mr: ModelRows = { name: names.get(model) ?? model, rows: new Map() };
+      const mr: ModelRows = { name: display[mi], rows: new Map() };
       for await (const l of readJsonl(file)) {
         if (!l.ok || !(l.value instanceof Map)) continue;
         const r = l.value;
@@ -200,7 +235,7 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
           type_precision: num(r.get('type_precision')),
           leaf_value_em: num(r.get('leaf_value_em')),
           missing_gt_paths: Array.isArray(r.get('missing_gt_paths'))
-            ? (r.get('missing_gt_paths') as string[])
+            ? (r.get('missing_gt_paths') as PyValue[]).map((p) => String(p))
             : undefined,
         };
         tRows.push(row);
@@ -212,50 +247,27 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
                 .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : pyStr(v as PyValue)}`)
                 .join('; ')
             : '';
-        const vals = [
-          'leaf_value_em',
-          'value_token_f1',
-          'schema_compliance',
-          'hier_path_recall',
-          'path_set_f1',
-          'type_precision',
-          'strict_json_em',
-        ].map((k) => Math.round(num(r.get(k)) * 1000) / 1000);
-        list.push([idx, ...vals, CLASS_CODE.get(classify(row)) ?? 0, why]);
-        mr.rows.set(id, {
-          values: [
-            num(r.get('leaf_value_em')),
-            num(r.get('value_token_f1')),
-            num(r.get('schema_compliance')),
-            num(r.get('hier_path_recall')),
-            num(r.get('path_set_f1')),
-            num(r.get('type_precision')),
-            num(r.get('strict_json_em')),
-          ],
-          weight: num(r.get('difficulty_weight')),
-        });
+        const values = METRIC_KEYS.map((k) => num(r.get(k)));
+        const cls = CLASS_CODE.get(classify(row)) ?? 0;
+        if (cls === correctCode) correct.add(`${mi}|${idx}`);
+        list.push([idx, ...values.map((v) => Math.round(v * 1000) / 1000), cls, why]);
+        if (!mr.rows.has(id)) mr.rows.set(id, { values, weight: num(r.get('difficulty_weight')) });
       }
-      rows[`${model}|${m}`] = list;
-      taxa[`${model}|${m}`] = taxonomy(tRows) as unknown as Record<string, unknown>;
+      rows.push([mi, m, list]);
+      taxa.push([mi, m, taxonomy(tRows)]);
       (forMatrix[m] ??= []).push(mr);
     }
   }
 
   // The drill-down: context, question, schema per record; a leaf diff per model and record.
-  const diffs: Record<string, unknown> = {};
-  /** model|record -> [path-set F1, coverage gate] */
-  const gates: Record<string, [number, number]> = {};
+  const diffs: Record<string, unknown> = Object.create(null);
+  /** `mi|ri` -> [path-set F1, coverage gate] */
+  const gates: Record<string, [number, number]> = Object.create(null);
   const maxLeaves = opts.maxDiffLeaves ?? 400_000;
   let leavesEmbedded = 0;
   let diffsOmitted = 0;
-  const correctCode = ERROR_CLASSES.indexOf('correct');
-  const correct = new Set<string>();
-  for (const [k, list] of Object.entries(rows)) {
-    const model = k.split('|')[0];
-    for (const row of list) if (row[8] === correctCode) correct.add(`${model}|${row[0]}`);
-  }
-  for (const model of models) {
-    for (const file of layout.responses.get(model) ?? []) {
+  for (const [mi, model] of models.entries()) {
+    for (const file of new Set(layout.responses.get(model) ?? [])) {
       for await (const l of readJsonl(file)) {
         if (!l.ok || !(l.value instanceof Map)) continue;
         const md = l.value.get('metadata');
@@ -267,13 +279,19 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
         if (idx === undefined) continue;
         const rec = records[idx];
         if (rec.context === undefined) {
-          rec.question = String(input.get('question') ?? '');
-          rec.context = short(String(input.get('context') ?? ''), 6000);
+          [rec.question, rec.qlen] = embed(String(input.get('question') ?? ''), EMBED.question);
+          [rec.context, rec.clen] = embed(String(input.get('context') ?? ''), EMBED.context);
           const schema = input.get('json_schema');
-          rec.schema = short(schema === undefined ? '' : JSON.stringify(toPlain(schema), null, 2), 6000);
+          [rec.schema, rec.slen] = embed(
+            schema === undefined ? '' : JSON.stringify(toPlain(schema), null, 2),
+            EMBED.schema,
+          );
+          const cat = md.get('source_category');
+          if (typeof cat === 'string' && cat !== '') rec.category = cat;
         }
+        const key = `${mi}|${idx}`;
+        if (Object.hasOwn(diffs, key)) continue;
         const cand = output.get('candidate_response');
-        const key = `${model}|${idx}`;
         if (!(cand instanceof Map || Array.isArray(cand))) {
           diffs[key] = { raw: short(typeof cand === 'string' ? cand : pyStr(cand ?? null), 2000) };
           continue;
@@ -298,19 +316,14 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
   )[0];
   const matrix = src ? { source: src, ...pairwiseMatrix(forMatrix[src]!, opts.samples ?? 300, 42) } : null;
 
-  const perSource: Record<string, unknown[]> = {};
+  /** Per source: [model index, records, weighted means, intervals]. */
+  const perSource: Partial<Record<Modality, unknown[]>> = {};
   for (const m of MODALITIES) {
     const list: unknown[] = [];
     for (const [model, sources] of ev.models) {
       const s = sources[m];
       if (!s) continue;
-      list.push({
-        model: names.get(model) ?? model,
-        dir: model,
-        n: s.records,
-        weighted: s.weighted,
-        ci: s.ci ?? {},
-      });
+      list.push({ m: modelIndex.get(model), n: s.records, weighted: s.weighted, ci: s.ci ?? {} });
     }
     if (list.length > 0) perSource[m] = list;
   }
@@ -324,7 +337,7 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
     leaderboard,
     perSource,
     models,
-    displayNames: Object.fromEntries(names),
+    names: display,
     records,
     rows,
     taxonomy: taxa,

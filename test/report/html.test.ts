@@ -4,7 +4,17 @@
  * the page logs no console errors. The test saves a screenshot.
  */
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -22,6 +32,22 @@ const tmp = mkdtempSync(join(tmpdir(), 'sob-report-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
 const MODELS = ['phi-4', 'gpt-oss', 'gemma-4-31b-it'];
+
+async function launch() {
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-sync',
+    ],
+  });
+}
 
 test('the report in headless Chromium: right numbers, a record diff on click, filters, no console errors', async (t) => {
   if (!existsSync(CHROMIUM)) {
@@ -48,19 +74,7 @@ test('the report in headless Chromium: right numbers, a record diff on click, fi
     `report: ${(statSync(out).size / 1024).toFixed(0)} KB for ${MODELS.length} models x 209 records`,
   );
 
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-      '--disable-sync',
-    ],
-  });
+  const browser = await launch();
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const errors: string[] = [];
@@ -161,8 +175,77 @@ test('a diff budget keeps the report small: wrong answers are embedded first, th
   assert.ok((small.diffsOmitted as number) > 150, `${small.diffsOmitted} left out`);
   assert.ok(leaves(small) < 500 + 300, `${leaves(small)} leaves embedded`); // one diff may cross the line
   // Every embedded structured diff under the budget belongs to a record that is not fully correct.
-  const rows = (small.rows as Record<string, unknown[][]>)['phi-4|image'];
-  const correct = new Set(rows.filter((r) => r[8] === 5).map((r) => `phi-4|${r[0]}`));
+  const [mi, , rows] = (small.rows as [number, string, unknown[][]][]).find((x) => x[1] === 'image')!;
+  assert.equal((small.models as string[])[mi], 'phi-4');
+  const correct = new Set(rows.filter((r) => r[8] === 5).map((r) => `${mi}|${r[0]}`));
   for (const [k, v] of Object.entries(small.diffs as Record<string, unknown>))
     if (Array.isArray(v)) assert.ok(!correct.has(k), k);
+});
+
+test('long questions and contexts are cut for display, and "show all" shows the whole text', async (t) => {
+  if (!existsSync(CHROMIUM)) {
+    t.skip('Debian chromium is not installed (apt-get install chromium): the browser test cannot run');
+    return;
+  }
+  // Three records of a response file; the first one's question is 3,000 characters, its context 30,000.
+  const dir = join(tmp, 'long');
+  mkdirSync(join(dir, 'responses'), { recursive: true });
+  const lines = readFileSync(join(SOB, 'images_responses/response_phi-4_image.jsonl'), 'utf8')
+    .split('\n')
+    .slice(0, 3);
+  const first = JSON.parse(lines[0]);
+  first.input.question = `${first.input.question} `.repeat(100).slice(0, 3000);
+  first.input.context = `${first.input.context}\n`.repeat(20).slice(0, 30_000);
+  lines[0] = JSON.stringify(first);
+  writeFileSync(join(dir, 'responses/response_long_image.jsonl'), `${lines.join('\n')}\n`);
+  const sob = (...args: string[]) =>
+    spawnSync(process.execPath, [join(ROOT, 'bin/sob.js'), ...args], { encoding: 'utf8' });
+  const scored = sob(
+    'score',
+    join(dir, 'responses'),
+    '--out',
+    join(dir, 'evaluation'),
+    '--bootstrap-samples',
+    '0',
+  );
+  assert.equal(scored.status, 0, scored.stderr);
+  const out = join(dir, 'report.html');
+  const r = sob('report', join(dir, 'evaluation'), '--responses', join(dir, 'responses'), '--out', out);
+  assert.equal(r.status, 0, r.stderr);
+
+  const browser = await launch();
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(pathToFileURL(out).href);
+    await page.fill('#f-text', first.metadata.record_id.slice(0, 16));
+    assert.equal(await page.textContent('#f-count'), '1 records');
+    await page.click('#records tbody tr.rec >> nth=0');
+    await page.waitForSelector('#record-detail');
+    // The question: its first 300 characters and a button.
+    const clip = (await page.textContent('#question .clip'))!;
+    assert.equal(clip.length, 301); // 300 + the ellipsis
+    assert.equal(await page.textContent('#question button'), 'show all (3000 characters)');
+    await page.click('#question button');
+    assert.equal((await page.textContent('#question .clip'))!, first.input.question);
+    assert.equal(await page.textContent('#question button'), 'show less');
+    // The context: 1,500 characters shown; all shows the 20,000 embedded and says how much there is.
+    await page.click('#context-box summary');
+    assert.equal((await page.textContent('#context .clip'))!.length, 1501);
+    await page.click('#context button');
+    const whole = (await page.textContent('#context .clip'))!;
+    assert.ok(whole.startsWith(first.input.context.slice(0, 20_000)));
+    assert.match(
+      whole,
+      /\[the report keeps the first 20000 of 30000 characters; the whole text is in the response file\]$/,
+    );
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+  }
+  // The page embeds the whole question and at most 20,000 characters of a context.
+  const html = readFileSync(out, 'utf8');
+  assert.ok(html.includes(JSON.stringify(first.input.question).slice(1, -1)));
+  assert.ok(!html.includes(JSON.stringify(first.input.context.slice(0, 20_001)).slice(1, -1)));
 });
