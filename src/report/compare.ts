@@ -149,21 +149,38 @@ export function pairTable(a: ModelRows, b: ModelRows, results: PairedResult[]): 
   return lines.join('\n');
 }
 
-export interface MatrixResult {
-  models: string[];
-  /** [i][j] = B=models[j] vs A=models[i] on Value Accuracy, with Holm-adjusted p-values. */
-  cells: (PairedResult & { pHolm: number })[][];
+export interface MatrixCell extends PairedResult {
+  pHolm: number;
 }
 
-/** All pairs on Value Accuracy, p-values adjusted together (Holm-Bonferroni). */
+export interface MatrixResult {
+  models: string[];
+  /**
+   * [i][j] = B=models[j] vs A=models[i] on Value Accuracy, with Holm-adjusted p-values; null on
+   * the diagonal and for a pair with no record in common.
+   */
+  cells: (MatrixCell | null)[][];
+  /** Pairs [i, j] (i < j) with no record in common: out of the matrix and of the correction. */
+  noCommon: [number, number][];
+}
+
+/**
+ * All pairs on Value Accuracy, p-values adjusted together (Holm-Bonferroni). A pair with no
+ * record in common has no comparison: it is left out of the matrix and of the correction (it
+ * would otherwise count as a test with p = 1 and inflate every other adjusted p-value).
+ */
 export function pairwiseMatrix(models: ModelRows[], samples: number, seed: number): MatrixResult {
   const raw: { i: number; j: number; r: PairedResult }[] = [];
+  const noCommon: [number, number][] = [];
   for (let i = 0; i < models.length; i++) {
-    for (let j = i + 1; j < models.length; j++)
-      raw.push({ i, j, r: comparePair(models[i], models[j], samples, seed, 1)[0] });
+    for (let j = i + 1; j < models.length; j++) {
+      const r = comparePair(models[i], models[j], samples, seed, 1)[0];
+      if (r.n === 0) noCommon.push([i, j]);
+      else raw.push({ i, j, r });
+    }
   }
   const adjusted = holm(raw.map((x) => x.r.pValue));
-  const cells: (PairedResult & { pHolm: number })[][] = models.map(() => new Array(models.length));
+  const cells: (MatrixCell | null)[][] = models.map(() => models.map(() => null));
   raw.forEach(({ i, j, r }, k) => {
     cells[i][j] = { ...r, pHolm: adjusted[k] };
     cells[j][i] = {
@@ -176,24 +193,33 @@ export function pairwiseMatrix(models: ModelRows[], samples: number, seed: numbe
       pHolm: adjusted[k],
     };
   });
-  return { models: models.map((m) => m.name), cells };
+  return { models: models.map((m) => m.name), cells, noCommon };
 }
 
+/** The matrix as text: the difference per pair, * where significant, n/c where no record is shared. */
 export function matrixTable(m: MatrixResult): string {
   const w = Math.max(8, ...m.models.map((x) => x.length));
+  const noCommon = new Set(m.noCommon.flatMap(([i, j]) => [`${i},${j}`, `${j},${i}`]));
   const head = `${''.padEnd(w)} ${m.models.map((x) => x.slice(0, 10).padStart(10)).join(' ')}`;
   const rows = m.models.map((name, i) => {
     const cells = m.models.map((_, j) => {
       if (i === j) return '-'.padStart(10);
       const c = m.cells[i][j];
+      if (!c) return (noCommon.has(`${i},${j}`) ? 'n/c ' : '- ').padStart(10);
       const mark = c.pHolm < 0.05 ? '*' : ' ';
       return `${f(c.difference)}${mark}`.padStart(10);
     });
     return `${name.padEnd(w)} ${cells.join(' ')}`;
   });
-  return [
-    'Value Accuracy, column minus row (paired bootstrap); * = p < 0.05 after Holm-Bonferroni correction',
+  const tested = (m.models.length * (m.models.length - 1)) / 2 - m.noCommon.length;
+  const out = [
+    `Value Accuracy, column minus row (paired bootstrap); * = p < 0.05 after Holm-Bonferroni correction over ${tested} pair${tested === 1 ? '' : 's'}`,
     head,
     ...rows,
-  ].join('\n');
+  ];
+  if (m.noCommon.length > 0)
+    out.push(
+      `n/c = no common records (left out of the matrix and the correction): ${m.noCommon.map(([i, j]) => `${m.models[i]} / ${m.models[j]}`).join(', ')}`,
+    );
+  return out.join('\n');
 }

@@ -151,8 +151,13 @@ var cp=section('cmp','Pairwise comparison',D.matrix?('Value Accuracy on '+D.matr
 if(D.matrix){var m=D.matrix,tb=el('table',{id:'pairwise'});
   tb.appendChild(el('thead',null,[el('tr',null,[el('th',{text:''})].concat(m.models.map(function(x){return el('th',{text:x.slice(0,12),title:x});})))]));
   var body=el('tbody');
-  m.models.forEach(function(row,i){var tr=el('tr',null,[el('td',{text:row})]);m.models.forEach(function(_,j){var c=m.diff[i][j];tr.appendChild(el('td',{text:c?((c[0]>=0?'+':'')+c[0].toFixed(3)+(c[1]<0.05?'*':'')):'-',style:c?('color:'+(c[0]>0?'#18794e':c[0]<0?'#c4320a':'#555')):''}));});body.appendChild(tr);});
-  tb.appendChild(body);cp.appendChild(el('div',{class:'card'},[tb]));}
+  var nc=new Set(m.noCommon.map(function(p){return p[0]+','+p[1];}));
+  m.models.forEach(function(row,i){var tr=el('tr',null,[el('td',{text:row})]);m.models.forEach(function(_,j){var c=m.diff[i][j];
+    if(!c&&(nc.has(i+','+j)||nc.has(j+','+i))){tr.appendChild(el('td',{class:'nc',text:'n/c',title:'no common records'}));return;}
+    tr.appendChild(el('td',{text:c?((c[0]>=0?'+':'')+c[0].toFixed(3)+(c[1]<0.05?'*':'')):'-',style:c?('color:'+(c[0]>0?'#18794e':c[0]<0?'#c4320a':'#555')):''}));});body.appendChild(tr);});
+  tb.appendChild(body);var card=el('div',{class:'card'},[tb]);
+  if(m.noCommon.length)card.appendChild(el('p',{class:'muted',id:'no-common',text:'n/c = no common records, left out of the matrix and of the Holm-Bonferroni correction: '+m.noCommon.map(function(p){return m.models[p[0]]+' / '+m.models[p[1]];}).join(', ')}));
+  cp.appendChild(card);}
 
 // Drill-down
 var dr=section('drill','Records','Filter, then click a record for its context, question, schema and the leaf-by-leaf diff of ground truth against the answer.');

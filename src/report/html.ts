@@ -348,6 +348,7 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
       diff: matrix.cells.map((r) =>
         r.map((c) => (c ? [Math.round(c.difference * 1000) / 1000, c.pHolm] : null)),
       ),
+      noCommon: matrix.noCommon,
       text: matrixTable(matrix),
     },
     diffs,
