@@ -9,6 +9,7 @@ import { UserError } from '../core/errors.ts';
 import { readJsonl } from '../core/jsonl.ts';
 import { MODALITIES, type Modality } from '../core/record.ts';
 import { type SkippedFolder, scanSource } from './evaluation.ts';
+import { shortNames } from './names.ts';
 
 /** The metrics compared, in the paper's words (reference field names at the file boundary). */
 export const COMPARED: [string, string][] = [
@@ -200,7 +201,9 @@ export function pairwiseMatrix(models: ModelRows[], samples: number, seed: numbe
 export function matrixTable(m: MatrixResult): string {
   const w = Math.max(8, ...m.models.map((x) => x.length));
   const noCommon = new Set(m.noCommon.flatMap(([i, j]) => [`${i},${j}`, `${j},${i}`]));
-  const head = `${''.padEnd(w)} ${m.models.map((x) => x.slice(0, 10).padStart(10)).join(' ')}`;
+  const head = `${''.padEnd(w)} ${shortNames(m.models, 10)
+    .map((x) => x.padStart(10))
+    .join(' ')}`;
   const rows = m.models.map((name, i) => {
     const cells = m.models.map((_, j) => {
       if (i === j) return '-'.padStart(10);

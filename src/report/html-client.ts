@@ -11,8 +11,14 @@ body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;
 h1{font-size:22px;margin:8px 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #dde1e6;padding-bottom:4px}
 .muted{color:#6b7480}.card{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding:12px 14px;margin:10px 0;overflow:auto}
 table{border-collapse:collapse;font-variant-numeric:tabular-nums}th,td{padding:3px 8px;text-align:right;white-space:nowrap}
-th{font-weight:600;border-bottom:1px solid #c9ced6;cursor:pointer}td:first-child,th:first-child,td.l,th.l{text-align:left}
-tr:nth-child(even) td{background:#fafbfc}.ci{color:#8a929c;font-size:12px}
+th{font-weight:600;border-bottom:1px solid #c9ced6}td:first-child,th:first-child,td.l,th.l{text-align:left}
+th.sort{cursor:pointer;user-select:none}th.sort::after{content:' \\2195';color:#b0b6bf;font-weight:400}
+th[aria-sort=ascending]::after{content:' \\25B2';color:#1d232b}th[aria-sort=descending]::after{content:' \\25BC';color:#1d232b}
+tr:nth-child(even) td{background:#fafbfc}.ci{color:#8a929c;font-size:11px;display:block;line-height:1.2}
+td.paths{white-space:normal;word-break:break-word;min-width:180px;max-width:360px;text-align:left;font-size:12px}
+#taxonomy th{white-space:normal;vertical-align:bottom;min-width:64px}
+#pairwise th,#pairwise td{padding:2px 5px;font-size:12px}td.nc{color:#8a929c}
+.chart-title{font:600 12px system-ui,sans-serif}.quirk{color:#6e56cf;cursor:help}
 nav a{margin-right:14px}svg text{font:11px system-ui,sans-serif}
 .filters select,.filters input{margin:0 10px 6px 4px}.rec{cursor:pointer}.rec:hover td{background:#eef4ff}
 .diff td{white-space:normal;max-width:420px;word-break:break-word}.s0{color:#18794e}.s1{color:#c4320a}.s2{color:#9a6700}.s3{color:#6e56cf}
@@ -52,8 +58,10 @@ function sortable(table,rows,cols,render){
   function draw(){body.textContent='';var r=rows.slice();
     if(key!==null)r.sort(function(a,b){var x=cols[key].get(a),y=cols[key].get(b);if(x===y)return 0;if(x==null)return 1;if(y==null)return -1;return (x<y?-1:1)*dir;});
     r.forEach(function(row,i){body.appendChild(render(row,i));});}
-  var head=el('tr');
-  cols.forEach(function(c,i){head.appendChild(el('th',{text:c.label,class:c.left?'l':'',title:'sort',onclick:function(){if(key===i)dir=-dir;else{key=i;dir=c.left?1:-1;}draw();}}));});
+  var head=el('tr');var ths=[];
+  cols.forEach(function(c,i){var th=el('th',{text:c.label,class:(c.left?'l ':'')+(c.get?'sort':''),title:c.title||(c.get?'click to sort':'')});
+    if(c.get)th.addEventListener('click',function(){if(key===i)dir=-dir;else{key=i;dir=c.left?1:-1;}ths.forEach(function(h){h.removeAttribute('aria-sort');});th.setAttribute('aria-sort',dir>0?'ascending':'descending');draw();});
+    ths.push(th);head.appendChild(th);});
   table.insertBefore(el('thead',null,[head]),body);draw();
 }
 /**
@@ -78,7 +86,7 @@ function clipped(tag,id,text,full,n){
 
 app.textContent='';
 app.appendChild(el('h1',{text:'sob-eval report'}));
-app.appendChild(el('p',{class:'muted',text:D.models.length+' models, '+D.records.length+' records; generated '+D.generated+' from '+D.evalDir}));
+app.appendChild(el('p',{class:'muted',text:D.models.length+' models, '+D.records.length+' records; generated '+D.generated+' from '+D.where}));
 if(D.skipped.length||D.warnings.length){
   var nb=el('div',{class:'card notice',id:'notices'});
   if(D.skipped.length){nb.appendChild(el('b',{text:'Left out of this report'}));var ul=el('ul',{id:'skipped'});D.skipped.forEach(function(s){ul.appendChild(el('li',null,[el('code',{text:s.folder}),': '+s.reason]));});nb.appendChild(ul);}
@@ -106,17 +114,18 @@ SOURCES.forEach(function(s){
   list=list.slice().sort(function(a,b){return (own(b.weighted,'leaf_value_em')||0)-(own(a.weighted,'leaf_value_em')||0);});
   var rk=new Map();list.forEach(function(r,i){rk.set(r.m,i+1);});ranks.set(s,rk);
   var tb=el('table',{id:'source-'+s});
-  tb.appendChild(el('thead',null,[el('tr',null,[el('th',{text:'#'}),el('th',{class:'l',text:'Model'}),el('th',{text:'n'})].concat(METRICS.map(function(m){return el('th',{text:m[1]});})))]));
-  var body=el('tbody');
-  list.forEach(function(r,i){var tr=el('tr');tr.appendChild(el('td',{text:String(i+1)}));tr.appendChild(el('td',{class:'l',text:nameOf(r.m)}));tr.appendChild(el('td',{text:String(r.n)}));
-    METRICS.forEach(function(m){var k=KEYS[m[0]];var ci=own(r.ci,k);tr.appendChild(el('td',null,[f3(own(r.weighted,k)),ci?el('span',{class:'ci',text:' ['+ci[0].toFixed(3)+', '+ci[1].toFixed(3)+']'}):null]));});
-    body.appendChild(tr);});
-  tb.appendChild(body);
+  var scols=[{label:'#',get:function(r){return rk.get(r.m);}},{label:'Model',left:true,get:function(r){return nameOf(r.m);}},{label:'n',get:function(r){return r.n;}}]
+    .concat(METRICS.map(function(m){var k=KEYS[m[0]];return {label:m[1],title:'weighted mean, 95% interval below; click to sort',get:function(r){return own(r.weighted,k);},cell:function(r){var ci=own(r.ci,k);return el('td',null,[f3(own(r.weighted,k)),ci?el('span',{class:'ci',text:'['+ci[0].toFixed(3)+', '+ci[1].toFixed(3)+']'}):null]);}};}));
+  sortable(tb,list,scols,function(r){var tr=el('tr');scols.forEach(function(c){tr.appendChild(c.cell?c.cell(r):el('td',{class:c.left?'l':'',text:String(c.get(r))}));});return tr;});
   src.appendChild(el('h3',{text:s+' ('+list.length+' models)'}));src.appendChild(el('div',{class:'card'},[tb]));
-  var w=760,bh=14,h=list.length*bh+20;
-  var svg='<svg width="'+w+'" height="'+h+'" role="img" aria-label="Value Accuracy by model, '+s+'">';
-  list.forEach(function(r,i){var v=own(r.weighted,'leaf_value_em')||0;var y=10+i*bh;svg+='<text x="0" y="'+(y+10)+'">'+esc(nameOf(r.m).slice(0,28))+'</text><rect x="200" y="'+y+'" width="'+(v*520).toFixed(1)+'" height="'+(bh-3)+'" fill="#3b82f6"></rect><text x="'+(205+v*520).toFixed(1)+'" y="'+(y+10)+'">'+v.toFixed(3)+'</text>';});
-  svg+='</svg>';src.appendChild(el('div',{class:'card',html:svg}));
+  // Bars: the metric is named in the chart's title and axis.
+  var w=760,bh=14,top=34,h=list.length*bh+top+24;
+  var svg='<svg id="bars-'+s+'" width="'+w+'" height="'+h+'" role="img" aria-label="Value Accuracy (schema-complexity weighted mean) by model, '+s+'">';
+  svg+='<text class="chart-title" x="0" y="14">Value Accuracy by model, '+s+' (schema-complexity weighted mean)</text>';
+  list.forEach(function(r,i){var v=own(r.weighted,'leaf_value_em')||0;var y=top+i*bh;svg+='<text x="0" y="'+(y+10)+'">'+esc(nameOf(r.m).slice(0,28))+'</text><rect x="200" y="'+y+'" width="'+(v*520).toFixed(1)+'" height="'+(bh-3)+'" fill="#3b82f6"><title>'+esc(nameOf(r.m))+': Value Accuracy '+v.toFixed(3)+'</title></rect><text x="'+(205+v*520).toFixed(1)+'" y="'+(y+10)+'">'+v.toFixed(3)+'</text>';});
+  var ay=top+list.length*bh+4;svg+='<line x1="200" y1="'+ay+'" x2="720" y2="'+ay+'" stroke="#999"/>';
+  for(var g=0;g<=10;g+=2)svg+='<text x="'+(200+52*g-6)+'" y="'+(ay+14)+'">'+(g/10).toFixed(1)+'</text>';
+  svg+='</svg>';src.appendChild(el('div',{class:'card'},[el('div',{html:svg})]));
 });
 
 // Figure 2: JSON Pass vs Value Accuracy
@@ -139,17 +148,17 @@ svg+='</svg>';rk.appendChild(el('div',{class:'card',html:svg}));})();
 // Error taxonomy
 var tx=section('tax','Error taxonomy','Each record in the first class that fits: parse failure, schema violation, missing paths, type mismatch, value error, correct.');
 (function(){var tb=el('table',{id:'taxonomy'});
-tb.appendChild(el('thead',null,[el('tr',null,[el('th',{class:'l',text:'Model'}),el('th',{class:'l',text:'Source'}),el('th',{text:'n'})].concat(D.classes.map(function(c){return el('th',{text:c.replace('_',' ')});})).concat([el('th',{class:'l',text:'most-missed paths'})]))]));
-var body=el('tbody');
-D.taxonomy.slice().sort(function(a,b){return nameOf(a[0])<nameOf(b[0])?-1:nameOf(a[0])>nameOf(b[0])?1:a[1]<b[1]?-1:1;}).forEach(function(x){var t=x[2];var tr=el('tr',null,[el('td',{text:nameOf(x[0])}),el('td',{class:'l',text:x[1]}),el('td',{text:String(t.n)})]);
-  D.classes.forEach(function(c){var k=t.classes[c];tr.appendChild(el('td',{text:k.count+' ('+(100*k.rate).toFixed(0)+'%)',title:'e.g. '+k.examples.join(', ')}));});
-  tr.appendChild(el('td',{class:'l',text:t.topMissingPaths.slice(0,3).map(function(m){return m.path+' x'+m.count;}).join(', ')}));body.appendChild(tr);});
-tb.appendChild(body);tx.appendChild(el('div',{class:'card'},[tb]));})();
+var tcols=[{label:'Model',left:true,get:function(x){return nameOf(x[0]);}},{label:'Source',left:true,get:function(x){return x[1];}},{label:'n',get:function(x){return x[2].n;}}]
+  .concat(D.classes.map(function(c){return {label:c.replace('_',' '),get:function(x){return x[2].classes[c].count;},cell:function(x){var k=x[2].classes[c];return el('td',{text:k.count+' ('+(100*k.rate).toFixed(0)+'%)',title:'e.g. '+k.examples.join(', ')});}};}))
+  .concat([{label:'most-missed paths',left:true,cell:function(x){return el('td',{class:'paths'},x[2].topMissingPaths.slice(0,3).map(function(m){return el('div',null,[el('code',{text:m.path}),' x'+m.count]);}));}}]);
+var rowsT=D.taxonomy.slice().sort(function(a,b){return nameOf(a[0])<nameOf(b[0])?-1:nameOf(a[0])>nameOf(b[0])?1:a[1]<b[1]?-1:1;});
+sortable(tb,rowsT,tcols,function(x){var tr=el('tr');tcols.forEach(function(c){tr.appendChild(c.cell?c.cell(x):el('td',{class:c.left?'l':'',text:String(c.get(x))}));});return tr;});
+tx.appendChild(el('div',{class:'card'},[tb]));})();
 
 // Pairwise comparison
 var cp=section('cmp','Pairwise comparison',D.matrix?('Value Accuracy on '+D.matrix.source+', column minus row, paired bootstrap; * = p < 0.05 after Holm-Bonferroni correction.'):'Needs two or more models on one source.');
 if(D.matrix){var m=D.matrix,tb=el('table',{id:'pairwise'});
-  tb.appendChild(el('thead',null,[el('tr',null,[el('th',{text:''})].concat(m.models.map(function(x){return el('th',{text:x.slice(0,12),title:x});})))]));
+  tb.appendChild(el('thead',null,[el('tr',null,[el('th',{text:''})].concat(m.models.map(function(x,j){return el('th',{text:m.short[j],title:x});})))]));
   var body=el('tbody');
   var nc=new Set(m.noCommon.map(function(p){return p[0]+','+p[1];}));
   m.models.forEach(function(row,i){var tr=el('tr',null,[el('td',{text:row})]);m.models.forEach(function(_,j){var c=m.diff[i][j];
@@ -164,33 +173,46 @@ var dr=section('drill','Records','Filter, then click a record for its context, q
 function options(id,all,list){return el('select',{id:id},[el('option',{value:'',text:all})].concat(list.map(function(o){return el('option',{value:o[0],text:o[1]});})));}
 var fModel=options('f-model','all models',D.models.map(function(m,i){return [m,nameOf(i)];}));
 var fSource=options('f-source','all sources',SOURCES.map(function(s){return [s,s];}));
-var cats=new Set();D.records.forEach(function(r){cats.add(r.complexity);});
-var fCat=options('f-category','all categories',Array.from(cats).sort().map(function(c){return [c,c];}));
+var cx=new Set(),cats=new Set();D.records.forEach(function(r){cx.add(r.complexity);if(r.category!==undefined)cats.add(r.category);});
+var ORDER=['easy','medium','hard'];
+var fCx=options('f-complexity','all complexities',Array.from(cx).sort(function(a,b){var i=ORDER.indexOf(a),j=ORDER.indexOf(b);return (i<0?9:i)-(j<0?9:j)||(a<b?-1:1);}).map(function(c){return [c,c];}));
+var fCat=cats.size?options('f-source-category','all source categories',Array.from(cats).sort().map(function(c){return [c,c];})):null;
 var fOut=options('f-outcome','all outcomes',D.classes.map(function(c,i){return [String(i),c.replace('_',' ')];}));
 var fText=el('input',{id:'f-text',placeholder:'record id contains…'});
 var count=el('span',{class:'muted',id:'f-count'});
-dr.appendChild(el('div',{class:'filters card'},['Model',fModel,'Source',fSource,'Category',fCat,'Outcome',fOut,fText,count]));
-var list=el('table',{id:'records'});var lbody=el('tbody');
-list.appendChild(el('thead',null,[el('tr',null,['Record','Model','Source','Category','Val.Acc.','Faithful.','JSON Pass','Outcome'].map(function(h,i){return el('th',{class:i<4||i==7?'l':'',text:h});}))]));list.appendChild(lbody);
+dr.appendChild(el('div',{class:'filters card'},['Model',fModel,'Source',fSource,el('span',{title:'schema complexity: easy = an object of scalars, medium = nested objects or arrays of scalars, hard = arrays of objects or depth >= 3',text:'Schema complexity'}),fCx].concat(fCat?[el('span',{title:"the benchmark's source category (metadata.source_category)",text:'Source category'}),fCat]:[]).concat(['Outcome',fOut,fText,count])));
+/** The record list's columns; a click on a header sorts the filtered records by it. */
+var RCOLS=[{label:'Record',left:true,get:function(x){return D.records[x[2][0]].id;}},{label:'Model',left:true,get:function(x){return nameOf(x[0]);}},{label:'Source',left:true,get:function(x){return x[1];}},{label:'Schema complexity',left:true,get:function(x){var c=D.records[x[2][0]].complexity,i=ORDER.indexOf(c);return i<0?9:i;},text:function(x){return D.records[x[2][0]].complexity;}}]
+  .concat(fCat?[{label:'Source category',left:true,get:function(x){return D.records[x[2][0]].category;}}]:[])
+  .concat([{label:'Val.Acc.',get:function(x){return x[2][1];}},{label:'Faithful.',get:function(x){return x[2][2];}},{label:'JSON Pass',get:function(x){return x[2][3];}},{label:'Outcome',left:true,get:function(x){return x[2][8];},text:function(x){return D.classes[x[2][8]].replace('_',' ');}}]);
+var list=el('table',{id:'records'});var lbody=el('tbody');var sortKey=null,sortDir=-1;var rths=[];
+list.appendChild(el('thead',null,[el('tr',null,RCOLS.map(function(c,i){var th=el('th',{class:(c.left?'l ':'')+'sort',title:'click to sort',text:c.label});
+  th.addEventListener('click',function(){if(sortKey===i)sortDir=-sortDir;else{sortKey=i;sortDir=c.left?1:-1;}rths.forEach(function(h){h.removeAttribute('aria-sort');});th.setAttribute('aria-sort',sortDir>0?'ascending':'descending');sortCurrent();page=0;drawList();});
+  rths.push(th);return th;}))]));list.appendChild(lbody);
 var pager=el('div');var detail=el('div',{id:'detail'});
 dr.appendChild(detail);dr.appendChild(el('div',{class:'card'},[list,pager]));
 var PAGE=50,page=0,current=[];
-function filtered(){var out=[],mq=fModel.value,sq=fSource.value,cq=fCat.value,oq=fOut.value,tq=fText.value.trim().toLowerCase();
+function filtered(){var out=[],mq=fModel.value,sq=fSource.value,xq=fCx.value,cq=fCat?fCat.value:'',oq=fOut.value,tq=fText.value.trim().toLowerCase();
   D.rows.forEach(function(x){var mi=x[0],s=x[1];if(mq&&D.models[mi]!==mq)return;if(sq&&s!==sq)return;
-    x[2].forEach(function(row){var rec=D.records[row[0]];if(cq&&rec.complexity!==cq)return;if(oq&&String(row[8])!==oq)return;if(tq&&rec.id.toLowerCase().indexOf(tq)<0)return;out.push([mi,s,row]);});});
+    x[2].forEach(function(row){var rec=D.records[row[0]];if(xq&&rec.complexity!==xq)return;if(cq&&rec.category!==cq)return;if(oq&&String(row[8])!==oq)return;if(tq&&rec.id.toLowerCase().indexOf(tq)<0)return;out.push([mi,s,row]);});});
   return out;}
+function sortCurrent(){if(sortKey===null)return;var c=RCOLS[sortKey];current.sort(function(a,b){var x=c.get(a),y=c.get(b);if(x===y)return 0;if(x==null)return 1;if(y==null)return -1;return (x<y?-1:1)*sortDir;});}
 function drawList(){lbody.textContent='';var start=page*PAGE;
-  current.slice(start,start+PAGE).forEach(function(x){var row=x[2],rec=D.records[row[0]];
-    lbody.appendChild(el('tr',{class:'rec','data-record':rec.id,'data-model':D.models[x[0]],onclick:function(){show(x);}},[el('td',{class:'l',text:rec.id.slice(0,24),title:rec.id}),el('td',{class:'l',text:nameOf(x[0])}),el('td',{class:'l',text:x[1]}),el('td',{class:'l',text:rec.complexity}),el('td',{text:f3(row[1])}),el('td',{text:f3(row[2])}),el('td',{text:f3(row[3])}),el('td',{class:'l',text:D.classes[row[8]].replace('_',' ')})]));});
+  current.slice(start,start+PAGE).forEach(function(x){var rec=D.records[x[2][0]];
+    var tr=el('tr',{class:'rec','data-record':rec.id,'data-model':D.models[x[0]],onclick:function(){show(x);}});
+    RCOLS.forEach(function(c,i){var v=c.text?c.text(x):c.get(x);tr.appendChild(el('td',{class:c.left?'l':'',text:i===0?String(v).slice(0,24):typeof v==='number'?f3(v):v==null?'-':String(v),title:i===0?rec.id:''}));});
+    lbody.appendChild(tr);});
   pager.textContent='';var pages=Math.max(1,Math.ceil(current.length/PAGE));
   pager.appendChild(el('button',{text:'‹ prev',onclick:function(){if(page>0){page--;drawList();}}}));pager.appendChild(el('span',{class:'muted',text:' page '+(page+1)+' of '+pages+' '}));pager.appendChild(el('button',{text:'next ›',onclick:function(){if(page<pages-1){page++;drawList();}}}));}
-function refresh(){current=filtered();page=0;count.textContent=current.length+' records';drawList();}
-[fModel,fSource,fCat,fOut].forEach(function(s){s.addEventListener('change',refresh);});fText.addEventListener('input',refresh);
+function refresh(){current=filtered();sortCurrent();page=0;count.textContent=current.length+' records';drawList();}
+[fModel,fSource,fCx,fOut].concat(fCat?[fCat]:[]).forEach(function(s){s.addEventListener('change',refresh);});fText.addEventListener('input',refresh);
 function expandDiff(d,rec){if(d.full)return d.full;return d.map(function(e,i){var g=rec.leaves[i];if(e===0)return [g[0],0,g[1],g[1],1];if(e===2)return [g[0],2,g[1],'',0];if(e[0]===3)return [e[1],3,'',e[2],0];return [g[0],e[0],g[1],e[1],e[2]];});}
 function show(x){var row=x[2],rec=D.records[row[0]],key=x[0]+'|'+row[0],d=own(D.diffs,key);detail.textContent='';var c=el('div',{class:'card',id:'record-detail'});
-  c.appendChild(el('h3',null,[rec.id,el('span',{class:'pill',text:nameOf(x[0])}),el('span',{class:'pill',text:x[1]}),el('span',{class:'pill',text:rec.complexity})]));
+  c.appendChild(el('h3',null,[rec.id,el('span',{class:'pill',text:nameOf(x[0])}),el('span',{class:'pill',text:x[1]}),el('span',{class:'pill',title:'schema complexity',text:rec.complexity}),rec.category!==undefined?el('span',{class:'pill',title:'source category',text:rec.category}):null]));
   c.appendChild(el('p',null,['Value Accuracy '+f3(row[1])+' · Faithfulness '+f3(row[2])+' · JSON Pass '+f3(row[3])+' · Path Recall '+f3(row[4])+' · Structure '+f3(row[5])+' · Type Safety '+f3(row[6])+' · Perfect '+f3(row[7])]));
-  if(row[9])c.appendChild(el('p',{class:'muted',text:'Why: '+row[9]}));
+  if(row[9])c.appendChild(el('p',{class:'muted',id:'why',text:'Why: '+row[9]}));
+  var quirks=row[10]||[];var qpaths=new Map();
+  if(quirks.length){var ql=el('ul',{id:'quirks'});quirks.forEach(function(q){qpaths.set(q[0],q);ql.appendChild(el('li',null,["the sob profile's quirk decided this leaf: ",el('code',{text:q[0]}),' ('+q[1]+(q[2]?': '+q[2]:'')+')']));});c.appendChild(ql);}
   if(rec.question!==undefined){
     c.appendChild(el('p',null,[el('b',{text:'Question: '}),clipped('span','question',rec.question,rec.qlen,SHOWN.question)]));
     c.appendChild(el('details',{id:'context-box'},[el('summary',{text:'Context'}),clipped('pre','context',rec.context,rec.clen,SHOWN.context)]));
@@ -199,7 +221,7 @@ function show(x){var row=x[2],rec=D.records[row[0]],key=x[0]+'|'+row[0],d=own(D.
   else if(d.raw===undefined){var gt=own(D.gates,key);if(gt){var fired=row[3]===0?'schema hardening: the answer fails its schema (JSON Pass 0), so every value and structure metric is multiplied by 0':gt[1]<1?('coverage gate x'+gt[1].toFixed(3)+' on Value Accuracy and Faithfulness (path-set F1 '+gt[0].toFixed(3)+(x[1]==='text'?' < 0.95':', gate = min(1, (F1/0.9)^2)')+')'):'none (JSON Pass 1, path-set F1 '+gt[0].toFixed(3)+', coverage gate 1)';c.appendChild(el('p',{id:'gate'},[el('b',{text:'Gate that fired: '}),fired]));}}
   if(!d){}else if(d.raw!==undefined){c.appendChild(el('p',null,[el('b',{text:'The answer is not a JSON object or array: '}),el('pre',{text:d.raw})]));}
   else{var tb=el('table',{class:'diff',id:'diff'});tb.appendChild(el('thead',null,[el('tr',null,['path','status','ground truth','answer','token F1'].map(function(h){return el('th',{class:'l',text:h});}))]));var body=el('tbody');
-    expandDiff(d,rec).forEach(function(l){body.appendChild(el('tr',{class:'s'+l[1]},[el('td',{class:'l',text:l[0]}),el('td',{class:'l',text:STATUS[l[1]]}),el('td',{class:'l',text:l[2]}),el('td',{class:'l',text:l[3]}),el('td',{text:l[1]===3?'':l[4].toFixed(3)})]));});
+    expandDiff(d,rec).forEach(function(l){var q=qpaths.get(l[0]);body.appendChild(el('tr',{class:'s'+l[1]},[el('td',{class:'l'},[l[0],q?el('span',{class:'quirk',title:"the sob profile's quirk decided this leaf: "+q[1]+(q[2]?': '+q[2]:''),text:' ⚑'}):null]),el('td',{class:'l',text:STATUS[l[1]]}),el('td',{class:'l',text:l[2]}),el('td',{class:'l',text:l[3]}),el('td',{text:l[1]===3?'':l[4].toFixed(3)})]));});
     tb.appendChild(body);c.appendChild(tb);}
   detail.appendChild(c);c.scrollIntoView({block:'start'});}
 refresh();

@@ -6,7 +6,7 @@
  * once per record, not per model) and the page renders tables and records lazily.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { flattenLeaves } from '../../metrics/paths.ts';
 import { coverageGate } from '../../metrics/record.ts';
 import { classify, ERROR_CLASSES, type TaxonomyRow, taxonomy } from '../../metrics/taxonomy.ts';
@@ -19,7 +19,9 @@ import { type PyValue, pyStr, toPlain } from '../core/pyjson.ts';
 import { MODALITIES, type Modality } from '../core/record.ts';
 import { type ModelRows, matrixTable, pairwiseMatrix } from './compare.ts';
 import { buildLeaderboard, loadEvaluation, readDisplayNames } from './evaluation.ts';
+import { explainRow } from './explain.ts';
 import { REPORT_CLIENT, REPORT_CSS } from './html-client.ts';
+import { shortNames } from './names.ts';
 
 export interface ReportOptions {
   /** An eval directory (sob eval), a run directory (sob run), or an evaluation folder. */
@@ -177,6 +179,14 @@ interface ReportRecord {
   leaves?: [string, string][];
 }
 
+/** The evaluation folder as the page shows it: relative to the report's folder, else its name. */
+function shownFrom(evalDir: string, out: string): string {
+  if (!out) return basename(evalDir);
+  const rel = relative(dirname(resolve(out)), evalDir);
+  if (rel === '') return '.';
+  return rel.startsWith('../..') || isAbsolute(rel) ? basename(evalDir) : rel;
+}
+
 /** The text embedded, and its full length when cut. */
 function embed(s: string, max: number): [string, number | undefined] {
   return s.length > max ? [s.slice(0, max), s.length] : [s, undefined];
@@ -240,17 +250,18 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
         };
         tRows.push(row);
         const idx = recordOf(id, m, String(r.get('schema_complexity') ?? 'unknown'));
-        const expl = r.get('explanation');
-        const why =
-          expl instanceof Map
-            ? [...expl.entries()]
-                .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : pyStr(v as PyValue)}`)
-                .join('; ')
-            : '';
         const values = METRIC_KEYS.map((k) => num(r.get(k)));
+        const expl = r.get('explanation');
+        const { why, quirks } = explainRow(expl === undefined ? undefined : toPlain(expl), {
+          source: m,
+          jsonPass: values[2],
+          structureF1: values[4],
+        });
         const cls = CLASS_CODE.get(classify(row)) ?? 0;
         if (cls === correctCode) correct.add(`${mi}|${idx}`);
-        list.push([idx, ...values.map((v) => Math.round(v * 1000) / 1000), cls, why]);
+        const shown: unknown[] = [idx, ...values.map((v) => Math.round(v * 1000) / 1000), cls, why];
+        if (quirks.length > 0) shown.push(quirks);
+        list.push(shown);
         if (!mr.rows.has(id)) mr.rows.set(id, { values, weight: num(r.get('difficulty_weight')) });
       }
       rows.push([mi, m, list]);
@@ -330,7 +341,8 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
 
   return {
     generated: new Date().toISOString(),
-    evalDir: layout.evalDir,
+    // Where the numbers come from, without the local absolute path: relative to the report.
+    where: shownFrom(layout.evalDir, opts.out),
     totals: { ...ev.totals, note: ev.totalsNote },
     skipped: ev.skipped,
     warnings: ev.warnings,
@@ -345,6 +357,7 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
     matrix: matrix && {
       source: matrix.source,
       models: matrix.models,
+      short: shortNames(matrix.models, 12),
       diff: matrix.cells.map((r) =>
         r.map((c) => (c ? [Math.round(c.difference * 1000) / 1000, c.pHolm] : null)),
       ),

@@ -31,7 +31,7 @@ const CHROMIUM = '/usr/bin/chromium';
 const tmp = mkdtempSync(join(tmpdir(), 'sob-report-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-const MODELS = ['phi-4', 'gpt-oss', 'gemma-4-31b-it'];
+const MODELS = ['phi-4', 'gpt-oss', 'gemma-4-31b-it', 'claude-opus-4-6', 'claude-opus-4-7'];
 
 async function launch() {
   const { chromium } = await import('playwright-core');
@@ -76,7 +76,7 @@ test('the report in headless Chromium: right numbers, a record diff on click, fi
 
   const browser = await launch();
   try {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     const errors: string[] = [];
     page.on('console', (m) => {
       if (m.type() === 'error') errors.push(m.text());
@@ -98,7 +98,7 @@ test('the report in headless Chromium: right numbers, a record diff on click, fi
 
     // Filters: one model, then one outcome.
     const all = Number((await page.textContent('#f-count'))!.split(' ')[0]);
-    assert.equal(all, 3 * 209);
+    assert.equal(all, MODELS.length * 209);
     await page.selectOption('#f-model', 'phi-4');
     assert.equal(await page.textContent('#f-count'), '209 records');
     await page.selectOption('#f-outcome', '0'); // parse failures: phi-4 has 3
@@ -142,6 +142,82 @@ test('the report in headless Chromium: right numbers, a record diff on click, fi
     // The gate that fired, as the scorer computes it (schema hardening, coverage gate, or none).
     const gate = (await page.textContent('#gate')) ?? '';
     assert.match(gate, /^Gate that fired: (schema hardening|coverage gate x0\.\d{3}|none \(JSON Pass 1)/);
+
+    // The pairwise matrix: distinct column names of at most 12 characters, the full name in a tooltip.
+    const heads = await page.$$eval('#pairwise thead th', (ths) =>
+      ths.slice(1).map((th) => [th.textContent ?? '', th.getAttribute('title') ?? '']),
+    );
+    console.log('HEADS', JSON.stringify(heads));
+    assert.equal(heads.length, MODELS.length);
+    assert.equal(new Set(heads.map((h) => h[0])).size, MODELS.length, JSON.stringify(heads));
+    for (const [short] of heads) assert.ok(short.length <= 12, short);
+    assert.deepEqual(
+      heads.filter((h) => h[1].startsWith('Claude-Opus')),
+      [
+        ['Claude-O-4.6', 'Claude-Opus-4.6'],
+        ['Claude-O-4.7', 'Claude-Opus-4.7'],
+      ],
+    );
+
+    // Nothing overflows its card at 1400 px: every card's content fits its width.
+    const overflow = await page.$$eval('.card', (cards) =>
+      cards
+        .map((c) => ({ id: c.querySelector('[id]')?.id ?? c.className, over: c.scrollWidth - c.clientWidth }))
+        .filter((x) => x.over > 0),
+    );
+    assert.deepEqual(overflow, []);
+    const within = await page.$$eval('#source-image, #source-text, #taxonomy td.paths', (els) =>
+      els.map((e) => {
+        const card = e.closest('.card')!.getBoundingClientRect();
+        const r = e.getBoundingClientRect();
+        return r.right <= card.right && r.left >= card.left;
+      }),
+    );
+    assert.ok(within.length >= 2 + MODELS.length, `${within.length} elements checked`);
+    assert.ok(within.every(Boolean));
+
+    // The bar charts name their metric.
+    assert.match((await page.textContent('#bars-image .chart-title'))!, /^Value Accuracy by model, image/);
+
+    // Schema complexity and SOB's source category are two filters; 33 of phi-4's records are tables.
+    // (SOB's image records are medium or hard; listed by complexity, not alphabetically.)
+    assert.deepEqual(await page.$$eval('#f-complexity option', (os) => os.map((o) => o.textContent)), [
+      'all complexities',
+      'medium',
+      'hard',
+    ]);
+    await page.selectOption('#f-model', 'phi-4');
+    await page.selectOption('#f-source-category', 'tables');
+    assert.equal(await page.textContent('#f-count'), '33 records');
+    await page.selectOption('#f-source-category', '');
+    await page.selectOption('#f-model', '');
+
+    // A click on a record-table header sorts every filtered record, a second click reverses.
+    const col = await page.$$eval('#records thead th', (ths) =>
+      ths.findIndex((th) => th.textContent === 'Val.Acc.'),
+    );
+    const vaColumn = async () =>
+      (await page.$$eval(
+        '#records tbody tr',
+        (trs, c) => trs.map((tr) => Number(tr.children[c].textContent)),
+        col,
+      )) as number[];
+    const header = page.locator('#records thead th', { hasText: 'Val.Acc.' });
+    await header.click();
+    assert.equal(await header.getAttribute('aria-sort'), 'descending');
+    let va = await vaColumn();
+    assert.equal(va.length, 50);
+    assert.equal(va[0], 1);
+    for (let i = 1; i < va.length; i++) assert.ok(va[i - 1] >= va[i], `${va[i - 1]} >= ${va[i]}`);
+    await header.click();
+    assert.equal(await header.getAttribute('aria-sort'), 'ascending');
+    va = await vaColumn();
+    assert.equal(va[0], 0);
+    for (let i = 1; i < va.length; i++) assert.ok(va[i - 1] <= va[i]);
+
+    // The page names the evaluation folder relative to the report, never by its absolute path.
+    assert.match((await page.textContent('#app > p.muted'))!, / from evaluation$/);
+    assert.ok(!readFileSync(out, 'utf8').includes(tmp), 'the local path is not in the page');
 
     // Kept after the test (outside the repository) for a person to look at.
     const shot = join(tmpdir(), 'sob-report-screenshot.png');
@@ -192,7 +268,7 @@ test('long questions and contexts are cut for display, and "show all" shows the 
   mkdirSync(join(dir, 'responses'), { recursive: true });
   const lines = readFileSync(join(SOB, 'images_responses/response_phi-4_image.jsonl'), 'utf8')
     .split('\n')
-    .slice(0, 3);
+    .slice(0, 4);
   const first = JSON.parse(lines[0]);
   first.input.question = `${first.input.question} `.repeat(100).slice(0, 3000);
   first.input.context = `${first.input.context}\n`.repeat(20).slice(0, 30_000);
@@ -239,6 +315,14 @@ test('long questions and contexts are cut for display, and "show all" shows the 
     assert.match(
       whole,
       /\[the report keeps the first 20000 of 30000 characters; the whole text is in the response file\]$/,
+    );
+    // The fourth record's coverage gate, written for people.
+    await page.fill('#f-text', '33259c9b0a8b');
+    await page.click('#records tbody tr.rec >> nth=0');
+    await page.waitForSelector('#why');
+    assert.equal(
+      await page.textContent('#why'),
+      'Why: coverage gate 0.67: structure F1 0.74 below 0.90 for image, so Value Accuracy and Faithfulness x 0.67',
     );
     assert.deepEqual(errors, []);
   } finally {
