@@ -18,7 +18,8 @@ tr:nth-child(even) td{background:#fafbfc}.ci{color:#8a929c;font-size:11px;displa
 td.paths{white-space:normal;word-break:break-word;min-width:180px;max-width:360px;text-align:left;font-size:12px}
 #taxonomy th{white-space:normal;vertical-align:bottom;min-width:64px}
 #pairwise th,#pairwise td{padding:2px 5px;font-size:12px}td.nc{color:#8a929c}
-.chart-title{font:600 12px system-ui,sans-serif}.quirk{color:#6e56cf;cursor:help}
+.chart-title{font:600 12px system-ui,sans-serif}td.warn{color:#c4320a;font-weight:600}
+#quality-table th{white-space:normal;vertical-align:bottom}.quirk{color:#6e56cf;cursor:help}
 nav a{margin-right:14px}svg text{font:11px system-ui,sans-serif}
 .filters select,.filters input{margin:0 10px 6px 4px}.rec{cursor:pointer}.rec:hover td{background:#eef4ff}
 .diff td{white-space:normal;max-width:420px;word-break:break-word}.s0{color:#18794e}.s1{color:#c4320a}.s2{color:#9a6700}.s3{color:#6e56cf}
@@ -93,7 +94,7 @@ if(D.skipped.length||D.warnings.length){
   if(D.warnings.length){nb.appendChild(el('b',{text:'Read the numbers with care'}));var wl=el('ul',{id:'warnings'});D.warnings.forEach(function(w){wl.appendChild(el('li',{text:w}));});nb.appendChild(wl);}
   app.appendChild(nb);
 }
-app.appendChild(el('nav',null,[['lb','Leaderboard'],['src','Per source'],['fig','JSON Pass vs Value Accuracy'],['ranks','Rank shifts'],['tax','Errors'],['cmp','Pairwise'],['drill','Records']].map(function(x){return el('a',{href:'#'+x[0],text:x[1]});})));
+app.appendChild(el('nav',null,[['lb','Leaderboard'],['src','Per source'],['quality','Data quality'],['fig','JSON Pass vs Value Accuracy'],['ranks','Rank shifts'],['tax','Errors'],['cmp','Pairwise'],['drill','Records']].map(function(x){return el('a',{href:'#'+x[0],text:x[1]});})));
 
 // Unified leaderboard (paper Table 2)
 var lb=section('lb','Unified leaderboard','Overall = mean of the seven aggregates x coverage (records scored / records in the benchmark); sources weighted by their total schema-complexity weight W. Click a column to sort.');
@@ -127,6 +128,18 @@ SOURCES.forEach(function(s){
   for(var g=0;g<=10;g+=2)svg+='<text x="'+(200+52*g-6)+'" y="'+(ay+14)+'">'+(g/10).toFixed(1)+'</text>';
   svg+='</svg>';src.appendChild(el('div',{class:'card'},[el('div',{html:svg})]));
 });
+
+// Data quality: the profile each summary was scored with and what the scorer counted
+var dq=section('quality','Data quality','The profile each summary was scored with (sob: parity with the published leaderboard, quirks included; strict: the quirks fixed), and what the scorer counted: repeated record ids, benchmark records without an answer, answers whose id the benchmark does not have. - = not recorded.');
+(function(){var profiles=new Set(D.quality.map(function(q){return q.profile;}));
+if(profiles.size>1)dq.appendChild(el('p',{class:'card notice',id:'mixed-profiles',text:'Mixed profiles: '+Array.from(profiles).sort().join(', ')+'. Numbers scored with different profiles do not compare; score every model with one --profile.'}));
+var tb=el('table',{id:'quality-table'});
+function num(k){return function(q){return q[k];};}
+var qcols=[{label:'Model',left:true,get:function(q){return nameOf(q.m);}},{label:'Source',left:true,get:function(q){return q.source;}},{label:'Profile',left:true,get:function(q){return q.profile;},text:function(q){return q.stated?q.profile:q.profile+' (not stated)';}},
+  {label:'n',get:num('n')},{label:'distinct ids',get:num('distinct')},{label:'repeated ids',get:num('duplicates')},{label:'not answered',title:'benchmark records missing from the answers',get:num('missing')},{label:'not in benchmark',title:'answers with ids the benchmark does not have',get:num('unknown')},
+  {label:'parse failures',get:num('parseFailures')},{label:'schema rejected',get:num('schemaRejected')},{label:'scoring errors',get:num('scoringErrors')}];
+sortable(tb,D.quality,qcols,function(q){var tr=el('tr');qcols.forEach(function(c){var v=c.text?c.text(q):c.get(q);var bad=typeof v==='number'&&v>0&&['repeated ids','not answered','not in benchmark'].indexOf(c.label)>=0;tr.appendChild(el('td',{class:(c.left?'l':'')+(bad?' warn':''),text:v==null?'-':String(v)}));});return tr;});
+dq.appendChild(el('div',{class:'card'},[tb]));})();
 
 // Figure 2: JSON Pass vs Value Accuracy
 var fig=section('fig','JSON Pass vs Value Accuracy','Each point a model on one source: valid JSON is not the same as right values.');

@@ -339,6 +339,32 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
     if (list.length > 0) perSource[m] = list;
   }
 
+  /** Per model and source: the profile it was scored with and what the scorer counted. */
+  const quality: unknown[] = [];
+  for (const [model, ie] of ev.info) {
+    for (const m of MODALITIES) {
+      const s = ie[m];
+      const res = ev.models.get(model)?.[m];
+      if (!s || !res) continue;
+      const dq = new Map(s.dataQuality);
+      quality.push({
+        m: modelIndex.get(model),
+        source: m,
+        profile: s.profile ?? 'sob',
+        stated: s.profile !== null,
+        n: res.records,
+        distinct: s.distinctIds ?? null,
+        duplicates: s.duplicates ?? null,
+        missing: s.benchmark?.missingIds ?? null,
+        unknown: s.benchmark?.unknownIds ?? null,
+        parseFailures: dq.get('json_parse_fail_count') ?? null,
+        schemaRejected: dq.get('schema_rejected_count') ?? null,
+        scoringErrors: dq.get('scoring_error_count') ?? null,
+        malformed: dq.get('malformed_jsonl_line_count') ?? null,
+      });
+    }
+  }
+
   return {
     generated: new Date().toISOString(),
     // Where the numbers come from, without the local absolute path: relative to the report.
@@ -348,6 +374,7 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
     warnings: ev.warnings,
     leaderboard,
     perSource,
+    quality,
     models,
     names: display,
     records,
