@@ -4,7 +4,6 @@
  * the page logs no console errors. The test saves a screenshot.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import {
   cpSync,
   existsSync,
@@ -24,30 +23,12 @@ import { pyEquals } from '../../metrics/values.ts';
 import { readJsonl } from '../../src/core/jsonl.ts';
 import { buildLeaderboard, loadEvaluation, readDisplayNames } from '../../src/report/evaluation.ts';
 import { writeReport } from '../../src/report/html.ts';
+import { CHROMIUM, launchChromium, SOB, sob } from './run.ts';
 
-const ROOT = join(import.meta.dirname, '../..');
-const SOB = join(ROOT, '../shared/data/sob');
-const CHROMIUM = '/usr/bin/chromium';
 const tmp = mkdtempSync(join(tmpdir(), 'sob-report-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
 const MODELS = ['phi-4', 'gpt-oss', 'gemma-4-31b-it', 'claude-opus-4-6', 'claude-opus-4-7'];
-
-async function launch() {
-  const { chromium } = await import('playwright-core');
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-      '--disable-sync',
-    ],
-  });
-}
 
 test('the report in headless Chromium: right numbers, a record diff on click, filters, no console errors', async (t) => {
   if (!existsSync(CHROMIUM)) {
@@ -74,7 +55,7 @@ test('the report in headless Chromium: right numbers, a record diff on click, fi
     `report: ${(statSync(out).size / 1024).toFixed(0)} KB for ${MODELS.length} models x 209 records`,
   );
 
-  const browser = await launch();
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     const errors: string[] = [];
@@ -274,8 +255,6 @@ test('long questions and contexts are cut for display, and "show all" shows the 
   first.input.context = `${first.input.context}\n`.repeat(20).slice(0, 30_000);
   lines[0] = JSON.stringify(first);
   writeFileSync(join(dir, 'responses/response_long_image.jsonl'), `${lines.join('\n')}\n`);
-  const sob = (...args: string[]) =>
-    spawnSync(process.execPath, [join(ROOT, 'bin/sob.js'), ...args], { encoding: 'utf8' });
   const scored = sob(
     'score',
     join(dir, 'responses'),
@@ -289,7 +268,7 @@ test('long questions and contexts are cut for display, and "show all" shows the 
   const r = sob('report', join(dir, 'evaluation'), '--responses', join(dir, 'responses'), '--out', out);
   assert.equal(r.status, 0, r.stderr);
 
-  const browser = await launch();
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     const errors: string[] = [];

@@ -4,20 +4,15 @@
  * embeds no plain-object lookup by name.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { reportData, SOB, sob } from './run.ts';
 
-const ROOT = join(import.meta.dirname, '../..');
-const IMAGE = join(ROOT, '../shared/data/sob/evaluation/image');
+const IMAGE = join(SOB, 'evaluation/image');
 const tmp = mkdtempSync(join(tmpdir(), 'sob-names-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
-
-function sob(...args: string[]) {
-  return spawnSync(process.execPath, [join(ROOT, 'bin/sob.js'), ...args], { encoding: 'utf8' });
-}
 
 const TRICKY = ['constructor', '__proto__', 'toString', 'hasOwnProperty'];
 const ev = join(tmp, 'evaluation');
@@ -28,14 +23,7 @@ writeFileSync(
   '{"__proto__": "Proto", "toString": "To String", "valueOf": "not a folder"}',
 );
 const phiOverall = (() => {
-  const r = sob(
-    'leaderboard',
-    join(ROOT, '../shared/data/sob/evaluation'),
-    '--format',
-    'json',
-    '--table',
-    'image',
-  );
+  const r = sob('leaderboard', join(SOB, 'evaluation'), '--format', 'json', '--table', 'image');
   const rows = JSON.parse(r.stdout) as { model: string; metrics: { value_accuracy: { mean: number } } }[];
   return rows.find((x) => x.model === 'phi-4')!.metrics.value_accuracy.mean;
 })();
@@ -63,9 +51,7 @@ test('sob report and sob compare take the same folders', () => {
   const out = join(tmp, 'report.html');
   const r = sob('report', ev, '--out', out, '--samples', '20');
   assert.equal(r.status, 0, r.stderr);
-  const data = JSON.parse(
-    readFileSync(out, 'utf8').match(/<script type="application\/json" id="sob-data">(.*?)<\/script>/s)![1],
-  ) as { models: string[]; names: string[]; matrix: { models: string[] } };
+  const data = reportData<{ models: string[]; names: string[]; matrix: { models: string[] } }>(out);
   assert.deepEqual(data.models, ['__proto__', 'constructor', 'gpt-oss', 'hasOwnProperty', 'toString']);
   assert.deepEqual(data.names, ['Proto', 'constructor', 'gpt-oss', 'hasOwnProperty', 'To String']);
   assert.equal(data.matrix.models.length, 5);

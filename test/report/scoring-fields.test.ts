@@ -5,22 +5,15 @@
  * row's `explanation.sob_quirks` in the record view. The fields are written by hand here.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
+import { CHROMIUM, launchChromium, SOB, sob } from './run.ts';
 
-const ROOT = join(import.meta.dirname, '../..');
-const SOB = join(ROOT, '../shared/data/sob');
-const CHROMIUM = '/usr/bin/chromium';
 const tmp = mkdtempSync(join(tmpdir(), 'sob-fields-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
-
-function sob(...args: string[]) {
-  return spawnSync(process.execPath, [join(ROOT, 'bin/sob.js'), ...args], { encoding: 'utf8' });
-}
 
 // "strict-model": phi-4's results, scored (say) with the strict profile, 12 ids repeated, 12
 // benchmark records not answered; "sob-model": gpt-oss's, with the sob profile.
@@ -118,12 +111,7 @@ test('the report shows the profiles, the data quality and the quirk that decided
     t.skip('Debian chromium is not installed: the browser part cannot run');
     return;
   }
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu'],
-  });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     const errors: string[] = [];

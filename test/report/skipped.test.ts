@@ -4,20 +4,15 @@
  * folder they leave out, with why, on stderr and in the report.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { reportData, SOB, sob } from './run.ts';
 
-const ROOT = join(import.meta.dirname, '../..');
-const IMAGE = join(ROOT, '../shared/data/sob/evaluation/image');
+const IMAGE = join(SOB, 'evaluation/image');
 const tmp = mkdtempSync(join(tmpdir(), 'sob-skipped-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
-
-function sob(...args: string[]) {
-  return spawnSync(process.execPath, [join(ROOT, 'bin/sob.js'), ...args], { encoding: 'utf8' });
-}
 
 // Two whole folders; a crashed writer's temp and old folders; three broken ones.
 const ev = join(tmp, 'evaluation');
@@ -80,12 +75,7 @@ test('sob report names the left-out folders on stderr and in the page', () => {
   assert.equal(r.status, 0, r.stderr);
   assert.equal(skippedLines(r.stderr).length, 3, r.stderr);
   const html = readFileSync(out, 'utf8');
-  const data = JSON.parse(
-    html.match(/<script type="application\/json" id="sob-data">(.*?)<\/script>/s)![1],
-  ) as {
-    skipped: { folder: string; reason: string }[];
-    leaderboard: unknown[];
-  };
+  const data = reportData<{ skipped: { folder: string; reason: string }[]; leaderboard: unknown[] }>(out);
   assert.deepEqual(
     data.skipped.map((s) => s.folder),
     ['image/broken', 'image/empty', 'image/torn'],

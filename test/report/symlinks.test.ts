@@ -4,7 +4,6 @@
  * dangling link never creates its target.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import {
   cpSync,
   existsSync,
@@ -19,15 +18,10 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { SOB, sob } from './run.ts';
 
-const ROOT = join(import.meta.dirname, '../..');
-const SOB = join(ROOT, '../shared/data/sob');
 const tmp = mkdtempSync(join(tmpdir(), 'sob-links-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
-
-function sob(...args: string[]) {
-  return spawnSync(process.execPath, [join(ROOT, 'bin/sob.js'), ...args], { encoding: 'utf8' });
-}
 
 const evalDir = join(tmp, 'evaluation');
 const outside = join(tmp, 'outside');

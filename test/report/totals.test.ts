@@ -4,20 +4,14 @@
  * totals come from a benchmark manifest or the records present, and every output names the origin.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { reportData, SOB, sob } from './run.ts';
 
-const ROOT = join(import.meta.dirname, '../..');
-const SOB = join(ROOT, '../shared/data/sob');
 const tmp = mkdtempSync(join(tmpdir(), 'sob-totals-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
-
-function sob(...args: string[]) {
-  return spawnSync(process.execPath, [join(ROOT, 'bin/sob.js'), ...args], { encoding: 'utf8' });
-}
 
 interface Totals {
   records: number;
@@ -111,13 +105,10 @@ test('the report states the totals and their origin, with the same Overall', () 
   const out = join(tmp, 'image-only.html');
   const r = sob('report', IMAGE_ONLY, '--out', out, '--samples', '20');
   assert.equal(r.status, 0, r.stderr);
-  const html = readFileSync(out, 'utf8');
-  const data = JSON.parse(
-    html.match(/<script type="application\/json" id="sob-data">(.*?)<\/script>/s)![1],
-  ) as {
+  const data = reportData<{
     totals: { records: Record<string, number>; origin: Record<string, string>; note: Record<string, string> };
     leaderboard: Row[];
-  };
+  }>(out);
   assert.deepEqual(data.totals.origin, { text: 'records', image: 'sob', audio: 'records' });
   assert.equal(data.totals.records.image, 209);
   assert.match(data.totals.note.image, /recognised: 209 distinct record ids of total weight 602/);

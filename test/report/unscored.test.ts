@@ -20,22 +20,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { pairedBootstrap } from '../../metrics/compare.ts';
+import { reportData, SOB, sob } from './run.ts';
 
-const ROOT = join(import.meta.dirname, '../..');
-const SOB = join(ROOT, '../shared/data/sob');
 const IMAGE = join(SOB, 'evaluation/image');
 const tmp = mkdtempSync(join(tmpdir(), 'sob-unscored-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
-
-function sob(...args: string[]) {
-  return spawnSync(process.execPath, [join(ROOT, 'bin/sob.js'), ...args], { encoding: 'utf8' });
-}
-
-function reportData(file: string): Record<string, unknown> {
-  return JSON.parse(
-    readFileSync(file, 'utf8').match(/<script type="application\/json" id="sob-data">(.*?)<\/script>/s)![1],
-  ) as Record<string, unknown>;
-}
 
 test('sob report on an unscored run directory scores it, then reports it', () => {
   // A run directory as sob run leaves it: manifest.json and 20 answers, no evaluation/.
