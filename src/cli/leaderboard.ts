@@ -91,7 +91,8 @@ Model folders left out (no summary, unreadable summary, records without a summar
 Examples:
   sob leaderboard ../shared/data/sob/evaluation --format md
   sob leaderboard ../shared/data/sob/evaluation --table image --format csv
-  sob leaderboard ../shared/data/sob/evaluation --ranks`,
+  sob leaderboard ../shared/data/sob/evaluation --ranks
+  sob leaderboard runs/evaluation --benchmark-totals sob   # coverage against the whole SOB set`,
     )
     .action(
       async (
