@@ -334,7 +334,7 @@ export function tokenAllowedFor(url: string): boolean {
   return ['huggingface.co', 'hf.co'].some((d) => h === d || h.endsWith(`.${d}`));
 }
 
-function authHeaders(url: string): Record<string, string> {
+export function authHeaders(url: string): Record<string, string> {
   const token = process.env.HF_TOKEN;
   return token && tokenAllowedFor(url) ? { authorization: `Bearer ${token}` } : {};
 }

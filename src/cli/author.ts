@@ -92,6 +92,7 @@ Re-running skips the items already drafted.`,
         const { createProvider } = await import('../providers/index.ts');
         const model = await createProvider(flags.model, { baseUrls: flags.baseUrl });
         try {
+          if (items.length === 0) throw new UserError(`${input}: no items to draft (an empty file?)`);
           const r = await authorDrafts({
             items,
             model,
@@ -109,6 +110,10 @@ Re-running skips the items already drafted.`,
           process.stdout.write(
             `${r.written} drafts written, ${r.rejected} rejected, ${r.skipped} already drafted -> ${flags.out}\n`,
           );
+          if (r.written === 0 && r.skipped === 0 && r.rejected > 0)
+            throw new UserError(
+              `every item failed: ${r.rejected} rejected (see ${flags.out.replace(/\.jsonl$/i, '')}.rejected.jsonl)`,
+            );
           if (r.rejected > 0) process.exitCode = 1;
         } finally {
           await model.close?.();

@@ -3,11 +3,11 @@
  * eval directory, resumable as a whole (each step skips what is already done). With no
  * arguments: the bundled example corpus and the two built-in baselines, offline.
  */
-import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { UserError } from '../core/errors.ts';
-import { intOption, log } from './common.ts';
+import { interruptible, intOption, log } from './common.ts';
 
 interface EvalFlags {
   model: string[];
@@ -19,6 +19,7 @@ interface EvalFlags {
   constrained: boolean;
   bootstrapSamples: number;
   report: boolean;
+  progressIntervalMs: number;
 }
 
 const DEFAULT_MODELS = ['baseline:gold', 'baseline:skeleton'];
@@ -92,6 +93,12 @@ export function registerEval(program: Command): void {
       1000,
     )
     .option('--no-report', 'skip the HTML report')
+    .addOption(
+      new Option('--progress-interval-ms <n>', 'progress line period when stderr is not a terminal')
+        .argParser(intOption('--progress-interval-ms', 1))
+        .default(10_000)
+        .hideHelp(),
+    )
     .addHelpText(
       'after',
       `
@@ -105,6 +112,9 @@ Layout: <eval-dir>/benchmark (when built), <eval-dir>/runs/<model>/ (one run dir
     .action(async (flags: EvalFlags) => {
       const evalDir = resolve(flags.evalDir);
       mkdirSync(evalDir, { recursive: true });
+      // One `sob eval` per eval directory: a second one is refused before it builds or asks anything.
+      const { acquireLock } = await import('../core/files.ts');
+      acquireLock(evalDir, 'eval directory');
       const models = flags.model.length > 0 ? flags.model : DEFAULT_MODELS;
       const benchmark = flags.benchmark
         ? resolve(flags.benchmark)
@@ -117,16 +127,24 @@ Layout: <eval-dir>/benchmark (when built), <eval-dir>/runs/<model>/ (one run dir
       const { loadTemplate } = await import('../runner/prompt.ts');
       const { sanitizeModelId } = await import('../runner/run-dir.ts');
       const { scoreFiles } = await import('../scoring/score-files.ts');
-      const controller = new AbortController();
-      const onSigint = () => controller.abort();
-      process.once('SIGINT', onSigint);
+      const { ProgressReporter } = await import('../runner/progress.ts');
       const evaluation = join(evalDir, 'evaluation');
       const template = loadTemplate();
       let failed = 0;
+      let answeredModels = 0;
+      let progress: InstanceType<typeof ProgressReporter> | undefined;
+      const stop = interruptible(() => progress?.clear());
+      const interrupted = () => {
+        log('interrupted: re-run the same command to resume');
+        process.exitCode = 130;
+      };
       try {
         for (const model of models) {
           const name = sanitizeModelId(model);
           const provider = await createProvider(model, { baseUrls: flags.baseUrl });
+          // The runner's progress line, one per model, while it runs.
+          progress = new ProgressReporter(process.stderr, flags.progressIntervalMs, Date.now, `${model}: `);
+          const bar = progress;
           try {
             const res = await runBenchmark({
               provider,
@@ -140,13 +158,24 @@ Layout: <eval-dir>/benchmark (when built), <eval-dir>/runs/<model>/ (one run dir
               timeoutMs: 120_000,
               maxRetries: 5,
               template,
-              signal: controller.signal,
-              log,
+              signal: stop.signal,
+              onProgress: (p) => bar.update(p),
+              log: (line) => {
+                bar.clear();
+                log(line);
+              },
             });
+            bar.finish(res.progress);
             log(`${model}: ${res.status} (${res.runDir})`);
-            if (res.status === 'interrupted')
-              throw new UserError('interrupted: re-run the same command to resume');
+            if (res.status === 'interrupted') return interrupted();
             if (res.status !== 'complete') failed++;
+            if (res.progress.done === 0) {
+              log(
+                `${model}: no record answered (${res.progress.failed} failed; see ${join(res.runDir, 'errors.jsonl')}); nothing to score`,
+              );
+              continue;
+            }
+            answeredModels++;
             const scored = await scoreFiles(
               [{ file: join(res.runDir, 'responses.jsonl'), modelDir: name, outDir: evaluation }],
               {
@@ -156,23 +185,31 @@ Layout: <eval-dir>/benchmark (when built), <eval-dir>/runs/<model>/ (one run dir
               },
             );
             for (const r of scored) if (r.error) log(`sob: ${r.error}`);
+            if (stop.interrupted()) return interrupted();
           } finally {
+            bar.clear();
             await provider.close?.();
           }
         }
       } finally {
-        process.off('SIGINT', onSigint);
+        stop.dispose();
       }
+      if (answeredModels === 0)
+        throw new UserError(
+          `no model answered any record (${models.join(', ')}); see errors.jsonl in ${join(evalDir, 'runs')}/<model>/`,
+        );
 
       // The benchmark's per-source totals drive the leaderboard's weights and coverage.
       const manifest = join(benchmark, '..', 'manifest.json');
-      if (existsSync(manifest)) copyFileSync(manifest, join(evaluation, 'manifest.json'));
+      // Written by rename, so a symlink planted in the eval directory is replaced, never followed.
+      const { writeFileAtomic } = await import('../core/files.ts');
+      if (existsSync(manifest)) writeFileAtomic(join(evaluation, 'manifest.json'), readFileSync(manifest));
       const { buildLeaderboard, loadEvaluation } = await import('../report/evaluation.ts');
       const tables = await import('../report/tables.ts');
       const rows = buildLeaderboard(await loadEvaluation(evaluation), {});
-      writeFileSync(join(evalDir, 'leaderboard.md'), `${tables.leaderboardMarkdown(rows)}\n`);
-      writeFileSync(join(evalDir, 'leaderboard.csv'), tables.leaderboardCsv(rows));
-      writeFileSync(join(evalDir, 'leaderboard.json'), `${tables.leaderboardJson(rows)}\n`);
+      writeFileAtomic(join(evalDir, 'leaderboard.md'), `${tables.leaderboardMarkdown(rows)}\n`);
+      writeFileAtomic(join(evalDir, 'leaderboard.csv'), tables.leaderboardCsv(rows));
+      writeFileAtomic(join(evalDir, 'leaderboard.json'), `${tables.leaderboardJson(rows)}\n`);
       process.stdout.write(`${tables.leaderboardTable(rows)}\n`);
 
       if (flags.report) {

@@ -7,7 +7,7 @@ import { createProvider } from '../providers/index.ts';
 import { ProgressReporter } from '../runner/progress.ts';
 import { loadTemplate } from '../runner/prompt.ts';
 import { runBenchmark } from '../runner/run.ts';
-import { intOption, log, modalityOption } from './common.ts';
+import { interruptible, intOption, log, modalityOption } from './common.ts';
 
 interface RunFlags {
   model: string;
@@ -26,6 +26,7 @@ interface RunFlags {
   cache?: string | boolean;
   retryBaseMs: number;
   progressIntervalMs: number;
+  maxResponseMb: number;
 }
 
 function numberOption(name: string, min: number, max: number): (v: string) => number {
@@ -76,6 +77,12 @@ export function registerRun(program: Command): void {
       5,
     )
     .option(
+      '--max-response-mb <n>',
+      'a reply larger than this is an error (too_large), not read into memory',
+      numberOption('--max-response-mb', 0.001, 4096),
+      16,
+    )
+    .option(
       '--cache [dir]',
       'reuse answers to identical requests from a response cache (default dir runs/.cache)',
     )
@@ -110,20 +117,13 @@ Examples:
   sob run --model baseline:skeleton --benchmark records.jsonl --run-dir runs/skeleton`,
     )
     .action(async (flags: RunFlags) => {
-      const provider = await createProvider(flags.model, { baseUrls: flags.baseUrl });
+      const provider = await createProvider(flags.model, {
+        baseUrls: flags.baseUrl,
+        maxResponseBytes: Math.round(flags.maxResponseMb * 1024 * 1024),
+      });
       const template = loadTemplate(flags.promptTemplate);
-      const stop = new AbortController();
-      let signals = 0;
-      const onSignal = () => {
-        signals++;
-        if (signals > 1) process.exit(130);
-        progress.clear();
-        log('stopping: waiting for nothing more to be written (Ctrl-C again to quit at once)');
-        stop.abort();
-      };
       const progress = new ProgressReporter(process.stderr, flags.progressIntervalMs);
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
+      const stop = interruptible(() => progress.clear());
       try {
         const res = await runBenchmark({
           provider,
@@ -166,8 +166,7 @@ Examples:
         } else log(`done: ${res.runDir} (score it with: sob score ${res.runDir})`);
       } finally {
         progress.clear();
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
+        stop.dispose();
       }
     });
 }

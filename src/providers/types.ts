@@ -16,11 +16,31 @@ export const ERROR_CLASSES = [
   'schema_rejected',
   'truncated',
   'refusal',
+  /** A 2xx reply that is not an answer: no choices, no message, content null, no candidates, not JSON. */
+  'invalid_response',
+  /** A reply over the size cap (--max-response-mb). */
+  'too_large',
+  /** No endpoint could be reached at all (connection refused, unknown host): the run stops. */
+  'unreachable',
+  /** HTTP 404: the model (or the endpoint path) does not exist there: the run stops. */
+  'not_found',
+  /** The whole batch expired before this request was answered (batch mode). */
+  'batch_expired',
 ] as const;
 export type ErrorClass = (typeof ERROR_CLASSES)[number];
 
 /** Transient classes: worth another attempt after a pause. */
-export const RETRYABLE: ReadonlySet<ErrorClass> = new Set(['rate_limit', 'server', 'timeout', 'network']);
+export const RETRYABLE: ReadonlySet<ErrorClass> = new Set([
+  'rate_limit',
+  'server',
+  'timeout',
+  'network',
+  'invalid_response',
+  'batch_expired',
+]);
+
+/** Classes that end the whole run at once: no other record would fare better. */
+export const FATAL: ReadonlySet<ErrorClass> = new Set(['auth', 'unreachable', 'not_found']);
 
 export interface ProviderRequest {
   recordId: string;
@@ -48,6 +68,9 @@ export interface ProviderResponse {
   cost?: number;
   /** Which endpoint answered (several --base-url values). */
   endpoint?: string;
+  /** Streamed answers: time to the first token (ms) and per output token after it (ms). */
+  ttftMs?: number;
+  tpotMs?: number;
 }
 
 export interface Provider {
@@ -68,10 +91,18 @@ export class ProviderError extends Error {
   /** Server-requested pause (Retry-After), in ms. */
   readonly retryAfterMs?: number;
   readonly response?: ProviderResponse;
+  /** The request never reached a server (connection refused, unknown host). */
+  readonly unreachable: boolean;
   constructor(
     errorClass: ErrorClass,
     message: string,
-    extra: { status?: number; retryAfterMs?: number; response?: ProviderResponse; cause?: unknown } = {},
+    extra: {
+      status?: number;
+      retryAfterMs?: number;
+      response?: ProviderResponse;
+      cause?: unknown;
+      unreachable?: boolean;
+    } = {},
   ) {
     super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
     this.name = 'ProviderError';
@@ -79,12 +110,14 @@ export class ProviderError extends Error {
     this.status = extra.status;
     this.retryAfterMs = extra.retryAfterMs;
     this.response = extra.response;
+    this.unreachable = extra.unreachable === true;
   }
 }
 
-/** The class of an HTTP status: 401/403 auth, 408 timeout, 429 rate_limit, 5xx server, other 4xx bad_request. */
+/** The class of an HTTP status: 401/403 auth, 404 not_found, 408 timeout, 429 rate_limit, 5xx server, other 4xx bad_request. */
 export function classifyStatus(status: number): ErrorClass {
   if (status === 401 || status === 403) return 'auth';
+  if (status === 404) return 'not_found';
   if (status === 408) return 'timeout';
   if (status === 429) return 'rate_limit';
   if (status >= 500) return 'server';

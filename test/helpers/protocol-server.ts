@@ -24,7 +24,11 @@ export type Outcome =
   | { kind: 'refusal'; text: string }
   | { kind: 'status'; status: number; message?: string; retryAfter?: string; delayMs?: number }
   | { kind: 'drop'; delayMs?: number }
-  | { kind: 'slow'; delayMs: number; text: string };
+  | { kind: 'slow'; delayMs: number; text: string }
+  /** A reply of our own making: a 200 with `content: null`, no choices, a body that is not JSON. */
+  | { kind: 'raw'; status?: number; contentType?: string; body: string; delayMs?: number }
+  /** A 200 JSON reply of `bytes` bytes, sent in chunks without Content-Length (or declaring it). */
+  | { kind: 'huge'; bytes: number; declareLength?: boolean };
 
 export interface SeenRequest {
   protocol: Protocol;
@@ -41,6 +45,9 @@ export interface SeenRequest {
   userText: string;
   systemText: string;
   authorization: string | undefined;
+  /** The query string as sent (without `?`). */
+  query: string;
+  headers: Record<string, string | string[] | undefined>;
 }
 
 export interface ServerOptions {
@@ -158,6 +165,8 @@ export async function startProtocolServer(opts: ServerOptions = {}): Promise<Pro
       authorization:
         (req.headers.authorization as string | undefined) ??
         (req.headers['x-goog-api-key'] as string | undefined),
+      query: (req.url ?? '').split('?')[1] ?? '',
+      headers: req.headers,
     };
     if (keepLog) state.requests.push(seen);
     const out = script(seen);
@@ -165,6 +174,31 @@ export async function startProtocolServer(opts: ServerOptions = {}): Promise<Pro
     if (delay > 0) await wait(delay);
     if (out.kind === 'drop') {
       req.socket.destroy();
+      return;
+    }
+    if (out.kind === 'raw') {
+      res.writeHead(out.status ?? 200, {
+        'content-type': out.contentType ?? 'application/json',
+        'content-length': Buffer.byteLength(out.body),
+      });
+      res.end(out.body);
+      return;
+    }
+    if (out.kind === 'huge') {
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        ...(out.declareLength ? { 'content-length': String(out.bytes) } : {}),
+      });
+      const head = '{"choices": [{"index": 0, "message": {"role": "assistant", "content": "';
+      res.write(head);
+      const chunk = 'x'.repeat(64 * 1024);
+      let sent = head.length;
+      while (sent < out.bytes - 8 && !res.destroyed) {
+        const n = Math.min(chunk.length, out.bytes - 8 - sent);
+        if (!res.write(chunk.slice(0, n))) await new Promise((r) => res.once('drain', r).once('close', r));
+        sent += n;
+      }
+      res.end('"}}]}');
       return;
     }
     if (out.kind === 'status') {
