@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { Ajv } from 'ajv';
 import addFormatsPlugin from 'ajv-formats';
+import { compileSchema, validateCompiled } from '../../src/core/validator.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const dir = mkdtempSync(join(tmpdir(), 'sob-probes-'));
