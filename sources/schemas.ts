@@ -185,7 +185,7 @@ function schemasOfFile(file: string): { sources: SchemaSource[]; problems: Probl
   const sources: SchemaSource[] = [];
   const problems: Problem[] = [];
   const text = readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
-  const add = (origin: string, fallbackId: string, value: unknown, raw: string, lossless?: PyValue) => {
+  const add = (origin: string, fallbackId: string, value: unknown, lossless?: PyValue) => {
     const u = unwrap(value);
     const wrapped = u.schema !== value;
     const innerLossless =
@@ -206,7 +206,7 @@ function schemasOfFile(file: string): { sources: SchemaSource[]; problems: Probl
       const origin = `${file}:${i + 1}`;
       try {
         const { plain, lossless } = parseSchemaText(line);
-        add(origin, `${stem}-${i + 1}`, plain, line, lossless);
+        add(origin, `${stem}-${i + 1}`, plain, lossless);
       } catch (e) {
         problems.push({ origin, reasons: [`not valid JSON: ${errorMessage(e)}`] });
       }
@@ -218,9 +218,9 @@ function schemasOfFile(file: string): { sources: SchemaSource[]; problems: Probl
   if (Array.isArray(r.plain)) {
     r.plain.forEach((v, i) => {
       const l = Array.isArray(r.lossless) ? r.lossless[i] : undefined;
-      add(`${file}: item ${i}`, `${stem}-${i + 1}`, v, JSON.stringify(v), l);
+      add(`${file}: item ${i}`, `${stem}-${i + 1}`, v, l);
     });
-  } else add(file, stem, r.plain, r.text, r.lossless);
+  } else add(file, stem, r.plain, r.lossless);
   return { sources, problems };
 }
 

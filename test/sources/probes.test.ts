@@ -73,7 +73,7 @@ describe('sob build probes', () => {
     assert.equal(readFileSync(again, 'utf8'), readFileSync(out, 'utf8'));
   });
 
-  test("every probe's ground truth validates against its schema with ajv, formats asserted", () => {
+  test("every probe's ground truth validates against its schema with ajv (formats asserted) and the compliance validator", () => {
     for (const r of recs) {
       const validate = ajv.compile(r.input.json_schema);
       assert.equal(
@@ -81,6 +81,9 @@ describe('sob build probes', () => {
         true,
         `${r.metadata.record_id}: ${ajv.errorsText(validate.errors)}`,
       );
+      const c = compileSchema(r.input.json_schema);
+      assert.ok(c.ok, r.metadata.record_id);
+      assert.deepEqual(validateCompiled(c.compiled, r.output.ground_truth), { valid: true, violations: [] });
     }
   });
 
