@@ -238,7 +238,7 @@ function bootstrapPass(
   return percentileBounds(est);
 }
 
-interface Interval {
+export interface Interval {
   mean: number;
   low: number;
   high: number;
@@ -351,4 +351,28 @@ export function buildSummary(
     if (Object.keys(ea).length > 0) payload.error_analysis = ea;
   }
   return payload;
+}
+
+/**
+ * The percentile bootstrap 95% interval of a plain mean, with the summaries' resampling
+ * (`random.Random(seed)`, `randrange(n)` draws) and order statistics; for other tracks'
+ * per-record columns (the compliance track's coverage and compliance).
+ */
+export function bootstrapMeanInterval(values: Float64Array, samples: number, seed: number): Interval {
+  const n = values.length;
+  const m = mean(values, null);
+  if (n === 0 || samples <= 0) return { mean: m, low: m, high: m };
+  const rng = new PyRandom(seed);
+  const scratch = n <= 0xffff ? new Uint16Array(n) : new Uint32Array(n);
+  const [low, high] = bootstrapPass(
+    values,
+    null,
+    samples,
+    (_s, out) => {
+      rng.fillRandrange(n, out);
+      return out;
+    },
+    scratch,
+  );
+  return { mean: m, low, high };
 }

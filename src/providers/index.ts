@@ -46,7 +46,10 @@ export async function createProvider(id: string, opts: ProviderOptions = {}): Pr
     case 'baseline':
       if (model === 'gold') return new GoldBaseline();
       if (model === 'skeleton') return new SkeletonBaseline();
-      throw new UserError(`unknown baseline "${model}": use baseline:gold or baseline:skeleton`);
+      if (model === 'instance') return new (await import('./instance.ts')).InstanceBaseline();
+      throw new UserError(
+        `unknown baseline "${model}": use baseline:gold, baseline:skeleton or baseline:instance`,
+      );
     case 'local': {
       const { LocalProvider } = await import('./local.ts');
       const p = new LocalProvider(model);

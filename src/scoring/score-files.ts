@@ -22,6 +22,7 @@ import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { buildSummary, SummaryAccumulator, type SummaryOptions } from '../../metrics/summary.ts';
+import { Heartbeat, type Watchdog, watchHeartbeat } from '../core/budget.ts';
 import { UserError } from '../core/errors.ts';
 import { modalityFromPath, modelDirName } from '../core/modality.ts';
 import { dumpsPy } from '../core/pyjson.ts';
@@ -205,13 +206,10 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
 
   const runSlot = (): Promise<void> =>
     new Promise<void>((resolveSlot) => {
-      const heartbeat = new SharedArrayBuffer(8);
-      const beat = new Int32Array(heartbeat);
+      const hb = new Heartbeat();
       let worker: Worker | null = null;
       let current: { idx: number; st: FileState } | null = null;
-      let seenSeq = -1;
-      let seenAt = Date.now();
-      let watchdog: NodeJS.Timeout | null = null;
+      let watchdog: Watchdog | null = null;
       let pendingSummary: {
         resolve: (s: Record<string, unknown>[]) => void;
         reject: (e: Error) => void;
@@ -227,7 +225,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       const fileDone = (error?: string) => {
         const c = current!;
         current = null;
-        Atomics.store(beat, 0, 0);
+        hb.clear();
         finishFile(c.idx, c.st, summarize, error).then(nextFile, (e: unknown) => {
           results[c.idx] = {
             file: c.st.target.file,
@@ -242,7 +240,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
 
       const startWorker = () => {
         const w = new Worker(scoringWorkerUrl(), {
-          workerData: { heartbeat },
+          workerData: { heartbeat: hb.buffer },
           resourceLimits: {
             maxOldGenerationSizeMb: opts.workerMemoryMb ?? 3072,
             maxYoungGenerationSizeMb: 48,
@@ -285,7 +283,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
           } else if (current) replaceWorker('scoring worker exited unexpectedly');
         });
         worker = w;
-        Atomics.store(beat, 0, 0);
+        hb.clear();
       };
 
       const replaceWorker = (reason: string) => {
@@ -293,7 +291,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         worker = null;
         void old?.terminate();
         if (!current) return;
-        const line = Atomics.load(beat, 0);
+        const line = hb.item();
         const st = current.st;
         if (line > 0 && st.skip[line] === undefined) {
           st.skip[line] = reason;
@@ -311,8 +309,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       const dispatch = () => {
         if (!current || !worker) return;
         const st = current.st;
-        seenSeq = -1;
-        seenAt = Date.now();
+        watchdog?.reset();
         const job: WorkerJob = {
           file: st.target.file,
           startLine: st.lastLine + 1,
@@ -326,7 +323,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
 
       const nextFile = () => {
         if (nextTarget >= targets.length) {
-          if (watchdog) clearInterval(watchdog);
+          watchdog?.stop();
           void worker?.terminate();
           worker = null;
           resolveSlot();
@@ -343,21 +340,9 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         dispatch();
       };
 
-      watchdog = setInterval(
-        () => {
-          if (!current || !worker) return;
-          const seq = Atomics.load(beat, 1);
-          const line = Atomics.load(beat, 0);
-          const now = Date.now();
-          if (seq !== seenSeq) {
-            seenSeq = seq;
-            seenAt = now;
-            return;
-          }
-          if (line > 0 && now - seenAt > timeoutMs) replaceWorker(`scoring exceeded ${timeoutMs} ms`);
-        },
-        Math.min(250, Math.max(10, timeoutMs / 4)),
-      );
+      watchdog = watchHeartbeat(hb, timeoutMs, () => {
+        if (current && worker) replaceWorker(`scoring exceeded ${timeoutMs} ms`);
+      });
 
       startWorker();
       nextFile();

@@ -5,6 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { buildSummary, type SummaryData, type SummaryOptions } from '../../metrics/summary.ts';
+import { Heartbeat } from '../core/budget.ts';
 import { parseLine, readLinesSync } from '../core/jsonl.ts';
 import { type Modality, SCORING_SKIP_KEYS, SCORING_SPAN_KEYS } from '../core/record.ts';
 import { prepareStrict } from '../core/schema.ts';
@@ -35,15 +36,14 @@ export type WorkerMessage =
   | { type: 'fatal'; error: string };
 
 const { heartbeat } = workerData as { heartbeat: SharedArrayBuffer };
-const beat = new Int32Array(heartbeat);
+const hb = new Heartbeat(heartbeat);
 const port = parentPort!;
 
 async function run(job: WorkerJob): Promise<void> {
   if (job.profile.profile === 'strict') await prepareStrict(job.profile.assertFormats);
   let batch: LineOutcome[] = [];
   for (const l of readLinesSync(job.file, job.startLine)) {
-    Atomics.store(beat, 0, l.line);
-    Atomics.add(beat, 1, 1);
+    hb.begin(l.line);
     const parsed = parseLine(l, SCORING_SPAN_KEYS, SCORING_SKIP_KEYS);
     const skipped = job.skip[l.line];
     batch.push(
@@ -51,7 +51,7 @@ async function run(job: WorkerJob): Promise<void> {
         ? scoreParsedLine(parsed, job.pathModality, job.forced, job.profile)
         : failedLine(parsed, skipped, job),
     );
-    Atomics.store(beat, 0, 0);
+    hb.end();
     if (batch.length >= 32) {
       port.postMessage({ type: 'batch', items: batch } satisfies WorkerMessage);
       batch = [];
