@@ -14,7 +14,7 @@ import {
   type SeenRequest,
   startProtocolServer,
 } from '../helpers/protocol-server.ts';
-import { rows, sob, writeBenchmark } from '../runner/sob-cli.ts';
+import { rows, sobRun, writeBenchmark } from '../runner/sob-cli.ts';
 
 const FIRST_MS = 2000;
 const GAP_MS = 100;
@@ -51,25 +51,8 @@ function streamed(r: SeenRequest, extra: { cut?: boolean; firstMs?: number; gapM
 }
 
 function run(model: string, bench: string, dir: string, extra: string[] = []) {
-  return sob(
-    [
-      'run',
-      '--model',
-      model,
-      '--base-url',
-      model.startsWith('gemini:') ? server.geminiBaseUrl : server.openaiBaseUrl,
-      '--benchmark',
-      bench,
-      '--run-dir',
-      dir,
-      '--concurrency',
-      '1',
-      '--retry-base-ms',
-      '5',
-      ...extra,
-    ],
-    { cwd: tmp, env: { OPENAI_API_KEY: 'sk-s', GEMINI_API_KEY: 'g-s' } },
-  ).done;
+  const env = { OPENAI_API_KEY: 'sk-s', GEMINI_API_KEY: 'g-s' };
+  return sobRun(server, model, bench, dir, { cwd: tmp, env, extra: ['--concurrency', '1', ...extra] }).done;
 }
 
 for (const model of ['openai:gpt-4.1-mini', 'gemini:gemini-2.5-flash']) {

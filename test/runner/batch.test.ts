@@ -16,7 +16,7 @@ import {
   type SeenRequest,
   startProtocolServer,
 } from '../helpers/protocol-server.ts';
-import { readLines, rows, sob, until, writeBenchmark } from './sob-cli.ts';
+import { readLines, rows, sob, sobRun, until, writeBenchmark } from './sob-cli.ts';
 
 let tmp: string;
 let server: ProtocolServer;
@@ -44,26 +44,11 @@ beforeEach(() => {
 const env = { OPENAI_API_KEY: 'sk-batch', GEMINI_API_KEY: 'gm-batch' };
 
 function run(model: string, bench: string, dir: string, extra: string[] = []) {
-  return sob(
-    [
-      'run',
-      '--model',
-      model,
-      '--base-url',
-      model.startsWith('gemini:') ? server.geminiBaseUrl : server.openaiBaseUrl,
-      '--benchmark',
-      bench,
-      '--run-dir',
-      dir,
-      '--batch',
-      '--batch-poll-ms',
-      '20',
-      '--retry-base-ms',
-      '5',
-      ...extra,
-    ],
-    { cwd: tmp, env },
-  );
+  return sobRun(server, model, bench, dir, {
+    cwd: tmp,
+    env,
+    extra: ['--batch', '--batch-poll-ms', '20', ...extra],
+  });
 }
 
 /** Asked counts for `ids` since `before` (a request inside a batch counts when the batch answers it). */
