@@ -302,3 +302,28 @@ test('sob eval --batch passes it through: one batch per model, scored', async ()
   );
   assert.ok(JSON.parse(readFileSync(join(dir, 'leaderboard.json'), 'utf8')).length === 1);
 });
+
+test('Ctrl-C while polling: exit 130, the batch is left running and named; the re-run collects it without a second batch', async () => {
+  const first = server.batches.length;
+  states = (i) =>
+    i === first ? ['validating', ...Array(40).fill('in_progress'), 'completed'] : ['completed'];
+  const keys = ids('ci', 5);
+  const bench = writeBenchmark(join(tmp, 'ci.jsonl'), keys);
+  const dir = join(tmp, 'ctrl-c');
+  const a = run('openai:m', bench, dir);
+  await until(() => server.batches.length > first && server.batches[first].polls >= 2, 30_000, 'polling');
+  a.child.kill('SIGINT');
+  const ra = await a.done;
+  assert.equal(ra.code, 130, ra.stderr);
+  assert.match(
+    ra.stderr,
+    new RegExp(
+      `the batch keeps running at the provider: re-run the same command to collect its answers \\(${server.batches[first].id}\\)`,
+    ),
+  );
+  assert.equal(JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')).status, 'interrupted');
+  const rb = await run('openai:m', bench, dir).done;
+  assert.equal(rb.code, 0, rb.stderr);
+  assert.equal(server.batches.length - first, 1);
+  assert.equal(readLines(join(dir, 'responses.jsonl')).length, 5);
+});
