@@ -362,7 +362,8 @@ export function aggregateCompliance(rows: ComplianceRow[], opts: AggregateOption
     }
     l.push(r);
   }
-  const datasets: Record<string, ComplianceGroup> = {};
+  // No prototype: a dataset named `__proto__` or `constructor` is a key like any other.
+  const datasets: Record<string, ComplianceGroup> = Object.create(null);
   for (const name of [...byDataset.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
     datasets[name] = group(byDataset.get(name)!, samples, seed);
   }

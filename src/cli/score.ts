@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../core/errors.ts';
 import type { Modality } from '../core/record.ts';
+import { complianceScoreLine } from '../report/compliance.ts';
 import { defaultOutDir, expandInputs, type ScoreTarget, scoreFiles } from '../scoring/score-files.ts';
 import { choiceOption, intOption, log, modalityOption } from './common.ts';
 
@@ -132,6 +133,7 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
       });
       const header = ['file', 'source', 'n', ...SHOWN.map(([, h]) => h)];
       const rows: string[][] = [];
+      const schemaLines: string[] = [];
       let failures = 0;
       for (const [i, r] of results.entries()) {
         done++;
@@ -140,6 +142,13 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
           log(`sob: ${r.error}`);
         }
         for (const o of r.outputs) {
+          if (o.modality === 'schema') {
+            // Schema records: the compliance track's numbers (src/report/compliance.ts).
+            schemaLines.push(
+              `${targets[i].modelDir ?? r.file.split('/').pop() ?? r.file}  schema  ${o.records}  ${complianceScoreLine(o.summary)}`,
+            );
+            continue;
+          }
           const s = o.summary.summary as { overall_weighted: { metrics: Record<string, { mean: number }> } };
           rows.push([
             // A run directory's responses.jsonl is named by its model.
@@ -154,6 +163,7 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
       const fmt = (cs: string[]) =>
         cs.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
       if (rows.length > 0) process.stdout.write(`${[fmt(header), ...rows.map(fmt)].join('\n')}\n`);
+      if (schemaLines.length > 0) process.stdout.write(`${schemaLines.join('\n')}\n`);
       log(
         `scored ${done - failures}/${files.length} files in ${((Date.now() - started) / 1000).toFixed(2)} s (weighted means shown)`,
       );
