@@ -11,6 +11,7 @@
 export const COMPLIANCE_CSS = `
 .cbar-legend span{display:inline-block;width:10px;height:10px;margin:0 4px 0 10px;vertical-align:middle}
 table.viol td{white-space:normal;word-break:break-word;max-width:420px}table.viol code{font-size:12px}
+table.ctable th,table.ctable td{padding:3px 5px;font-size:12px}table.ctable th{white-space:normal;vertical-align:bottom}
 #compliance-keywords th{white-space:normal;vertical-align:bottom}.o0{color:#18794e}.o1,.o2,.o5{color:#c4320a}.o3,.o4{color:#9a6700}
 `;
 
@@ -52,15 +53,15 @@ function render(D,app,h){
   var tb=el('table',{id:'compliance-summary'});
   var cols=[{label:'Model',left:true,get:function(s){return name(s.m);}},{label:'n',get:function(s){return s.records;}}]
     .concat(RATES.map(function(r){return {label:r[1],title:r[2]+'; click to sort',get:function(s){return s.overall[r[0]].rate;},cell:function(s){return rateCell(s.overall[r[0]]);}};}))
-    .concat([{label:'Partial validity',get:function(s){return s.overall.partial_validity.mean;}}])
+    .concat([{label:'Partial validity',title:'mean share of the applicable constraints met',get:function(s){return s.overall.partial_validity.mean;},cell:function(s){return el('td',{text:f3(s.overall.partial_validity.mean)});}}])
     .concat(timed.map(function(t){return {label:t[1]+' median / p90 (ms)',get:function(s){return s.overall.efficiency[t[0]].median;},cell:function(s){var e=s.overall.efficiency[t[0]];return el('td',{text:e.n?ms(e.median)+' / '+ms(e.p90):'-'});}};}))
-    .concat([{label:'not JSON',get:function(s){return q(s,'json_parse_fail_count');}},{label:'refused',get:function(s){return q(s,'schema_rejected_count');}},{label:'schema does not compile',get:function(s){return q(s,'uncompilable_schema_count');}}]);
+    .concat([{label:'not JSON',title:'declared records whose answer does not parse',get:function(s){return q(s,'json_parse_fail_count');}},{label:'refused',title:'schemas the provider refused (schema_rejected)',get:function(s){return q(s,'schema_rejected_count');}},{label:'uncompilable',title:'schemas our validator cannot compile (no answer to them can be shown valid)',get:function(s){return q(s,'uncompilable_schema_count');}}]);
   h.sortable(tb,S,cols,function(s){var tr=el('tr',{'data-model':C.models[s.m]});cols.forEach(function(c){var v=c.get(s);tr.appendChild(c.cell?c.cell(s):el('td',{class:c.left?'l':'',text:typeof v==='number'&&!Number.isInteger(v)?f3(v):v==null?'-':String(v)}));});return tr;});
   sec.appendChild(el('div',{class:'card'},[tb]));
 
   // JSONSchemaBench's table: datasets as columns, one table per rate
   RATES.forEach(function(r){
-    var t=el('table',{id:'compliance-'+r[0]});
+    var t=el('table',{id:'compliance-'+r[0],class:'ctable'});
     t.appendChild(el('thead',null,[el('tr',null,[el('th',{class:'l',text:'Model'})].concat(C.datasets.map(function(d){return el('th',{text:d});})).concat([el('th',{text:'Overall'})]))]));
     var body=el('tbody');S.forEach(function(s){var by=new Map(s.datasets);body.appendChild(el('tr',{'data-model':C.models[s.m]},[el('td',{class:'l',text:name(s.m)})].concat(C.datasets.map(function(_,di){var g=by.get(di);return g?rateCell(g[r[0]]):el('td',{text:'-'});})).concat([rateCell(s.overall[r[0]])])));});
     t.appendChild(body);sec.appendChild(el('h3',{text:r[1]+' per dataset'}));sec.appendChild(el('p',{class:'muted',text:r[2]+'; 95% interval and counts under each rate.'}));sec.appendChild(el('div',{class:'card'},[t]));});
@@ -99,7 +100,8 @@ function render(D,app,h){
   function draw(){lb.textContent='';cur.slice(page*PAGE,page*PAGE+PAGE).forEach(function(x){var r=x[1],rec=C.records[r[0]];
     lb.appendChild(el('tr',{class:'rec','data-record':rec.id,'data-model':C.models[x[0]],onclick:function(){show(x);}},[el('td',{class:'l',text:rec.id.slice(0,40),title:rec.id}),el('td',{class:'l',text:name(x[0])}),el('td',{class:'l',text:C.datasets[rec.d]}),el('td',{class:'l o'+r[1],text:C.outcomes[r[1]]}),el('td',{text:f3(r[2])}),el('td',{text:String(r[3])})]));});
     pager.textContent='';var pages=Math.max(1,Math.ceil(cur.length/PAGE));pager.appendChild(el('button',{text:'‹ prev',onclick:function(){if(page>0){page--;draw();}}}));pager.appendChild(el('span',{class:'muted',text:' page '+(page+1)+' of '+pages+' '}));pager.appendChild(el('button',{text:'next ›',onclick:function(){if(page<pages-1){page++;draw();}}}));}
-  function refresh(){cur=filtered();page=0;cnt.textContent=cur.length+' records';draw();}
+  // Records that are not valid first (file order otherwise): what needs a look.
+  function refresh(){cur=filtered();cur.sort(function(a,b){return (a[1][1]===0?1:0)-(b[1][1]===0?1:0);});page=0;cnt.textContent=cur.length+' records';draw();}
   [fm,fd,fo].forEach(function(s){s.addEventListener('change',refresh);});ft.addEventListener('input',refresh);
   function show(x){var r=x[1],rec=C.records[r[0]],mi=x[0];detail.textContent='';var c=el('div',{class:'card',id:'compliance-record'});
     c.appendChild(el('h3',null,[rec.id,el('span',{class:'pill',text:name(mi)}),el('span',{class:'pill',title:'dataset',text:C.datasets[rec.d]}),el('span',{class:'pill o'+r[1],id:'c-outcome-pill',text:C.outcomes[r[1]]})]));
