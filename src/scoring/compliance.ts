@@ -71,8 +71,20 @@ export function isSchemaRecord(metadata: PyObject): boolean {
   return metadata.get('source') === 'schema';
 }
 
-/** Compiled schemas of this worker, by schema text (every model's file repeats them). */
-const compiledSchemas = new SchemaCache(256);
+/**
+ * Compiled schemas of this worker, by schema text (every model's file repeats them, often in
+ * more than one spelling: the 34 SOB image files hold 424 texts of 209 schemas), one cache per
+ * format setting. Up to 4,096 schemas and 32 MB of schema text (about 260 MB compiled).
+ */
+const compiledSchemas = new Map<boolean, SchemaCache>();
+function compiledFor(key: string, plain: () => unknown, assertFormats: boolean) {
+  let cache = compiledSchemas.get(assertFormats);
+  if (!cache) {
+    cache = new SchemaCache(4096, 32_000_000);
+    compiledSchemas.set(assertFormats, cache);
+  }
+  return cache.get(key, plain, { assertFormats });
+}
 
 function evalInfoOf(line: PyValue): Record<string, unknown> {
   const info = line instanceof Map ? line.get('eval_info') : undefined;
@@ -93,14 +105,26 @@ function text(v: PyValue | undefined, fallback: string): string {
 function schemaAnswer(view: ScoringView): ParsedAnswer {
   const c = view.candidate;
   let candidate: unknown = c;
-  if (isStructured(c)) {
-    try {
-      candidate = view.candidateText !== undefined ? JSON.parse(view.candidateText) : toPlain(c as PyValue);
-    } catch {
-      candidate = toPlain(c as PyValue);
-    }
-  } else if (typeof c === 'bigint') candidate = Number(c);
+  if (isStructured(c)) candidate = plainAnswer(c as PyValue, view.candidateText);
+  else if (typeof c === 'bigint') candidate = Number(c);
   return answerFromRow(typeof view.raw === 'string' ? view.raw : undefined, candidate);
+}
+
+/** The text a strictly parsed answer came from (the raw text, else the candidate's own). */
+function strictText(view: ScoringView): string | undefined {
+  return typeof view.raw === 'string' ? view.raw : view.candidateText;
+}
+
+/** An answer as plain JS: the native parser on its text when it has one (faster), else converted. */
+function plainAnswer(value: PyValue, text: string | undefined): unknown {
+  if (text !== undefined) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      // NaN / Infinity: only the lossless parser reads them
+    }
+  }
+  return toPlain(value);
 }
 
 /** The timings a row keeps (for the report's record view), when recorded. */
@@ -201,7 +225,7 @@ export function scoreSchemaRecord(
 ): LineOutcome {
   const info = evalInfoOf(parsed.value);
   const src = schemaSourceOf(view);
-  const compiled = compiledSchemas.get(src.key, src.plain);
+  const compiled = compiledFor(src.key, src.plain, true);
   const c = complianceOfRecord({
     schema: undefined,
     answer: schemaAnswer(view),
@@ -276,12 +300,10 @@ export function sobRecordTrack(
   if (profile.profile === 'strict') {
     const a = parseAnswer(view.raw, view.candidate);
     const src = schemaSourceOf(view);
-    const compiled = compiledSchemas.get(`${profile.assertFormats ? 'f' : 'n'}:${src.key}`, src.plain, {
-      assertFormats: profile.assertFormats,
-    });
+    const compiled = compiledFor(src.key, src.plain, profile.assertFormats);
     const answer: ParsedAnswer =
       a.value !== undefined
-        ? { parsed: true, value: toPlain(a.value) }
+        ? { parsed: true, value: plainAnswer(a.value, a.strict ? strictText(view) : undefined) }
         : { parsed: false, reason: 'the answer is not a JSON object or array, even after recovery' };
     const c = complianceOfRecord({ schema: undefined, answer, schemaRejected: rejected, compiled });
     const explanation = row.explanation;
