@@ -79,7 +79,15 @@ Examples:
   sob score response_x.jsonl --modality image --bootstrap-samples 0
   sob score runs/<run-id>          # a run directory: writes runs/<run-id>/evaluation/...
 
-A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
+A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.
+
+Schema records (metadata.source "schema": sob build jsonschemabench / schemas / probes) are
+scored on the compliance track into <out>/schema/<model>/: each row's compliance block (valid,
+every violation with instance path, schema path and keyword, partial validity) and, in
+eval_summary.json, "compliance": declared coverage, empirical coverage and compliance with 95%
+intervals, per dataset (metadata.source_category) and overall, timings' medians and p90. See
+them with: sob leaderboard <out> --track compliance. With --profile strict, rows of the SOB
+sources carry the compliance block too.`,
     )
     .action(async (inputs: string[], flags: ScoreFlags) => {
       if (flags.assertFormats && flags.profile !== 'strict') {

@@ -25,7 +25,7 @@ import { errorMessage } from '../core/errors.ts';
 import { readJsonl } from '../core/jsonl.ts';
 import { parsePyJson, pyStr, toPlain } from '../core/pyjson.ts';
 import { MODALITIES } from '../core/record.ts';
-import type { EvaluationFolder, SkippedFolder } from './evaluation.ts';
+import { type EvaluationFolder, type SkippedFolder, scanModelFolders } from './evaluation.ts';
 
 /** The folder schema records are scored into, beside text/image/audio. */
 export const SCHEMA_SOURCE = 'schema';
@@ -138,40 +138,7 @@ export interface ComplianceFolder extends ComplianceSummaryFile {
  * non-dot folder with why it is left out (dot-folders are a writer's temp or old folders).
  */
 export function scanCompliance(dir: string): { folders: ComplianceFolder[]; skipped: SkippedFolder[] } {
-  const folders: ComplianceFolder[] = [];
-  const skipped: SkippedFolder[] = [];
-  const sdir = join(dir, SCHEMA_SOURCE);
-  if (!isDir(sdir)) return { folders, skipped };
-  for (const child of readdirSync(sdir).sort()) {
-    if (child.startsWith('.')) continue;
-    const path = join(sdir, child);
-    if (!isDir(path)) continue;
-    const folder = `${SCHEMA_SOURCE}/${child}`;
-    const summary = join(path, 'eval_summary.json');
-    const recs = join(path, 'eval_records.jsonl');
-    const hasRecords = existsSync(recs);
-    if (!existsSync(summary)) {
-      skipped.push({
-        folder,
-        reason: hasRecords
-          ? 'records without a summary (eval_records.jsonl but no eval_summary.json: an interrupted sob score? score it again)'
-          : 'no eval_summary.json',
-      });
-      continue;
-    }
-    try {
-      folders.push({
-        model: child,
-        folder,
-        path,
-        ...readComplianceSummary(summary),
-        records: hasRecords ? recs : undefined,
-      });
-    } catch (e) {
-      skipped.push({ folder, reason: `unreadable eval_summary.json: ${errorMessage(e)}` });
-    }
-  }
-  return { folders, skipped };
+  return scanModelFolders(dir, SCHEMA_SOURCE, readComplianceSummary);
 }
 
 /** Whether `<dir>` holds any SOB-source model folder (text, image or audio). */
