@@ -297,6 +297,8 @@ export function sobRecordTrack(
 ): TrackInfo | undefined {
   const info = evalInfoOf(parsed.value);
   const rejected = info.schema_rejected === true;
+  // A refused record's row is not written: nothing to validate.
+  if (rejected) return { sob: false, write: false, rejected };
   if (profile.profile === 'strict') {
     const a = parseAnswer(view.raw, view.candidate);
     const src = schemaSourceOf(view);
@@ -305,13 +307,13 @@ export function sobRecordTrack(
       a.value !== undefined
         ? { parsed: true, value: plainAnswer(a.value, a.strict ? strictText(view) : undefined) }
         : { parsed: false, reason: 'the answer is not a JSON object or array, even after recovery' };
-    const c = complianceOfRecord({ schema: undefined, answer, schemaRejected: rejected, compiled });
+    const c = complianceOfRecord({ schema: undefined, answer, compiled });
     const explanation = row.explanation;
     delete row.explanation;
     row.compliance = withIntCounts(c);
     if (explanation !== undefined) row.explanation = explanation;
   }
-  return rejected ? { sob: false, write: false, rejected } : undefined;
+  return undefined;
 }
 
 // -- Parent side: what one output folder gathers ---------------------------------------------
