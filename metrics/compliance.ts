@@ -68,10 +68,18 @@ export function answerFromRow(
   return { parsed: true, value: candidate };
 }
 
-/** Compiled schemas by schema text (records share schemas; every model's file repeats them). */
+/**
+ * Compiled schemas by schema text (records share schemas; every model's file repeats them), least
+ * recently used out first, at most `max` schemas and `maxChars` characters of schema text (a
+ * compiled schema holds about 8 times its text in memory).
+ */
 export class SchemaCache {
   private readonly map = new Map<string, CompileResult>();
-  constructor(private readonly max = 256) {}
+  private chars = 0;
+  constructor(
+    private readonly max = 256,
+    private readonly maxChars = Number.POSITIVE_INFINITY,
+  ) {}
   get(key: string, schema: () => unknown, opts: ValidatorOptions = {}): CompileResult {
     let c = this.map.get(key);
     if (c) {
@@ -81,8 +89,13 @@ export class SchemaCache {
       return c;
     }
     c = compileSchema(schema(), opts);
-    if (this.map.size >= this.max) this.map.delete(this.map.keys().next().value as string);
+    while (this.map.size > 0 && (this.map.size >= this.max || this.chars + key.length > this.maxChars)) {
+      const oldest = this.map.keys().next().value as string;
+      this.map.delete(oldest);
+      this.chars -= oldest.length;
+    }
     this.map.set(key, c);
+    this.chars += key.length;
     return c;
   }
 }
@@ -362,7 +375,8 @@ export function aggregateCompliance(rows: ComplianceRow[], opts: AggregateOption
     }
     l.push(r);
   }
-  const datasets: Record<string, ComplianceGroup> = {};
+  // No prototype: a dataset named `__proto__` or `constructor` is a key like any other.
+  const datasets: Record<string, ComplianceGroup> = Object.create(null);
   for (const name of [...byDataset.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
     datasets[name] = group(byDataset.get(name)!, samples, seed);
   }

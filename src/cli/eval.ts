@@ -111,7 +111,11 @@ Examples:
   sob eval --model openai:gpt-4.1-mini --model gemini:gemini-2.5-flash --benchmark bench/records.jsonl
 
 Layout: <eval-dir>/benchmark (when built), <eval-dir>/runs/<model>/ (one run directory each),
-<eval-dir>/evaluation/<source>/<model>/ (scores), leaderboard.{md,csv,json}, report.html.`,
+<eval-dir>/evaluation/<source>/<model>/ (scores), leaderboard.{md,csv,json}, report.html.
+A benchmark of schema records (sob build jsonschemabench / schemas / probes) is scored on the
+compliance track (evaluation/schema/<model>/) and gets leaderboard-compliance.{md,csv,json}:
+declared and empirical coverage and compliance per dataset (add --constrained to hand the schema
+to the provider's structured-output mode, where declared coverage means something).`,
     )
     .action(async (flags: EvalFlags) => {
       const evalDir = resolve(flags.evalDir);
@@ -212,19 +216,26 @@ Layout: <eval-dir>/benchmark (when built), <eval-dir>/runs/<model>/ (one run dir
       // Written by rename, so a symlink planted in the eval directory is replaced, never followed.
       const { writeFileAtomic } = await import('../core/files.ts');
       if (existsSync(manifest)) writeFileAtomic(join(evaluation, 'manifest.json'), readFileSync(manifest));
-      const { buildLeaderboard, loadEvaluation } = await import('../report/evaluation.ts');
-      const tables = await import('../report/tables.ts');
-      const rows = buildLeaderboard(await loadEvaluation(evaluation), {});
-      writeFileAtomic(join(evalDir, 'leaderboard.md'), `${tables.leaderboardMarkdown(rows)}\n`);
-      writeFileAtomic(join(evalDir, 'leaderboard.csv'), tables.leaderboardCsv(rows));
-      writeFileAtomic(join(evalDir, 'leaderboard.json'), `${tables.leaderboardJson(rows)}\n`);
-      process.stdout.write(`${tables.leaderboardTable(rows)}\n`);
+      const { hasSobResults } = await import('../report/compliance.ts');
+      if (hasSobResults(evaluation)) {
+        const { buildLeaderboard, loadEvaluation } = await import('../report/evaluation.ts');
+        const tables = await import('../report/tables.ts');
+        const rows = buildLeaderboard(await loadEvaluation(evaluation), {});
+        writeFileAtomic(join(evalDir, 'leaderboard.md'), `${tables.leaderboardMarkdown(rows)}\n`);
+        writeFileAtomic(join(evalDir, 'leaderboard.csv'), tables.leaderboardCsv(rows));
+        writeFileAtomic(join(evalDir, 'leaderboard.json'), `${tables.leaderboardJson(rows)}\n`);
+        process.stdout.write(`${tables.leaderboardTable(rows)}\n`);
+      }
+      // Schema records: the compliance track's table (leaderboard-compliance.{md,csv,json}).
+      const { writeComplianceLeaderboards } = await import('./leaderboard-compliance.ts');
+      const compliance = writeComplianceLeaderboards(evaluation, evalDir);
 
       if (flags.report) {
         const { writeReport } = await import('../report/html.ts');
         log(`report: ${await writeReport({ dir: evalDir, out: join(evalDir, 'report.html') })}`);
       }
-      log(`leaderboard: ${join(evalDir, 'leaderboard.md')}`);
+      if (hasSobResults(evaluation)) log(`leaderboard: ${join(evalDir, 'leaderboard.md')}`);
+      if (compliance) log(`compliance leaderboard: ${compliance}`);
       if (failed > 0) {
         process.exitCode = 1;
         log(`sob: ${failed} run(s) incomplete; re-run the same command to retry the failed records`);

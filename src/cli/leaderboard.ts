@@ -20,6 +20,7 @@ import {
   sourceTableText,
 } from '../report/tables.ts';
 import { choiceOption, log, modalityOption } from './common.ts';
+import { complianceLeaderboard, refuseSobTrackOnComplianceOnly } from './leaderboard-compliance.ts';
 
 const FORMATS = ['table', 'md', 'csv', 'json'] as const;
 const TOTALS = ['auto', 'sob', 'records'] as const satisfies readonly TotalsMode[];
@@ -46,6 +47,12 @@ export function registerLeaderboard(program: Command): void {
     .description('rank models from an evaluation folder (<dir>/<modality>/<model>/eval_summary.json)')
     .argument('<evaluation-dir>', "what sob score wrote (or the SOB repository's data/evaluation)")
     .option('--format <f>', 'table | md | csv | json', choiceOption(FORMATS), 'table')
+    .option(
+      '--track <t>',
+      'sob (the value leaderboard) | compliance (schema records: declared/empirical coverage, compliance per dataset)',
+      choiceOption(['sob', 'compliance'] as const),
+      'sob',
+    )
     .option('--out <file>', 'write to a file instead of stdout')
     .option(
       '--source <m>',
@@ -92,7 +99,14 @@ Examples:
   sob leaderboard ../shared/data/sob/evaluation --format md
   sob leaderboard ../shared/data/sob/evaluation --table image --format csv
   sob leaderboard ../shared/data/sob/evaluation --ranks
-  sob leaderboard runs/evaluation --benchmark-totals sob   # coverage against the whole SOB set`,
+  sob leaderboard runs/evaluation --benchmark-totals sob   # coverage against the whole SOB set
+  sob leaderboard runs/eval/evaluation --track compliance --format md
+
+--track compliance reads <dir>/schema/<model>/eval_summary.json (schema records, sob build
+jsonschemabench / schemas / probes): JSONSchemaBench's table, datasets as columns: declared
+coverage (the provider accepted the schema), empirical coverage (the answer parses and
+validates), compliance (valid among declared), partial validity, and the median / p90 of time to
+first token, time per output token and total time where the runs recorded them.`,
     )
     .action(
       async (
@@ -106,8 +120,24 @@ Examples:
           source?: Modality;
           table: 'unified' | Modality;
           ranks?: boolean;
+          track: 'sob' | 'compliance';
         },
       ) => {
+        if (flags.track === 'compliance') {
+          const sobOnly = [
+            flags.source && '--source',
+            flags.table !== 'unified' && '--table',
+            flags.ranks && '--ranks',
+            flags.manifest && '--manifest',
+            flags.benchmarkTotals !== 'auto' && '--benchmark-totals',
+          ].filter((x): x is string => typeof x === 'string');
+          return complianceLeaderboard(dir, {
+            format: flags.format,
+            out: flags.out,
+            names: flags.names,
+            sobOnly,
+          });
+        }
         if (flags.manifest && flags.benchmarkTotals !== 'auto')
           throw new UserError(
             `--manifest and --benchmark-totals ${flags.benchmarkTotals} disagree: give one`,
@@ -115,6 +145,7 @@ Examples:
           );
         if (flags.source && flags.table !== 'unified' && flags.source !== flags.table)
           throw new UserError(`--source ${flags.source} and --table ${flags.table} disagree`, 2);
+        refuseSobTrackOnComplianceOnly(dir);
         const ev = await loadEvaluation(dir, { manifest: flags.manifest, totals: flags.benchmarkTotals });
         const names = readDisplayNames(flags.names, dir);
         const source = flags.source ?? (flags.table === 'unified' ? undefined : flags.table);

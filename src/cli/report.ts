@@ -24,7 +24,11 @@ async function unscored(dir: string): Promise<ScoreTarget[]> {
   const { scanSource } = await import('../report/evaluation.ts');
   const { runDirTargets } = await import('../runner/run-dir.ts');
   const evaluation = join(dir, 'evaluation');
-  const summaries = MODALITIES.flatMap((m) => scanSource(evaluation, m).folders);
+  const { scanCompliance } = await import('../report/compliance.ts');
+  const summaries = [
+    ...MODALITIES.flatMap((m) => scanSource(evaluation, m).folders),
+    ...scanCompliance(evaluation).folders,
+  ];
   const run = runDirTargets(dir);
   const runs: ScoreTarget[] = [];
   if (run) runs.push(...run);

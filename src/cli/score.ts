@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../core/errors.ts';
 import type { Modality } from '../core/record.ts';
+import { complianceScoreLine } from '../report/compliance.ts';
 import { defaultOutDir, expandInputs, type ScoreTarget, scoreFiles } from '../scoring/score-files.ts';
 import { choiceOption, intOption, log, modalityOption } from './common.ts';
 
@@ -78,7 +79,15 @@ Examples:
   sob score response_x.jsonl --modality image --bootstrap-samples 0
   sob score runs/<run-id>          # a run directory: writes runs/<run-id>/evaluation/...
 
-A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
+A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.
+
+Schema records (metadata.source "schema": sob build jsonschemabench / schemas / probes) are
+scored on the compliance track into <out>/schema/<model>/: each row's compliance block (valid,
+every violation with instance path, schema path and keyword, partial validity) and, in
+eval_summary.json, "compliance": declared coverage, empirical coverage and compliance with 95%
+intervals, per dataset (metadata.source_category) and overall, timings' medians and p90. See
+them with: sob leaderboard <out> --track compliance. With --profile strict, rows of the SOB
+sources carry the compliance block too.`,
     )
     .action(async (inputs: string[], flags: ScoreFlags) => {
       if (flags.assertFormats && flags.profile !== 'strict') {
@@ -132,6 +141,7 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
       });
       const header = ['file', 'source', 'n', ...SHOWN.map(([, h]) => h)];
       const rows: string[][] = [];
+      const schemaLines: string[] = [];
       let failures = 0;
       for (const [i, r] of results.entries()) {
         done++;
@@ -140,6 +150,13 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
           log(`sob: ${r.error}`);
         }
         for (const o of r.outputs) {
+          if (o.modality === 'schema') {
+            // Schema records: the compliance track's numbers (src/report/compliance.ts).
+            schemaLines.push(
+              `${targets[i].modelDir ?? r.file.split('/').pop() ?? r.file}  schema  ${o.records}  ${complianceScoreLine(o.summary)}`,
+            );
+            continue;
+          }
           const s = o.summary.summary as { overall_weighted: { metrics: Record<string, { mean: number }> } };
           rows.push([
             // A run directory's responses.jsonl is named by its model.
@@ -154,6 +171,7 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
       const fmt = (cs: string[]) =>
         cs.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
       if (rows.length > 0) process.stdout.write(`${[fmt(header), ...rows.map(fmt)].join('\n')}\n`);
+      if (schemaLines.length > 0) process.stdout.write(`${schemaLines.join('\n')}\n`);
       log(
         `scored ${done - failures}/${files.length} files in ${((Date.now() - started) / 1000).toFixed(2)} s (weighted means shown)`,
       );

@@ -281,25 +281,32 @@ export interface ModelFolder {
 }
 
 /**
- * The model folders of one source (`<dir>/<source>/<model-dir>`) with a readable summary, and
- * every other non-dot folder with why it is left out. Dot-folders are a writer's temp or old
- * folders (the whole-or-absent contract) and are ignored.
+ * The model folders of one source (`<dir>/<source>/<model-dir>`) whose `eval_summary.json`
+ * `read` accepts (it throws the reason it cannot), and every other non-dot folder with why it is
+ * left out (`exclude` may name folders that are not entries). Dot-folders are a writer's temp or
+ * old folders (the whole-or-absent contract) and are ignored.
  */
-export function scanSource(dir: string, m: Modality): { folders: ModelFolder[]; skipped: SkippedFolder[] } {
-  const folders: ModelFolder[] = [];
+export function scanModelFolders<T extends object>(
+  dir: string,
+  source: string,
+  read: (summaryFile: string) => T,
+  exclude: (child: string) => string | undefined = () => undefined,
+): {
+  folders: ({ model: string; folder: string; path: string; records?: string } & T)[];
+  skipped: SkippedFolder[];
+} {
+  const folders: ({ model: string; folder: string; path: string; records?: string } & T)[] = [];
   const skipped: SkippedFolder[] = [];
-  const mdir = join(dir, m);
+  const mdir = join(dir, source);
   if (!isDir(mdir)) return { folders, skipped };
   for (const child of readdirSync(mdir).sort()) {
     if (child.startsWith('.')) continue;
     const path = join(mdir, child);
     if (!isDir(path)) continue;
-    const folder = `${m}/${child}`;
-    if (child.endsWith('_audio_true')) {
-      skipped.push({
-        folder,
-        reason: 'an audio-input ablation folder (*_audio_true), not a leaderboard entry',
-      });
+    const folder = `${source}/${child}`;
+    const excluded = exclude(child);
+    if (excluded) {
+      skipped.push({ folder, reason: excluded });
       continue;
     }
     const summaryPath = join(path, 'eval_summary.json');
@@ -314,16 +321,25 @@ export function scanSource(dir: string, m: Modality): { folders: ModelFolder[]; 
       });
       continue;
     }
-    let read: ReturnType<typeof readSummary>;
+    let got: T;
     try {
-      read = readSummary(summaryPath);
+      got = read(summaryPath);
     } catch (e) {
       skipped.push({ folder, reason: `unreadable eval_summary.json: ${errorMessage(e)}` });
       continue;
     }
-    folders.push({ model: child, folder, path, ...read, records: hasRecords ? recs : undefined });
+    folders.push({ model: child, folder, path, ...got, records: hasRecords ? recs : undefined });
   }
   return { folders, skipped };
+}
+
+/** The model folders of one SOB source with a readable summary, and the others with why not. */
+export function scanSource(dir: string, m: Modality): { folders: ModelFolder[]; skipped: SkippedFolder[] } {
+  return scanModelFolders(dir, m, readSummary, (child) =>
+    child.endsWith('_audio_true')
+      ? 'an audio-input ablation folder (*_audio_true), not a leaderboard entry'
+      : undefined,
+  );
 }
 
 export async function loadEvaluation(

@@ -87,6 +87,8 @@ function clipped(tag,id,text,full,n){
 
 app.textContent='';
 app.appendChild(el('h1',{text:'sob-eval report'}));
+var H={el:el,sortable:sortable,clipped:clipped,section:section};
+if(D.compliance&&!D.leaderboard.length){SOB_COMPLIANCE.render(D,app,H);return;}
 app.appendChild(el('p',{class:'muted',text:D.models.length+' models, '+D.records.length+' records; generated '+D.generated+' from '+D.where}));
 if(D.skipped.length||D.warnings.length){
   var nb=el('div',{class:'card notice',id:'notices'});
@@ -94,7 +96,7 @@ if(D.skipped.length||D.warnings.length){
   if(D.warnings.length){nb.appendChild(el('b',{text:'Read the numbers with care'}));var wl=el('ul',{id:'warnings'});D.warnings.forEach(function(w){wl.appendChild(el('li',{text:w}));});nb.appendChild(wl);}
   app.appendChild(nb);
 }
-app.appendChild(el('nav',null,[['lb','Leaderboard'],['src','Per source'],['quality','Data quality'],['fig','JSON Pass vs Value Accuracy'],['ranks','Rank shifts'],['tax','Errors'],['cmp','Pairwise'],['drill','Records']].map(function(x){return el('a',{href:'#'+x[0],text:x[1]});})));
+app.appendChild(el('nav',null,[['lb','Leaderboard'],['src','Per source'],['quality','Data quality'],['fig','JSON Pass vs Value Accuracy'],['ranks','Rank shifts'],['tax','Errors'],['cmp','Pairwise'],['drill','Records']].concat(D.compliance?[['compliance','Schema compliance']]:[]).map(function(x){return el('a',{href:'#'+x[0],text:x[1]});})));
 
 // Unified leaderboard (paper Table 2)
 var lb=section('lb','Unified leaderboard','Overall = mean of the seven aggregates x coverage (records scored / records in the benchmark); sources weighted by their total schema-complexity weight W. Click a column to sort.');
@@ -226,6 +228,7 @@ function show(x){var row=x[2],rec=D.records[row[0]],key=x[0]+'|'+row[0],d=own(D.
   if(row[9])c.appendChild(el('p',{class:'muted',id:'why',text:'Why: '+row[9]}));
   var quirks=row[10]||[];var qpaths=new Map();
   if(quirks.length){var ql=el('ul',{id:'quirks'});quirks.forEach(function(q){qpaths.set(q[0],q);ql.appendChild(el('li',null,["the sob profile's quirk decided this leaf: ",el('code',{text:q[0]}),' ('+q[1]+(q[2]?': '+q[2]:'')+')']));});c.appendChild(ql);}
+  if(row[11])c.appendChild(SOB_COMPLIANCE.violations(row[11],el));
   if(rec.question!==undefined){
     c.appendChild(el('p',null,[el('b',{text:'Question: '}),clipped('span','question',rec.question,rec.qlen,SHOWN.question)]));
     c.appendChild(el('details',{id:'context-box'},[el('summary',{text:'Context'}),clipped('pre','context',rec.context,rec.clen,SHOWN.context)]));
@@ -238,5 +241,6 @@ function show(x){var row=x[2],rec=D.records[row[0]],key=x[0]+'|'+row[0],d=own(D.
     tb.appendChild(body);c.appendChild(tb);}
   detail.appendChild(c);c.scrollIntoView({block:'start'});}
 refresh();
+if(D.compliance)SOB_COMPLIANCE.render(D,app,H);
 })();
 `;

@@ -18,6 +18,8 @@ import { modelDirName } from '../core/modality.ts';
 import { type PyValue, pyStr, toPlain } from '../core/pyjson.ts';
 import { MODALITIES, type Modality } from '../core/record.ts';
 import { type ModelRows, matrixTable, pairwiseMatrix } from './compare.ts';
+import { compactCompliance, complianceReportData, emptyEvaluation, hasSobResults } from './compliance.ts';
+import { COMPLIANCE_CLIENT, COMPLIANCE_CSS } from './compliance-client.ts';
 import { buildLeaderboard, loadEvaluation, readDisplayNames } from './evaluation.ts';
 import { explainRow } from './explain.ts';
 import { REPORT_CLIENT, REPORT_CSS } from './html-client.ts';
@@ -194,10 +196,16 @@ function embed(s: string, max: number): [string, number | undefined] {
 
 export async function buildReportData(opts: ReportOptions): Promise<Record<string, unknown>> {
   const layout = layoutOf(opts);
-  const ev = await loadEvaluation(layout.evalDir);
+  const names = readDisplayNames(opts.names, layout.evalDir);
+  // The schema compliance track (schema/<model>/), when the folder has it; a folder of schema
+  // results only has no SOB leaderboard.
+  const compliance = await complianceReportData({ ...layout, dir: opts.dir, names, log: opts.log });
+  const ev =
+    compliance && !hasSobResults(layout.evalDir)
+      ? emptyEvaluation(layout.evalDir)
+      : await loadEvaluation(layout.evalDir);
   for (const s of ev.skipped) opts.log?.(`skipped ${s.folder}: ${s.reason}`);
   for (const w of ev.warnings) opts.log?.(`warning: ${w}`);
-  const names = readDisplayNames(opts.names, layout.evalDir);
   const leaderboard = buildLeaderboard(ev, names);
 
   // Models by index: folder names are a user's (`constructor`, `__proto__`, `a|b`), never keys.
@@ -261,6 +269,9 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
         if (cls === correctCode) correct.add(`${mi}|${idx}`);
         const shown: unknown[] = [idx, ...values.map((v) => Math.round(v * 1000) / 1000), cls, why];
         if (quirks.length > 0) shown.push(quirks);
+        // Strict profile: the answer's violations and partial validity (SchemaBench).
+        const comp = compactCompliance(toPlain(r.get('compliance') ?? null));
+        if (comp) [shown[10], shown[11]] = [quirks.length > 0 ? quirks : 0, comp];
         list.push(shown);
         if (!mr.rows.has(id)) mr.rows.set(id, { values, weight: num(r.get('difficulty_weight')) });
       }
@@ -395,6 +406,7 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
     gates,
     diffsOmitted,
     maxDiffLeaves: maxLeaves,
+    compliance,
   };
 }
 
@@ -404,9 +416,10 @@ export async function writeReport(opts: ReportOptions): Promise<string> {
   const title = `sob-eval report: ${basename(resolve(opts.dir))}`;
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title.replace(/</g, '&lt;')}</title><style>${REPORT_CSS}</style></head>
+<title>${title.replace(/</g, '&lt;')}</title><style>${REPORT_CSS}${COMPLIANCE_CSS}</style></head>
 <body><div id="app"><h1>${title.replace(/</g, '&lt;')}</h1><p class="muted">Loading…</p></div>
 <script type="application/json" id="sob-data">${json}</script>
+<script>${COMPLIANCE_CLIENT}</script>
 <script>${REPORT_CLIENT}</script></body></html>
 `;
   // Whole or not at all, and never through a symlink at the target (it is replaced).

@@ -21,12 +21,13 @@ import {
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { buildSummary, SummaryAccumulator, type SummaryOptions } from '../../metrics/summary.ts';
+import { SummaryAccumulator, type SummaryOptions } from '../../metrics/summary.ts';
 import { Heartbeat, type Watchdog, watchHeartbeat } from '../core/budget.ts';
 import { UserError } from '../core/errors.ts';
 import { modalityFromPath, modelDirName } from '../core/modality.ts';
 import { dumpsPy } from '../core/pyjson.ts';
-import type { Modality } from '../core/record.ts';
+import type { Modality, Source } from '../core/record.ts';
+import { summarizeJob, TrackCollector } from './compliance.ts';
 import type { LineOutcome, ProfileOptions } from './score-line.ts';
 import type { SummaryJob, WorkerJob, WorkerMessage, WorkerRequest } from './worker.ts';
 import { scoringWorkerUrl } from './worker-bundle.ts';
@@ -58,7 +59,8 @@ export interface ScoreOptions {
 }
 
 export interface ScoredOutput {
-  modality: Modality;
+  /** A modality, or `schema` (the compliance track's folder). */
+  modality: Source;
   dir: string;
   records: number;
   summary: Record<string, unknown>;
@@ -92,6 +94,8 @@ export function expandInputs(inputs: string[]): string[] {
 
 class Output {
   readonly acc = new SummaryAccumulator();
+  /** The compliance track's share of this folder (src/scoring/compliance.ts). */
+  readonly track = new TrackCollector();
   private fd: number;
   private buf: string[] = [];
   private bufLen = 0;
@@ -101,7 +105,10 @@ class Output {
     this.tmp = join(dir, `.eval_records.jsonl.${process.pid}.tmp`);
     this.fd = openSync(this.tmp, 'w');
   }
+  /** Rows written (a SOB record refused by the provider is counted, not written). */
+  written = 0;
   write(line: string): void {
+    this.written++;
     this.buf.push(line);
     this.bufLen += line.length;
     if (this.bufLen > 1 << 20) this.flush();
@@ -120,7 +127,7 @@ class Output {
 }
 
 class FileState {
-  readonly outputs = new Map<Modality, Output>();
+  readonly outputs = new Map<Source, Output>();
   readonly malformed: { line: number; error: string }[] = [];
   readonly skip: Record<number, string> = {};
   lastLine = 0;
@@ -145,13 +152,15 @@ class FileState {
       const dir = join(
         this.outRoot,
         o.modality,
-        this.target.modelDir ?? modelDirName(this.target.file, o.modality),
+        this.target.modelDir ?? modelDirName(this.target.file, o.modality === 'schema' ? 'text' : o.modality),
       );
       out = new Output(dir);
       this.outputs.set(o.modality, out);
     }
-    out.write(o.json);
-    out.acc.add(o.score);
+    const t = o.track;
+    if (!t || t.write) out.write(o.json);
+    if (!t || t.sob) out.acc.add(o.score);
+    if (t) out.track.add(t);
     if (o.score.explanation.scoring_error) this.failed++;
   }
 }
@@ -181,17 +190,18 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         data: out.acc.data(),
         responseFile: st.target.file,
         opts: { ...opts.summary, errorAnalysis: modality === 'image' },
+        track: out.track.data(opts.profile?.profile ?? 'sob'),
       };
     });
     let summaries: Record<string, unknown>[];
     try {
       summaries = items.length > 0 ? await summarize(items) : [];
     } catch {
-      summaries = items.map((it) => buildSummary(it.data, it.responseFile, it.opts));
+      summaries = items.map((it) => summarizeJob(it));
     }
     const outputs: ScoredOutput[] = outs.map(([modality, out], i) => {
       writeFileSync(join(out.dir, 'eval_summary.json'), `${dumpsPy(summaries[i], { indent: 2 })}\n`);
-      return { modality, dir: out.dir, records: out.acc.n, summary: summaries[i] };
+      return { modality, dir: out.dir, records: out.written, summary: summaries[i] };
     });
     for (const m of st.malformed.slice(0, 5)) log(`${st.target.file}:${m.line}: skipped: ${m.error}`);
     if (st.malformed.length > 5)

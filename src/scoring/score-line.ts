@@ -14,11 +14,27 @@ import { scoreRecordStrict } from '../../metrics/strict.ts';
 import type { ParsedLine } from '../core/jsonl.ts';
 import { recordModality } from '../core/modality.ts';
 import { dumpsPy, type PyValue, parsePyJson } from '../core/pyjson.ts';
-import { type Modality, scoringView } from '../core/record.ts';
+import { type Modality, type Source, scoringView } from '../core/record.ts';
 import { isKnownSchemaText } from '../core/schema.ts';
+import {
+  failedSchemaRecord,
+  isSchemaRecord,
+  scoreSchemaRecord,
+  sobRecordTrack,
+  type TrackInfo,
+} from './compliance.ts';
 
 export type LineOutcome =
-  | { kind: 'row'; line: number; modality: Modality; score: RecordScore; json: string }
+  | {
+      kind: 'row';
+      line: number;
+      /** The output folder: a modality, or `schema` for the compliance track's records. */
+      modality: Source;
+      score: RecordScore;
+      json: string;
+      /** The compliance track (src/scoring/compliance.ts); absent for a plain SOB row. */
+      track?: TrackInfo;
+    }
   | { kind: 'malformed'; line: number; error: string };
 
 /** Ground truths by their source text (the same record recurs in every model's file). */
@@ -73,12 +89,15 @@ export function scoreParsedLine(
     }
     v.view.groundTruth = gt;
   }
+  if (isSchemaRecord(v.view.metadata)) return scoreSchemaRecord(parsed, v.view, profile);
   const modality = recordModality(v.view.metadata, pathModality, forced);
   const score =
     profile.profile === 'strict'
       ? scoreRecordStrict(v.view, { modality, assertFormats: profile.assertFormats })
       : scoreRecord(v.view, { modality });
-  return { kind: 'row', line: parsed.line, modality, score, json: dumpsPy(toReferenceRow(score, modality)) };
+  const row = toReferenceRow(score, modality);
+  const track = sobRecordTrack(parsed, v.view, row, profile);
+  return { kind: 'row', line: parsed.line, modality, score, json: dumpsPy(row), track };
 }
 
 /** The row for a record that could not be scored (time or memory budget): all scores 0. */
@@ -90,6 +109,7 @@ export function failedLine(
   if (!parsed.ok) return { kind: 'malformed', line: parsed.line, error: `not JSON: ${parsed.error}` };
   const v = scoringView(parsed.value);
   if (!v.ok) return { kind: 'malformed', line: parsed.line, error: v.error };
+  if (isSchemaRecord(v.view.metadata)) return failedSchemaRecord(parsed, v.view, reason);
   const modality = recordModality(v.view.metadata, job.pathModality, job.forced);
   const score = failedRecordScore(v.view.metadata, reason);
   return { kind: 'row', line: parsed.line, modality, score, json: dumpsPy(toReferenceRow(score, modality)) };

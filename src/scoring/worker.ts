@@ -4,11 +4,12 @@
  * tell a record that runs over its time budget (a catastrophic regex, say) and replace the worker.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { buildSummary, type SummaryData, type SummaryOptions } from '../../metrics/summary.ts';
+import type { SummaryData, SummaryOptions } from '../../metrics/summary.ts';
 import { Heartbeat } from '../core/budget.ts';
 import { parseLine, readLinesSync } from '../core/jsonl.ts';
 import { type Modality, SCORING_SKIP_KEYS, SCORING_SPAN_KEYS } from '../core/record.ts';
 import { prepareStrict } from '../core/schema.ts';
+import { summarizeJob, type TrackData } from './compliance.ts';
 import { failedLine, type LineOutcome, type ProfileOptions, scoreParsedLine } from './score-line.ts';
 
 export interface WorkerJob {
@@ -25,6 +26,8 @@ export interface SummaryJob {
   data: SummaryData;
   responseFile: string;
   opts: SummaryOptions;
+  /** The compliance track's data for this folder, when it has any. */
+  track?: TrackData;
 }
 
 export type WorkerRequest = { type: 'score'; job: WorkerJob } | { type: 'summarize'; items: SummaryJob[] };
@@ -65,7 +68,7 @@ port.on('message', (req: WorkerRequest) => {
   if (req.type === 'summarize') {
     // The bootstrap runs here, so summaries of different files use both cores.
     try {
-      const summaries = req.items.map((it) => buildSummary(it.data, it.responseFile, it.opts));
+      const summaries = req.items.map((it) => summarizeJob(it));
       port.postMessage({ type: 'summaries', summaries } satisfies WorkerMessage);
     } catch (e) {
       port.postMessage({
