@@ -1,6 +1,6 @@
 /** Shared CLI plumbing: option parsers that fail as usage errors, and stderr logging. */
 import { type Command, InvalidArgumentError } from 'commander';
-import { MODALITIES, type Modality } from '../core/record.ts';
+import { MODALITIES, type Modality, SOURCES, type Source } from '../core/record.ts';
 
 export function intOption(name: string, min = 0): (v: string) => number {
   return (v: string) => {
@@ -9,6 +9,14 @@ export function intOption(name: string, min = 0): (v: string) => number {
       throw new InvalidArgumentError(`${name} must be an integer >= ${min}`);
     return n;
   };
+}
+
+/** A benchmark source: a modality, or `schema` (the compliance track's schema-only records). */
+export function sourceOption(v: string): Source {
+  if (!(SOURCES as readonly string[]).includes(v)) {
+    throw new InvalidArgumentError(`expected one of ${SOURCES.join(', ')}`);
+  }
+  return v as Source;
 }
 
 export function modalityOption(v: string): Modality {

@@ -2,17 +2,17 @@
 import { join } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { UserError } from '../core/errors.ts';
-import type { Modality } from '../core/record.ts';
+import type { Source } from '../core/record.ts';
 import { createProvider } from '../providers/index.ts';
 import { ProgressReporter } from '../runner/progress.ts';
 import { loadTemplate } from '../runner/prompt.ts';
 import { runBenchmark } from '../runner/run.ts';
-import { batchOptions, interruptible, intOption, log, modalityOption } from './common.ts';
+import { batchOptions, interruptible, intOption, log, sourceOption } from './common.ts';
 
 interface RunFlags {
   model: string;
   benchmark: string;
-  source?: Modality;
+  source?: Source;
   limit?: number;
   concurrency: number;
   runDir?: string;
@@ -53,13 +53,13 @@ export function registerRun(program: Command): void {
     .description('ask a model every record of a benchmark; writes a resumable run directory')
     .requiredOption(
       '--model <provider:model>',
-      'openai:<model> | gemini:<model> | replay:<responses.jsonl> | baseline:gold | baseline:skeleton',
+      'openai:<model> | gemini:<model> | local:<onnx-dir> | replay:<responses.jsonl> | baseline:gold | baseline:skeleton | baseline:instance',
     )
     .requiredOption('--benchmark <path>', 'benchmark records (JSONL), or a folder holding records.jsonl')
     .option(
       '--source <s>',
-      'only records of this source: text | image | audio (a record without one takes it)',
-      modalityOption,
+      'only records of this source: text | image | audio | schema (a record without one takes it)',
+      sourceOption,
     )
     .option('--limit <n>', 'only the first N records', intOption('--limit', 1))
     .option('--concurrency <n>', 'requests in flight at once', intOption('--concurrency', 1), 8)

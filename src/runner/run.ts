@@ -12,7 +12,7 @@ import { errorMessage, UserError } from '../core/errors.ts';
 import { acquireLock, removeStaleTemps } from '../core/files.ts';
 import { readJsonl } from '../core/jsonl.ts';
 import { dumpsPy, getField, type PyObject, type PyValue, parsePyJson, toPlain } from '../core/pyjson.ts';
-import { BenchmarkRecord, type Modality, parseStrict } from '../core/record.ts';
+import { BenchmarkRecord, parseStrict, type Source } from '../core/record.ts';
 import { unreachableCause } from '../providers/http.ts';
 import { redactSecrets } from '../providers/secrets.ts';
 import {
@@ -45,7 +45,7 @@ export interface RunOptions {
   benchmark: string;
   /** Default: runs/<run-id>, where the id is fixed by model, benchmark, prompt and settings. */
   runDir?: string;
-  source?: Modality;
+  source?: Source;
   limit?: number;
   concurrency: number;
   constrained: boolean;
@@ -151,7 +151,7 @@ export interface Item {
  */
 async function* selectRecords(
   file: string,
-  opts: { source?: Modality; limit?: number; check: boolean },
+  opts: { source?: Source; limit?: number; check: boolean },
 ): AsyncGenerator<Item> {
   const seen = new Set<string>();
   let n = 0;
