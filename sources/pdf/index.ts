@@ -221,14 +221,26 @@ export function ocrBoxes(ocr: OcrPage, scale: number, minConf = 0): TextBox[] {
   return boxes;
 }
 
-async function transcribePage(
+/** What one page offers the layout: its words (text layer, OCR or both) and how they were chosen. */
+export interface PageInput {
+  page: number;
+  width: number;
+  height: number;
+  method: TranscriptMethod;
+  boxes: TextBox[];
+  /** Font sizes guessed from OCR boxes. */
+  sizesAreEstimates: boolean;
+  evidence?: PageEvidence;
+}
+
+export async function readPage(
   doc: PdfDocument,
   page: PdfPage,
   pageNo: number,
   pdfSha: () => string,
   engine: () => OcrEngine,
   opts: PdfTranscriptOptions,
-): Promise<PageTranscript> {
+): Promise<PageInput> {
   const { width, height } = pageGeometry(page);
   const layer = await pageTextLayer(page);
   const mode = opts.ocr ?? 'auto';
@@ -239,12 +251,11 @@ async function transcribePage(
     evidence = pageEvidence(layer.boxes, await pageDrawing(page), width, height);
     method = chooseMethod(evidence);
   }
-  const layoutOpts = { width, height, dropMargins: opts.dropMargins };
-  if (method === 'text-layer') return { page: pageNo, markdown: layoutPage(layer.boxes, layoutOpts), method };
+  const base = { page: pageNo, width, height, method, evidence };
+  if (method === 'text-layer') return { ...base, boxes: layer.boxes, sizesAreEstimates: false };
   const scale = renderScale(width, height);
   const ocr = await engine().recognize(pdfSha(), pageNo, scale, () => renderPagePng(doc, page, scale));
-  if (method === 'ocr')
-    return { page: pageNo, markdown: layoutPage(ocrBoxes(ocr, scale), layoutOpts), method };
+  if (method === 'ocr') return { ...base, boxes: ocrBoxes(ocr, scale), sizesAreEstimates: true };
   // Mixed: the text layer, plus confident OCR'd words on images where the text layer has nothing.
   const images = evidence?.images ?? [];
   const extra = ocrBoxes(ocr, scale, 60).filter(
@@ -253,7 +264,24 @@ async function transcribePage(
       images.some((r) => overlaps(r, boxRect(w))) &&
       !layer.boxes.some((b) => overlaps(boxRect(b), boxRect(w))),
   );
-  return { page: pageNo, markdown: layoutPage([...layer.boxes, ...extra], layoutOpts), method };
+  return { ...base, boxes: [...layer.boxes, ...extra], sizesAreEstimates: false };
+}
+
+async function transcribePage(
+  doc: PdfDocument,
+  page: PdfPage,
+  pageNo: number,
+  pdfSha: () => string,
+  engine: () => OcrEngine,
+  opts: PdfTranscriptOptions,
+): Promise<PageTranscript> {
+  const input = await readPage(doc, page, pageNo, pdfSha, engine, opts);
+  const markdown = layoutPage(input.boxes, {
+    width: input.width,
+    height: input.height,
+    dropMargins: opts.dropMargins,
+  });
+  return { page: pageNo, markdown, method: input.method };
 }
 
 /**

@@ -1,0 +1,414 @@
+/**
+ * Tables rebuilt from positions (pure; no I/O), emitted as Markdown tables, or as HTML tables
+ * where a heading cell spans several columns.
+ *
+ * Finding a table. The segments of a region are grouped into rows (vertical centres). A row is
+ * `multi` when it holds two or more segments of which at most one reads as running text (40+
+ * characters, six words or more), `single` when it holds one short segment, `text` otherwise.
+ * A candidate table is a run of rows that starts at a `multi` row and continues through `multi`
+ * rows and short `single` rows (at most three in a row, within the run's width), without a
+ * vertical gap over 2.5 body sizes; trailing `single` rows are given back. It needs two `multi`
+ * rows and at least one column gutter.
+ *
+ * Columns. Gutters are the x-ranges that the rows leave empty: every data row (a `multi` row with
+ * a number in it) or, with fewer than two data rows, every `multi` row; one row in eight may
+ * cross a gutter (a heading spanning columns). Gutters narrower than 0.4 body sizes do not count.
+ * A column holding nothing but currency signs or other one- or two-character symbols joins its
+ * neighbour ("$" to the right, "%" and ")" to the left).
+ *
+ * Cells. Each segment goes to the column it overlaps most; in heading rows a segment that covers
+ * several columns spans them. Heading rows are the rows above the first data row (at most five;
+ * the first row when there is no number anywhere). Heading rows without spans are merged column
+ * by column into one heading row ("Fair value of" over "performance rights" is one heading). A
+ * body row holding only a first-column text that starts in lower case continues the label above.
+ */
+import { median, rowsOf, type Segment } from './segments.ts';
+
+export interface TableCell {
+  text: string;
+  colspan: number;
+}
+
+export interface Table {
+  segs: Segment[];
+  x0: number;
+  x1: number;
+  top: number;
+  bottom: number;
+  /** Rows of cells; `heading` rows first. A spanning cell is followed by nothing for its extra columns. */
+  rows: TableCell[][];
+  heading: number;
+  columns: number;
+}
+
+const NUMERIC = /^[\s$€£¥(+-]*(?:\d[\d,.\s]*|\.\d+)%?\)?\s*(?:%|x|bps|m|bn|k)?$/i;
+const EMPTY_MARK = /^[-\u2013\u2014\u2012\u2212.]{1,3}$|^n\/?a$|^nil$/i;
+
+function isNumeric(s: string): boolean {
+  return NUMERIC.test(s) || EMPTY_MARK.test(s.trim());
+}
+
+function isProseText(t: string): boolean {
+  if (t.length < 30) return false;
+  const words = t.split(' ').length;
+  const letters = (t.match(/\p{L}/gu) ?? []).length;
+  return words >= 5 && letters >= 0.5 * t.length;
+}
+
+function isProse(s: Segment): boolean {
+  return isProseText(s.text);
+}
+
+type Kind = 'multi' | 'single' | 'text';
+
+function kindOf(row: Segment[]): Kind {
+  if (row.length >= 2) return row.filter(isProse).length >= 2 ? 'text' : 'multi';
+  return row[0].text.length <= 80 && !isProse(row[0]) ? 'single' : 'text';
+}
+
+interface Band {
+  segs: Segment[];
+  top: number;
+  bottom: number;
+  kind: Kind;
+}
+
+function bandOf(segs: Segment[]): Band {
+  return {
+    segs,
+    top: Math.min(...segs.map((s) => s.top)),
+    bottom: Math.max(...segs.map((s) => s.bottom)),
+    kind: kindOf(segs),
+  };
+}
+
+/** Column gutters of some rows: x-ranges at most `allowed` rows cover, inside the rows' extent. */
+function gutters(rows: Segment[][], body: number): { lo: number; hi: number }[] {
+  const all = rows.flat();
+  const minX = Math.min(...all.map((s) => s.x0));
+  const maxX = Math.max(...all.map((s) => s.x1));
+  const step = 0.5;
+  const n = Math.max(1, Math.ceil((maxX - minX) / step));
+  const cover = new Int32Array(n + 1);
+  for (const row of rows) {
+    const mark = new Uint8Array(n + 1);
+    for (const s of row) {
+      const a = Math.max(0, Math.floor((s.x0 - minX) / step));
+      const b = Math.min(n, Math.ceil((s.x1 - minX) / step));
+      for (let i = a; i <= b; i++) mark[i] = 1;
+    }
+    for (let i = 0; i <= n; i++) cover[i] += mark[i];
+  }
+  const allowed = rows.length >= 8 ? Math.floor(rows.length / 8) : 0;
+  const out: { lo: number; hi: number }[] = [];
+  let start = -1;
+  for (let i = 0; i <= n; i++) {
+    if (cover[i] <= allowed) {
+      if (start < 0) start = i;
+    } else if (start >= 0) {
+      if (start > 0) {
+        const lo = minX + start * step;
+        const hi = minX + i * step;
+        if (hi - lo >= 0.4 * body) out.push({ lo, hi });
+      }
+      start = -1;
+    }
+  }
+  return out;
+}
+
+/** Which columns (indices into `bounds`, the column edges) a segment's x-range overlaps, and by how much. */
+function overlaps(s: Segment, bounds: number[]): number[] {
+  const out: number[] = [];
+  for (let c = 0; c + 1 < bounds.length; c++) {
+    out.push(Math.max(0, Math.min(s.x1, bounds[c + 1]) - Math.max(s.x0, bounds[c])));
+  }
+  return out;
+}
+
+const SYMBOL_ONLY = /^[^\p{L}\p{N}]{1,2}$/u;
+
+/**
+ * How many running-text columns a table may have: none when scanning a whole page (two text
+ * columns side by side are not a table; a page-wide scan must not swallow a column of text),
+ * one inside a region already cut into columns (a table with a description column).
+ */
+export type TableScan = 'page' | 'region';
+
+/** Years, periods and units: numbers that head a column rather than fill it ("2023", "Q1/23", "$m"). */
+const HEADERISH =
+  /^(?:(?:FY|CY)?\s?(?:19|20)\d{2}(?:\s*[-\u2013/]\s*\d{2,4})?|Q[1-4]\s*[/']?\s*\d{2,4}|H[12]\s*\d{2,4}|\(?(?:[A-Z]{1,3})?[$€£¥]\)?\s*(?:'000|\u2019000|000s?|m|mn|million|bn|billion|thousands?)?|(?:19|20)\d{2}\s+\S{1,8})$/i;
+
+function isValue(s: string): boolean {
+  return isNumeric(s) && !HEADERISH.test(s.trim());
+}
+
+/** A data row: two or more cells, a value (not a year or a unit) somewhere right of the first. */
+function isDataRow(b: Band): boolean {
+  return b.kind === 'multi' && b.segs.slice(1).some((s) => isValue(s.text));
+}
+
+interface Placed {
+  texts: string[];
+  from: number;
+  to: number;
+}
+
+/** Builds the grid of one candidate; null when it does not hold up as a table. */
+function buildTable(bands: Band[], body: number, scan: TableScan): Table | null {
+  const multi = bands.filter((b) => b.kind === 'multi').map((b) => b.segs);
+  if (multi.length < 2) return null;
+  const dataBands = bands.filter(isDataRow);
+  const basis = dataBands.length >= 2 ? dataBands.map((b) => b.segs) : multi;
+  const gs = gutters(basis, body);
+  if (gs.length === 0) return null;
+  const segs = bands.flatMap((b) => b.segs);
+  // Heading rows: above the first data row (at most five); the first row when nothing is a value.
+  const firstData = bands.findIndex(isDataRow);
+  let heading = firstData < 0 ? 1 : Math.min(firstData, 5);
+  let bounds = [Number.NEGATIVE_INFINITY, ...gs.map((g) => (g.lo + g.hi) / 2), Number.POSITIVE_INFINITY];
+  const bestColumn = (s: Segment, bs: number[]) => {
+    const ov = overlaps(s, bs);
+    const max = Math.max(...ov);
+    if (max > 0) return ov.indexOf(max);
+    const c = (s.x0 + s.x1) / 2;
+    return Math.max(0, bs.findIndex((b) => b > c) - 1);
+  };
+  // Body rows first: each segment in the column it overlaps most. Then columns of symbols only
+  // ("$", "%") join their neighbour ("$" to the right, "%" and ")" to the left).
+  for (let pass = 0; pass < 2; pass++) {
+    const ncols = bounds.length - 1;
+    const seen: string[][] = Array.from({ length: ncols }, () => []);
+    for (const b of bands.slice(heading)) for (const s of b.segs) seen[bestColumn(s, bounds)].push(s.text);
+    const remove = new Set<number>();
+    seen.forEach((texts, c) => {
+      if (texts.length === 0 || !texts.every((t) => SYMBOL_ONLY.test(t))) return;
+      const toLeft = /^[%)]/.test(texts[0]) && c > 0;
+      const edge = toLeft ? c : c + 1;
+      if (edge > 0 && edge < bounds.length - 1) remove.add(edge);
+    });
+    if (remove.size === 0) break;
+    bounds = bounds.filter((_, i) => !remove.has(i));
+  }
+  const ncols = bounds.length - 1;
+  if (ncols < 2) return null;
+  // Where each column's content sits (body rows), for placing headings that span columns.
+  const content = Array.from({ length: ncols }, () => ({
+    lo: Number.POSITIVE_INFINITY,
+    hi: Number.NEGATIVE_INFINITY,
+  }));
+  for (const b of bands.slice(heading)) {
+    for (const s of b.segs) {
+      const c = content[bestColumn(s, bounds)];
+      c.lo = Math.min(c.lo, s.x0);
+      c.hi = Math.max(c.hi, s.x1);
+    }
+  }
+  if (content.some((c) => c.lo > c.hi)) return null;
+  /** A heading covers the run of columns around its best column whose content it touches, centred best. */
+  const headingSpan = (s: Segment): [number, number] => {
+    const base = bestColumn(s, bounds);
+    const touches = (c: number) => s.x1 > content[c].lo - 0.5 * s.size && s.x0 < content[c].hi + 0.5 * s.size;
+    let lo = base;
+    let hi = base;
+    while (lo > 0 && touches(lo - 1)) lo--;
+    while (hi < ncols - 1 && touches(hi + 1)) hi++;
+    const centre = (s.x0 + s.x1) / 2;
+    let best: [number, number] = [base, base];
+    let bestD = Number.POSITIVE_INFINITY;
+    for (let a = lo; a <= base; a++) {
+      for (let b = base; b <= hi; b++) {
+        const d = Math.abs(centre - (content[a].lo + content[b].hi) / 2);
+        if (d < bestD - 0.5) {
+          bestD = d;
+          best = [a, b];
+        }
+      }
+    }
+    return best;
+  };
+  const placed: Placed[][] = bands.map((band, r) => {
+    const cells: Placed[] = [];
+    for (const s of band.segs) {
+      let from: number;
+      let to: number;
+      if (r < heading) [from, to] = headingSpan(s);
+      else from = to = bestColumn(s, bounds);
+      const clash = cells.find((c) => !(to < c.from || from > c.to));
+      if (clash) {
+        clash.texts.push(s.text);
+        clash.from = Math.min(clash.from, from);
+        clash.to = Math.max(clash.to, to);
+      } else cells.push({ texts: [s.text], from, to });
+    }
+    return cells.sort((a, b) => a.from - b.from);
+  });
+  // Lower-case continuation lines of a first-column label join the label they continue.
+  const rows: Placed[][] = [];
+  const labelOnly = (cells: Placed[]) => cells.length === 1 && cells[0].from === 0 && cells[0].to === 0;
+  placed.forEach((cells, r) => {
+    const prev = rows[rows.length - 1];
+    if (r > heading && prev && rows.length > heading) {
+      const lower = (cs: Placed[]) => {
+        const label = cs.find((c) => c.from === 0);
+        return label && /^\p{Ll}/u.test(label.texts[0]) ? label : undefined;
+      };
+      const label = lower(cells);
+      if (label && labelOnly(cells)) {
+        const above = prev.find((c) => c.from === 0);
+        if (above) {
+          above.texts.push(...label.texts);
+          return;
+        }
+      }
+      if (label && labelOnly(prev)) {
+        label.texts.unshift(...prev[0].texts);
+        rows.pop();
+      }
+    }
+    rows.push(cells);
+  });
+  heading = Math.min(heading, rows.length - 1);
+  // Columns of running text (long cells, mostly letters).
+  let proseColumns = 0;
+  for (let c = 0; c < ncols; c++) {
+    const texts = rows
+      .slice(heading)
+      .flatMap((row) => row.filter((cell) => cell.from === c).map((cell) => cell.texts.join(' ')));
+    const long = texts.filter(isProseText).length;
+    if (texts.length > 0 && long >= 0.5 * texts.length) proseColumns++;
+  }
+  if (proseColumns > (scan === 'page' ? 0 : 1)) return null;
+  // A column of text beside a column of notes set in another size is not a table.
+  if (proseColumns === 1) {
+    const sizes = bands.slice(heading).flatMap((b) => b.segs.map((x) => x.size));
+    if (Math.max(...sizes) > 1.12 * Math.min(...sizes)) return null;
+  }
+  const toCells = (row: Placed[]): TableCell[] => {
+    const line: TableCell[] = [];
+    let c = 0;
+    for (const cell of row) {
+      while (c < cell.from) {
+        line.push({ text: '', colspan: 1 });
+        c++;
+      }
+      line.push({ text: cell.texts.join(' '), colspan: cell.to - cell.from + 1 });
+      c = cell.to + 1;
+    }
+    while (c < ncols) {
+      line.push({ text: '', colspan: 1 });
+      c++;
+    }
+    return line;
+  };
+  // Heading rows without spans merge into one, column by column.
+  const headRows = rows.slice(0, heading);
+  const spans = headRows.some((row) => row.some((c) => c.to > c.from));
+  let out: TableCell[][];
+  if (heading > 1 && !spans) {
+    const merged: string[][] = Array.from({ length: ncols }, () => []);
+    for (const row of headRows) for (const cell of row) merged[cell.from].push(...cell.texts);
+    out = [merged.map((t) => ({ text: t.join(' '), colspan: 1 })), ...rows.slice(heading).map(toCells)];
+    heading = 1;
+  } else out = rows.map(toCells);
+  return {
+    segs,
+    x0: Math.min(...segs.map((s) => s.x0)),
+    x1: Math.max(...segs.map((s) => s.x1)),
+    top: Math.min(...segs.map((s) => s.top)),
+    bottom: Math.max(...segs.map((s) => s.bottom)),
+    rows: out,
+    heading,
+    columns: ncols,
+  };
+}
+
+/** Finds tables among a region's segments; returns them and the segments left over. */
+export function findTables(
+  segs: Segment[],
+  body: number,
+  scan: TableScan,
+): { tables: Table[]; rest: Segment[] } {
+  const bands = rowsOf(segs).map(bandOf);
+  const tables: Table[] = [];
+  let i = 0;
+  while (i < bands.length) {
+    if (bands[i].kind !== 'multi') {
+      i++;
+      continue;
+    }
+    const run: Band[] = [bands[i]];
+    let lo = Math.min(...bands[i].segs.map((s) => s.x0));
+    let hi = Math.max(...bands[i].segs.map((s) => s.x1));
+    let singles = 0;
+    let j = i + 1;
+    for (; j < bands.length; j++) {
+      const b = bands[j];
+      const prev = run[run.length - 1];
+      if (b.top - prev.bottom > 2.5 * body) break;
+      if (b.kind === 'text') break;
+      if (b.kind === 'single') {
+        const s = b.segs[0];
+        if (s.x0 < lo - 2 * body || s.x1 > hi + 2 * body || ++singles > 3) break;
+      } else singles = 0;
+      run.push(b);
+      if (b.kind === 'multi') {
+        lo = Math.min(lo, ...b.segs.map((s) => s.x0));
+        hi = Math.max(hi, ...b.segs.map((s) => s.x1));
+      }
+    }
+    while (run.length > 0 && run[run.length - 1].kind === 'single') run.pop();
+    // Heading lines above the run: short single rows over the value columns (right of the
+    // labels), close above it, not already in a table.
+    const labelRight = median(
+      run.filter((b) => b.kind === 'multi' && b.segs[0].x0 <= lo + body).map((b) => b.segs[0].x1),
+    );
+    let k = i - 1;
+    const taken = tables.length > 0 ? tables[tables.length - 1].bottom : Number.NEGATIVE_INFINITY;
+    while (k >= 0 && i - k <= 3) {
+      const b = bands[k];
+      const below = k + 1 < i ? bands[k + 1] : run[0];
+      if (b.kind !== 'single' || b.bottom <= taken || below.top - b.bottom > 1.5 * body) break;
+      const s = b.segs[0];
+      if (s.x0 <= labelRight || s.x1 > hi + 2 * body || s.text.length > 60) break;
+      run.unshift(b);
+      k--;
+    }
+    const table = buildTable(run, body, scan);
+    if (table) {
+      tables.push(table);
+      i = bands.indexOf(run[run.length - 1]) + 1;
+    } else i++;
+  }
+  const used = new Set(tables.flatMap((t) => t.segs));
+  return { tables, rest: segs.filter((s) => !used.has(s)) };
+}
+
+function escapeCell(s: string): string {
+  return s.replace(/\|/g, '\\|');
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** Markdown when no cell spans columns (the first row is the heading row), HTML otherwise. */
+export function renderTable(t: Table): string {
+  const spans = t.rows.some((r) => r.some((c) => c.colspan > 1));
+  if (!spans) {
+    const line = (r: TableCell[]) => `| ${r.map((c) => escapeCell(c.text)).join(' | ')} |`;
+    return [line(t.rows[0]), `|${' --- |'.repeat(t.columns)}`, ...t.rows.slice(1).map(line)].join('\n');
+  }
+  const tr = (r: TableCell[], tag: 'th' | 'td') =>
+    `<tr>${r.map((c) => `<${tag}${c.colspan > 1 ? ` colspan="${c.colspan}"` : ''}>${escapeHtml(c.text)}</${tag}>`).join('')}</tr>`;
+  const head = t.rows.slice(0, t.heading).map((r) => tr(r, 'th'));
+  const bodyRows = t.rows.slice(t.heading).map((r) => tr(r, 'td'));
+  return [
+    '<table>',
+    ...(head.length ? ['<thead>', ...head, '</thead>'] : []),
+    '<tbody>',
+    ...bodyRows,
+    '</tbody>',
+    '</table>',
+  ].join('\n');
+}
