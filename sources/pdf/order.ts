@@ -77,17 +77,24 @@ function gapsOf(boxes: Box[], lo: (b: Box) => number, hi: (b: Box) => number): G
   return out;
 }
 
-/** A text column: two or more items, lines a good width, filling a fair share of their height. */
+/**
+ * A text column: two or more items filling a fair share of their height, whose rows are a good
+ * width (five font sizes; a table inside the column counts by its rows) and whose text is mostly
+ * letters (a block of figures is a table's columns, not a text column).
+ */
 function isColumn(boxes: Box[]): boolean {
-  const segs = boxes.filter((b) => !b.item.table);
   if (boxes.length < 2) return false;
   const top = Math.min(...boxes.map((b) => b.top));
   const bottom = Math.max(...boxes.map((b) => b.bottom));
   const filled = boxes.reduce((s, b) => s + (b.bottom - b.top), 0);
   if (filled < 0.25 * (bottom - top)) return false;
+  const segs = boxes.filter((b) => !b.item.table).map((b) => b.item.seg as Segment);
   if (segs.length === 0) return true;
-  const size = median(segs.map((b) => b.size));
-  return median(segs.map((b) => b.x1 - b.x0)) >= 5 * size;
+  const size = median(segs.map((s) => s.size));
+  const widths = rowsOf(segs).map((r) => Math.max(...r.map((s) => s.x1)) - Math.min(...r.map((s) => s.x0)));
+  if (median(widths) < 5 * size) return false;
+  const text = segs.map((s) => s.text).join('');
+  return (text.match(/\p{L}/gu) ?? []).length >= 0.5 * text.replace(/\s/g, '').length;
 }
 
 /** The widest vertical gap splitting the region into two text columns, if any. */

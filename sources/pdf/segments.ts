@@ -258,6 +258,8 @@ export function groupLines(boxes: TextBox[]): TextBox[][] {
 const LABEL =
   /^(?:\(?(?:\d{1,3}|[a-zA-Z]|[ivxlcdmIVXLCDM]{1,6})[.)]|\(\d{1,3}\)|\d{1,3}(?:\.\d{1,3}){1,3}\.?|[•·▪■●◦○►▶✓➢])$/u;
 
+const CURRENCY = /^(?:[A-Z]{0,3}[$\u20ac\u00a3\u00a5\u20b9]|Rs\.?|RMB)$/;
+
 export function isListLabel(s: string): boolean {
   return LABEL.test(s);
 }
@@ -291,7 +293,9 @@ export function toSegments(lines: TextBox[][]): Segment[] {
         /\p{L}$/u.test(prevText) &&
         /^\p{Ll}/u.test(b.text) &&
         Math.min([...prevText].length, [...b.text].length) <= 2;
-      if (cur.length > 0 && gap > SPLIT_EM * size && !continues) {
+      // A currency sign after an amount opens the next amount ("$ 11,642 $ 10,560").
+      const opens = CURRENCY.test(b.text) && /[\d)]$/.test(prevText) && gap > 0.2 * size;
+      if (cur.length > 0 && ((gap > SPLIT_EM * size && !continues) || opens)) {
         parts.push(cur);
         cur = [];
       }
@@ -303,6 +307,16 @@ export function toSegments(lines: TextBox[][]): Segment[] {
     for (let i = 0; i < made.length; i++) {
       const s = made[i];
       const next = made[i + 1];
+      // A currency sign set apart from its amount ("$   1,234") belongs to it.
+      if (
+        next &&
+        CURRENCY.test(s.text) &&
+        /^[(\-\u2013\u2014]?\d/.test(next.text) &&
+        next.x0 - s.x1 <= 8 * s.size
+      ) {
+        made[i + 1] = makeSegment([...s.boxes, ...next.boxes], lineNo);
+        continue;
+      }
       // Only before words: "12.1" before "3.4" is two table cells, not a label.
       if (
         next &&

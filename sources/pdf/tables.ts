@@ -41,7 +41,7 @@ export interface Table {
   columns: number;
 }
 
-const NUMERIC = /^[\s$€£¥(+-]*(?:\d[\d,.\s]*|\.\d+)%?\)?\s*(?:%|x|bps|m|bn|k)?$/i;
+const NUMERIC = /^[\s$€£¥(+-]*(?:\d[\d,.\s]*|\.\d+)%?\)?\s*(?:%|x|bps|[kmbt]n?)?$/i;
 const EMPTY_MARK = /^[-\u2013\u2014\u2012\u2212.]{1,3}$|^n\/?a$|^nil$/i;
 
 function isNumeric(s: string): boolean {
@@ -49,10 +49,10 @@ function isNumeric(s: string): boolean {
 }
 
 function isProseText(t: string): boolean {
-  if (t.length < 30) return false;
+  if (t.length < 40) return false;
   const words = t.split(' ').length;
   const letters = (t.match(/\p{L}/gu) ?? []).length;
-  return words >= 5 && letters >= 0.5 * t.length;
+  return words >= 6 && letters >= 0.6 * t.length;
 }
 
 function isProse(s: Segment): boolean {
@@ -63,7 +63,7 @@ type Kind = 'multi' | 'single' | 'text';
 
 function kindOf(row: Segment[]): Kind {
   if (row.length >= 2) return row.filter(isProse).length >= 2 ? 'text' : 'multi';
-  return row[0].text.length <= 80 && !isProse(row[0]) ? 'single' : 'text';
+  return row[0].text.length <= 60 ? 'single' : 'text';
 }
 
 interface Band {
@@ -137,7 +137,7 @@ export type TableScan = 'page' | 'region';
 
 /** Years, periods and units: numbers that head a column rather than fill it ("2023", "Q1/23", "$m"). */
 const HEADERISH =
-  /^(?:(?:FY|CY)?\s?(?:19|20)\d{2}(?:\s*[-\u2013/]\s*\d{2,4})?|Q[1-4]\s*[/']?\s*\d{2,4}|H[12]\s*\d{2,4}|\(?(?:[A-Z]{1,3})?[$€£¥]\)?\s*(?:'000|\u2019000|000s?|m|mn|million|bn|billion|thousands?)?|(?:19|20)\d{2}\s+\S{1,8})$/i;
+  /^(?:\d{1,2}[./-]\d{1,2}[./-](?:19|20)?\d{2}|(?:FY|CY)?\s?(?:19|20)\d{2}(?:\s*[-\u2013/]\s*\d{2,4})?|Q[1-4]\s*[/']?\s*\d{2,4}|H[12]\s*\d{2,4}|\(?(?:[A-Z]{1,3})?[$€£¥]\)?\s*(?:'000|\u2019000|000s?|m|mn|million|bn|billion|thousands?)?|(?:19|20)\d{2}\s+\S{1,8})$/i;
 
 function isValue(s: string): boolean {
   return isNumeric(s) && !HEADERISH.test(s.trim());
@@ -148,6 +148,15 @@ function isDataRow(b: Band): boolean {
   return b.kind === 'multi' && b.segs.slice(1).some((s) => isValue(s.text));
 }
 
+/** A line that continues the one above: it starts with a word all in lower case ("from", not "arXiv"). */
+const CONTINUES = /^\p{Ll}[\p{Ll}'\u2019-]*(?:[\s,;:]|$)/u;
+
+/** A row of column headings: two or more cells, years or units right of the first, no values. */
+function isHeadingRow(b: Band): boolean {
+  const rest = b.segs.slice(1);
+  return rest.length > 0 && rest.every((s) => HEADERISH.test(s.text.trim())) && !isValue(b.segs[0].text);
+}
+
 interface Placed {
   texts: string[];
   from: number;
@@ -155,7 +164,17 @@ interface Placed {
 }
 
 /** Builds the grid of one candidate; null when it does not hold up as a table. */
-function buildTable(bands: Band[], body: number, scan: TableScan): Table | null {
+function buildTable(rawBands: Band[], body: number, scan: TableScan): Table | null {
+  // Rows that overlap vertically are one table row (a label set at the top of a two-line cell,
+  // the values centred beside it).
+  const bands: Band[] = [];
+  for (const b of rawBands) {
+    const prev = bands[bands.length - 1];
+    const size = Math.min(...b.segs.map((s) => s.size));
+    if (prev && b.top < prev.bottom - 0.15 * size) {
+      bands[bands.length - 1] = bandOf([...prev.segs, ...b.segs].sort((x, y) => x.x0 - y.x0));
+    } else bands.push(b);
+  }
   const multi = bands.filter((b) => b.kind === 'multi').map((b) => b.segs);
   if (multi.length < 2) return null;
   const dataBands = bands.filter(isDataRow);
@@ -163,9 +182,10 @@ function buildTable(bands: Band[], body: number, scan: TableScan): Table | null 
   const gs = gutters(basis, body);
   if (gs.length === 0) return null;
   const segs = bands.flatMap((b) => b.segs);
-  // Heading rows: above the first data row (at most five); the first row when nothing is a value.
+  // Heading rows: above the first data row (at most five), less the section labels right above
+  // it (rows holding only a first-column text); the first row when nothing is a value.
   const firstData = bands.findIndex(isDataRow);
-  let heading = firstData < 0 ? 1 : Math.min(firstData, 5);
+  let heading = firstData < 0 ? 1 : Math.min(firstData, 8);
   let bounds = [Number.NEGATIVE_INFINITY, ...gs.map((g) => (g.lo + g.hi) / 2), Number.POSITIVE_INFINITY];
   const bestColumn = (s: Segment, bs: number[]) => {
     const ov = overlaps(s, bs);
@@ -192,6 +212,8 @@ function buildTable(bands: Band[], body: number, scan: TableScan): Table | null 
   }
   const ncols = bounds.length - 1;
   if (ncols < 2) return null;
+  while (heading > 1 && bands[heading - 1].kind === 'single' && bands[heading - 1].segs[0].x1 <= bounds[1])
+    heading--;
   // Where each column's content sits (body rows), for placing headings that span columns.
   const content = Array.from({ length: ncols }, () => ({
     lo: Number.POSITIVE_INFINITY,
@@ -206,8 +228,19 @@ function buildTable(bands: Band[], body: number, scan: TableScan): Table | null 
   }
   if (content.some((c) => c.lo > c.hi)) return null;
   /** A heading covers the run of columns around its best column whose content it touches, centred best. */
-  const headingSpan = (s: Segment): [number, number] => {
+  const valueLo = content[1].lo;
+  const valueHi = content[ncols - 1].hi;
+  const headingSpan = (s: Segment, alone: boolean): [number, number] => {
     const base = bestColumn(s, bounds);
+    // A lone heading centred over all the value columns heads them all ("Year Ended", "Group").
+    const centre0 = (s.x0 + s.x1) / 2;
+    if (
+      alone &&
+      base > 0 &&
+      ncols >= 3 &&
+      Math.abs(centre0 - (valueLo + valueHi) / 2) <= 0.15 * (valueHi - valueLo)
+    )
+      return [1, ncols - 1];
     const touches = (c: number) => s.x1 > content[c].lo - 0.5 * s.size && s.x0 < content[c].hi + 0.5 * s.size;
     let lo = base;
     let hi = base;
@@ -232,7 +265,7 @@ function buildTable(bands: Band[], body: number, scan: TableScan): Table | null 
     for (const s of band.segs) {
       let from: number;
       let to: number;
-      if (r < heading) [from, to] = headingSpan(s);
+      if (r < heading) [from, to] = headingSpan(s, band.segs.length === 1);
       else from = to = bestColumn(s, bounds);
       const clash = cells.find((c) => !(to < c.from || from > c.to));
       if (clash) {
@@ -251,11 +284,17 @@ function buildTable(bands: Band[], body: number, scan: TableScan): Table | null 
     if (r > heading && prev && rows.length > heading) {
       const lower = (cs: Placed[]) => {
         const label = cs.find((c) => c.from === 0);
-        return label && /^\p{Ll}/u.test(label.texts[0]) ? label : undefined;
+        return label && CONTINUES.test(label.texts[0]) ? label : undefined;
       };
       const label = lower(cells);
       if (label && labelOnly(cells)) {
-        const above = prev.find((c) => c.from === 0);
+        // The nearest label above (rows between may hold only values of a multi-line row).
+        const above = rows
+          .slice(heading)
+          .reverse()
+          .slice(0, 3)
+          .map((row) => row.find((c) => c.from === 0))
+          .find((c) => c !== undefined);
         if (above) {
           above.texts.push(...label.texts);
           return;
@@ -269,14 +308,24 @@ function buildTable(bands: Band[], body: number, scan: TableScan): Table | null 
     rows.push(cells);
   });
   heading = Math.min(heading, rows.length - 1);
-  // Columns of running text (long cells, mostly letters).
+  // Columns of running text: long cells, mostly letters, or lines that continue one another
+  // (a cell starting in lower case under a cell of the same column that does not end a sentence).
   let proseColumns = 0;
   for (let c = 0; c < ncols; c++) {
     const texts = rows
       .slice(heading)
-      .flatMap((row) => row.filter((cell) => cell.from === c).map((cell) => cell.texts.join(' ')));
-    const long = texts.filter(isProseText).length;
-    if (texts.length > 0 && long >= 0.5 * texts.length) proseColumns++;
+      .map((row) => row.find((cell) => cell.from === c)?.texts.join(' ') ?? '');
+    const filled = texts.filter((t) => t !== '');
+    const long = filled.filter(isProseText).length;
+    let pairs = 0;
+    let flows = 0;
+    for (let r = 1; r < texts.length; r++) {
+      if (texts[r] === '' || texts[r - 1] === '') continue;
+      pairs++;
+      if (CONTINUES.test(texts[r]) && !/[.:;!?]$/.test(texts[r - 1])) flows++;
+    }
+    if (filled.length > 0 && (long >= 0.6 * filled.length || (flows >= 2 && flows >= 0.3 * pairs)))
+      proseColumns++;
   }
   if (proseColumns > (scan === 'page' ? 0 : 1)) return null;
   // A column of text beside a column of notes set in another size is not a table.
@@ -301,16 +350,25 @@ function buildTable(bands: Band[], body: number, scan: TableScan): Table | null 
     }
     return line;
   };
-  // Heading rows without spans merge into one, column by column.
-  const headRows = rows.slice(0, heading);
-  const spans = headRows.some((row) => row.some((c) => c.to > c.from));
-  let out: TableCell[][];
-  if (heading > 1 && !spans) {
-    const merged: string[][] = Array.from({ length: ncols }, () => []);
-    for (const row of headRows) for (const cell of row) merged[cell.from].push(...cell.texts);
-    out = [merged.map((t) => ({ text: t.join(' '), colspan: 1 })), ...rows.slice(heading).map(toCells)];
-    heading = 1;
-  } else out = rows.map(toCells);
+  // Consecutive heading rows without spans merge into one, column by column ("Fair value of"
+  // over "performance rights"); a row with a heading spanning columns stays a row of its own.
+  const head: Placed[][] = [];
+  let mergeable = false;
+  for (const row of rows.slice(0, heading)) {
+    const spans = row.some((c) => c.to > c.from);
+    if (!spans && mergeable) {
+      const into = head[head.length - 1];
+      for (const cell of row) {
+        const same = into.find((c) => c.from === cell.from);
+        if (same) same.texts.push(...cell.texts);
+        else into.push({ ...cell, texts: [...cell.texts] });
+      }
+      into.sort((a, b) => a.from - b.from);
+    } else head.push(row.map((c) => ({ ...c, texts: [...c.texts] })));
+    mergeable = !spans;
+  }
+  const out = [...head, ...rows.slice(heading)].map(toCells);
+  heading = head.length;
   return {
     segs,
     x0: Math.min(...segs.map((s) => s.x0)),
@@ -346,10 +404,16 @@ export function findTables(
       const b = bands[j];
       const prev = run[run.length - 1];
       if (b.top - prev.bottom > 2.5 * body) break;
-      if (b.kind === 'text') break;
-      if (b.kind === 'single') {
+      // A long label left of the values still belongs (a wrapped row label), running text does not.
+      const valuesFrom = Math.min(
+        ...run.filter((x) => x.kind === 'multi').flatMap((x) => x.segs.slice(1).map((s) => s.x0)),
+      );
+      if (b.kind === 'text' && !(b.segs.length === 1 && b.segs[0].x1 < valuesFrom - body)) break;
+      // A heading row (years, units, no values) after values opens the next table.
+      if (b.kind === 'multi' && run.some(isDataRow) && isHeadingRow(b)) break;
+      if (b.kind !== 'multi') {
         const s = b.segs[0];
-        if (s.x0 < lo - 2 * body || s.x1 > hi + 2 * body || ++singles > 3) break;
+        if (s.x1 > hi + 2 * body || ++singles > 3) break;
       } else singles = 0;
       run.push(b);
       if (b.kind === 'multi') {
@@ -368,7 +432,7 @@ export function findTables(
     while (k >= 0 && i - k <= 3) {
       const b = bands[k];
       const below = k + 1 < i ? bands[k + 1] : run[0];
-      if (b.kind !== 'single' || b.bottom <= taken || below.top - b.bottom > 1.5 * body) break;
+      if (b.kind !== 'single' || b.bottom <= taken || below.top - b.bottom > 2.5 * body) break;
       const s = b.segs[0];
       if (s.x0 <= labelRight || s.x1 > hi + 2 * body || s.text.length > 60) break;
       run.unshift(b);
@@ -399,10 +463,18 @@ export function renderTable(t: Table): string {
     const line = (r: TableCell[]) => `| ${r.map((c) => escapeCell(c.text)).join(' | ')} |`;
     return [line(t.rows[0]), `|${' --- |'.repeat(t.columns)}`, ...t.rows.slice(1).map(line)].join('\n');
   }
-  const tr = (r: TableCell[], tag: 'th' | 'td') =>
-    `<tr>${r.map((c) => `<${tag}${c.colspan > 1 ? ` colspan="${c.colspan}"` : ''}>${escapeHtml(c.text)}</${tag}>`).join('')}</tr>`;
-  const head = t.rows.slice(0, t.heading).map((r) => tr(r, 'th'));
-  const bodyRows = t.rows.slice(t.heading).map((r) => tr(r, 'td'));
+  // A first column of labels heads its rows (as column 0 of a Markdown table does).
+  const labels = t.rows.slice(t.heading).map((r) => r[0]?.text ?? '');
+  const rowHeads = labels.filter((l) => l !== '' && !isNumeric(l)).length >= 0.5 * labels.length;
+  const tr = (r: TableCell[], head: boolean) =>
+    `<tr>${r
+      .map((c, i) => {
+        const tag = head || (i === 0 && rowHeads) ? 'th' : 'td';
+        return `<${tag}${c.colspan > 1 ? ` colspan="${c.colspan}"` : ''}>${escapeHtml(c.text)}</${tag}>`;
+      })
+      .join('')}</tr>`;
+  const head = t.rows.slice(0, t.heading).map((r) => tr(r, true));
+  const bodyRows = t.rows.slice(t.heading).map((r) => tr(r, false));
   return [
     '<table>',
     ...(head.length ? ['<thead>', ...head, '</thead>'] : []),
