@@ -111,7 +111,9 @@ function isFolio(r: Row): boolean {
   const first = words[0];
   const last = words[words.length - 1];
   if (NUMBER_TOKEN.test(first) || NUMBER_TOKEN.test(last)) return true;
-  if (isPageNumber(r.segs[0].text) || isPageNumber(r.segs[r.segs.length - 1].text)) return true;
+  // A number alone at either end ("12 | Annual Report"), not a list label ("9." or "(a)").
+  const bare = /^(?:(?:page|p\.|pg\.?)\s*)?(?:\d{1,4}|[ivxlcdm]{1,6}|[IVXLCDM]{1,6})$/i;
+  if (bare.test(r.segs[0].text.trim()) || bare.test(r.segs[r.segs.length - 1].text.trim())) return true;
   return words.some((w, i) => i + 1 < words.length && PAGE_WORD.test(w) && /^\d{1,4}$/.test(words[i + 1]));
 }
 

@@ -423,7 +423,8 @@ export function findTables(
     }
     while (run.length > 0 && run[run.length - 1].kind === 'single') run.pop();
     // Heading lines above the run: short single rows over the value columns (right of the
-    // labels), close above it, not already in a table.
+    // labels), close above it, not already in a table; then one group label right above the
+    // first row, in the label column ("Current assets" over "Prepayments").
     const labelRight = median(
       run.filter((b) => b.kind === 'multi' && b.segs[0].x0 <= lo + body).map((b) => b.segs[0].x1),
     );
@@ -438,6 +439,18 @@ export function findTables(
       run.unshift(b);
       k--;
     }
+    const group = bands[i - 1];
+    if (
+      k === i - 1 &&
+      group &&
+      group.kind === 'single' &&
+      group.bottom > taken &&
+      run[0].top - group.bottom <= body &&
+      group.segs[0].x0 >= lo - body &&
+      group.segs[0].x1 <= labelRight + body &&
+      group.segs[0].text.length <= 40
+    )
+      run.unshift(group);
     const table = buildTable(run, body, scan);
     if (table) {
       tables.push(table);
