@@ -7,7 +7,7 @@
  * The page's segments are grouped into rows (full-width bands). From each edge of the page, a
  * block of one to three rows is furniture when:
  * - every row of it lies in the page's margin zone (the top 10% or the bottom 12% of the page
- *   height), is not running text (a long line continued by another long line at the same
+ *   height, or the 6% above the page's last row of text when that is higher), is not running text (a long line continued by another long line at the same
  *   indent) and is not set much larger than the body (a title) unless it sits in the outermost
  *   6% of the page (a running title in the header area), and
  * - the block stands apart from the body: the whitespace between it and the next row is wider
@@ -23,6 +23,8 @@ import { median, type Segment } from './segments.ts';
 /** Share of the page height at the top and at the bottom where running heads and feet live. */
 export const TOP_ZONE = 0.1;
 export const BOTTOM_ZONE = 0.12;
+/** The foot zone also covers this share of the page height above the last row of text. */
+const FOOT_REACH = 0.06;
 /** Rows this close to the top or bottom edge may be set large and still be furniture (a running title). */
 const EDGE = 0.06;
 /** At most this many rows at each edge. */
@@ -153,12 +155,19 @@ export function findFurniture(
       );
     });
   const large = (r: Row) => r.size > 1.3 * body;
+  // A numbered bold line at body size or above is a section heading ("15. Leases"), not a running head.
+  const heading = (r: Row) =>
+    r.segs.every((s) => s.bold) &&
+    r.size >= 0.95 * body &&
+    /^(?:\d{1,3}(?:\.\d{1,3})*\.?|[A-Z]\.|\(?[a-z]\))\s+\p{L}/u.test(r.text);
 
   const dropped: FurnitureDrop[] = [];
   const drop = new Set<number>();
   // indices: rows ordered from the edge inwards.
   const scan = (order: number[], edge: 'top' | 'bottom') => {
-    const inZone = (r: Row) => (edge === 'top' ? r.bottom <= TOP_ZONE * H : r.top >= (1 - BOTTOM_ZONE) * H);
+    // The foot zone reaches further up on a page whose text ends early (a deep bottom margin).
+    const footFrom = Math.min((1 - BOTTOM_ZONE) * H, rows[rows.length - 1].bottom - FOOT_REACH * H);
+    const inZone = (r: Row) => (edge === 'top' ? r.bottom <= TOP_ZONE * H : r.top >= footFrom);
     const atEdge = (r: Row) => (edge === 'top' ? r.top <= EDGE * H : r.bottom >= (1 - EDGE) * H);
     const gapBetween = (a: Row, b: Row) => (edge === 'top' ? b.top - a.bottom : a.top - b.bottom);
     // Blocks are peeled from the edge inwards: the largest qualifying block, then the next.
@@ -178,7 +187,8 @@ export function findFurniture(
         const placed = block.every((r, j) => inZone(r) || allRepeated || (j === 0 && folioEdge));
         if (!placed) break;
         if (ids.some((i) => prose(i))) break;
-        if (block.some((r) => large(r) && !atEdge(r) && !repeated(r, edge) && !isFolio(r))) break;
+        if (block.some((r) => (large(r) || heading(r)) && !atEdge(r) && !repeated(r, edge) && !isFolio(r)))
+          break;
         const below = gapBetween(last, next);
         let inside = 0;
         for (let j = 1; j < k; j++) inside = Math.max(inside, gapBetween(block[j - 1], block[j]));

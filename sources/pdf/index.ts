@@ -358,13 +358,15 @@ export async function readPage(
   opts: PdfTranscriptOptions,
 ): Promise<PageInput> {
   const { width, height } = pageGeometry(page);
+  // The drawing first: it loads the page's fonts, whose names tell bold text apart.
+  const drawing = await pageDrawing(page);
   const layer = await pageTextLayer(page);
   const mode = opts.ocr ?? 'auto';
   let method: TranscriptMethod = 'text-layer';
   let evidence: PageEvidence | undefined;
   if (mode === 'always') method = 'ocr';
   else if (mode === 'auto') {
-    evidence = pageEvidence(layer.boxes, await pageDrawing(page), width, height);
+    evidence = pageEvidence(layer.boxes, drawing, width, height);
     method = chooseMethod(evidence);
   }
   const base = { page: pageNo, width, height, method, evidence };

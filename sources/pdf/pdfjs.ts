@@ -86,16 +86,33 @@ export async function pageTextLayer(page: PdfPage): Promise<TextLayer> {
     // item.width is in user space; the viewport at scale 1 keeps lengths.
     const width = Math.max(item.width, 0);
     const baseline = m[5];
-    boxes.push({
+    const box: TextBox = {
       text: item.str.trim(),
       x0,
       x1: x0 + width,
       top: baseline - size * 0.8,
       bottom: baseline + size * 0.2,
       size,
-    });
+    };
+    if (boldFont(page, item.fontName)) box.bold = true;
+    boxes.push(box);
   }
   return { boxes, rotatedChars };
+}
+
+/**
+ * Whether a text item's font is a bold face, by the font's name ("Arial-BoldMT", "...-Heavy",
+ * "...Bd2"). Font objects are known once the page's operator list was read (`pageDrawing`);
+ * before that, nothing is bold.
+ */
+function boldFont(page: PdfPage, fontName: string): boolean {
+  const objs = (page as unknown as { commonObjs: { has(id: string): boolean; get(id: string): unknown } })
+    .commonObjs;
+  if (!objs.has(fontName)) return false;
+  const name = (objs.get(fontName) as { name?: string } | null)?.name ?? '';
+  return /bold|black|heavy|semibold|demibold|(?:^|[-,+])(?:bd|sb|demi|hv|bk)\d*(?:$|[-,])|bd\d/i.test(
+    name.replace(/^[A-Z]{6}\+/, ''),
+  );
 }
 
 export interface Rect {

@@ -25,6 +25,8 @@ export interface TextBox {
   size: number;
   /** Boxes known to share a line (OCR output); otherwise lines are found from geometry. */
   lineId?: number;
+  /** Set in a bold face (text layer only). */
+  bold?: boolean;
 }
 
 export interface Segment {
@@ -38,6 +40,8 @@ export interface Segment {
   size: number;
   /** The line it was cut from (segments of one line share it). */
   line: number;
+  /** Most of its characters are set in a bold face. */
+  bold: boolean;
 }
 
 /** A gap wider than this many font sizes splits a line into segments. */
@@ -140,7 +144,19 @@ function makeSegment(boxes: TextBox[], line: number): Segment {
     bottom = Math.max(bottom, b.bottom);
   }
   // The size of a segment is its text's, not its footnote marks': weight by characters.
-  return { boxes, text: joinBoxes(boxes), x0, x1, top, bottom, size: bodySize(boxes), line };
+  const chars = boxes.reduce((n, b) => n + b.text.length, 0);
+  const boldChars = boxes.reduce((n, b) => n + (b.bold ? b.text.length : 0), 0);
+  return {
+    boxes,
+    text: joinBoxes(boxes),
+    x0,
+    x1,
+    top,
+    bottom,
+    size: bodySize(boxes),
+    line,
+    bold: boldChars > chars / 2,
+  };
 }
 
 /**

@@ -163,8 +163,8 @@ interface Placed {
   to: number;
 }
 
-/** Builds the grid of one candidate; null when it does not hold up as a table. */
-function buildTable(rawBands: Band[], body: number, scan: TableScan): Table | null {
+/** Builds the grid of one candidate; null when it does not hold up as a table, 'text' when it is columns of text. */
+function buildTable(rawBands: Band[], body: number, scan: TableScan): Table | null | 'text' {
   // Rows that overlap vertically are one table row (a label set at the top of a two-line cell,
   // the values centred beside it).
   const bands: Band[] = [];
@@ -327,7 +327,7 @@ function buildTable(rawBands: Band[], body: number, scan: TableScan): Table | nu
     if (filled.length > 0 && (long >= 0.6 * filled.length || (flows >= 2 && flows >= 0.3 * pairs)))
       proseColumns++;
   }
-  if (proseColumns > (scan === 'page' ? 0 : 1)) return null;
+  if (proseColumns > (scan === 'page' ? 0 : 1)) return 'text';
   // A column of text beside a column of notes set in another size is not a table.
   if (proseColumns === 1) {
     const sizes = bands.slice(heading).flatMap((b) => b.segs.map((x) => x.size));
@@ -452,7 +452,10 @@ export function findTables(
     )
       run.unshift(group);
     const table = buildTable(run, body, scan);
-    if (table) {
+    if (table === 'text') {
+      // Columns of running text: none of these rows starts a table.
+      i = bands.indexOf(run[run.length - 1]) + 1;
+    } else if (table) {
       tables.push(table);
       i = bands.indexOf(run[run.length - 1]) + 1;
     } else i++;

@@ -7,7 +7,7 @@ const SOURCE_KINDS: readonly SourceKind[] = ['hotpotqa', 'pdf', 'ami', 'sob'];
 
 import { UserError } from '../core/errors.ts';
 import { MODALITIES } from '../core/record.ts';
-import { choiceOption, log } from './common.ts';
+import { choiceOption, intOption, log } from './common.ts';
 
 interface BuildFlags {
   out: string;
@@ -21,6 +21,9 @@ interface BuildFlags {
   refresh?: boolean;
   minOcrPass?: string;
   ocrTests?: string;
+  maxPages?: number;
+  pageTimeout?: number;
+  ocrEngine?: 'both' | 'tesseract' | 'paddle';
 }
 
 export function registerBuild(program: Command): void {
@@ -66,6 +69,21 @@ export function registerBuild(program: Command): void {
       '--ocr-tests <dataset.jsonl>',
       'pdf: olmOCR-bench tests (present/absent/order) used by --min-ocr-pass',
     )
+    .option(
+      '--max-pages <n>',
+      'pdf: pages read per PDF, later ones skipped and named (default 500)',
+      intOption('--max-pages', 1),
+    )
+    .option(
+      '--page-timeout <seconds>',
+      'pdf: time allowed per page; a slower page is skipped and named (default 180)',
+      intOption('--page-timeout', 1),
+    )
+    .option(
+      '--ocr-engine <name>',
+      'pdf: both (tesseract.js + PaddleOCR, default) | tesseract | paddle',
+      choiceOption(['both', 'tesseract', 'paddle'] as const),
+    )
     .addHelpText(
       'after',
       `
@@ -104,10 +122,14 @@ Source modality: hotpotqa -> text, pdf -> image, ami -> audio, sob -> the row's 
         config: flags.config,
         split: flags.split,
         download: { endpoint: flags.hfEndpoint, cacheDir: flags.cacheDir, refresh: flags.refresh },
-        pdf:
-          flags.minOcrPass !== undefined
+        pdf: {
+          ...(flags.minOcrPass !== undefined
             ? { minOcrPass: Number(flags.minOcrPass), ocrTests: flags.ocrTests }
-            : {},
+            : {}),
+          ...(flags.maxPages !== undefined ? { maxPages: flags.maxPages } : {}),
+          ...(flags.pageTimeout !== undefined ? { pageTimeoutMs: flags.pageTimeout * 1000 } : {}),
+          ...(flags.ocrEngine !== undefined ? { ocrEngine: flags.ocrEngine } : {}),
+        },
         log,
       });
       const per = MODALITIES.map(
