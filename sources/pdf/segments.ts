@@ -270,9 +270,9 @@ export function groupLines(boxes: TextBox[]): TextBox[][] {
   return all.filter((l) => !absorbed.has(l)).map((l) => l.boxes);
 }
 
-/** List labels that hang before their text: "a)", "(iv)", "3.", "12.1", "•". */
+/** List labels and footnote marks that hang before their text: "a)", "(iv)", "3.", "12.1", "•", "*", "†". */
 const LABEL =
-  /^(?:\(?(?:\d{1,3}|[a-zA-Z]|[ivxlcdmIVXLCDM]{1,6})[.)]|\(\d{1,3}\)|\d{1,3}(?:\.\d{1,3}){1,3}\.?|[•·▪■●◦○►▶✓➢])$/u;
+  /^(?:\(?(?:\d{1,3}|[a-zA-Z]|[ivxlcdmIVXLCDM]{1,6})[.)]|\(\d{1,3}\)|\d{1,3}(?:\.\d{1,3}){1,3}\.?|[•·▪■●◦○►▶✓➢]|\*{1,3}|[†‡]{1,2})$/u;
 
 const CURRENCY = /^(?:[A-Z]{0,3}[$\u20ac\u00a3\u00a5\u20b9]|Rs\.?|RMB)$/;
 

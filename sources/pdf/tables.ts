@@ -161,6 +161,8 @@ interface Placed {
   texts: string[];
   from: number;
   to: number;
+  /** Right end of its text. */
+  x1: number;
 }
 
 /** Builds the grid of one candidate; null when it does not hold up as a table, 'text' when it is columns of text. */
@@ -186,6 +188,14 @@ function buildTable(rawBands: Band[], body: number, scan: TableScan): Table | nu
   // it (rows holding only a first-column text); the first row when nothing is a value.
   const firstData = bands.findIndex(isDataRow);
   let heading = firstData < 0 ? 1 : Math.min(firstData, 8);
+  if (firstData < 0) {
+    // Without values, the heading rows are the first rows set apart by size (or the first row).
+    const sizeOf = (b: Band) => median(b.segs.map((x) => x.size));
+    const rest = median(bands.slice(3).map(sizeOf));
+    let k = 0;
+    while (k < Math.min(3, bands.length - 1) && Math.abs(sizeOf(bands[k]) - rest) >= 0.1 * rest) k++;
+    heading = Math.max(1, k);
+  }
   let bounds = [Number.NEGATIVE_INFINITY, ...gs.map((g) => (g.lo + g.hi) / 2), Number.POSITIVE_INFINITY];
   const bestColumn = (s: Segment, bs: number[]) => {
     const ov = overlaps(s, bs);
@@ -224,6 +234,15 @@ function buildTable(rawBands: Band[], body: number, scan: TableScan): Table | nu
       const c = content[bestColumn(s, bounds)];
       c.lo = Math.min(c.lo, s.x0);
       c.hi = Math.max(c.hi, s.x1);
+    }
+  }
+  // A column empty below the heading (nothing to report there) still stands by its heading.
+  for (const b of bands.slice(0, heading)) {
+    for (const s of b.segs) {
+      const c = content[bestColumn(s, bounds)];
+      if (c.lo <= c.hi) continue;
+      c.lo = s.x0;
+      c.hi = s.x1;
     }
   }
   if (content.some((c) => c.lo > c.hi)) return null;
@@ -272,7 +291,8 @@ function buildTable(rawBands: Band[], body: number, scan: TableScan): Table | nu
         clash.texts.push(s.text);
         clash.from = Math.min(clash.from, from);
         clash.to = Math.max(clash.to, to);
-      } else cells.push({ texts: [s.text], from, to });
+        clash.x1 = Math.max(clash.x1, s.x1);
+      } else cells.push({ texts: [s.text], from, to, x1: s.x1 });
     }
     return cells.sort((a, b) => a.from - b.from);
   });
@@ -304,6 +324,24 @@ function buildTable(rawBands: Band[], body: number, scan: TableScan): Table | nu
         label.texts.unshift(...prev[0].texts);
         rows.pop();
       }
+      // A row of wrapped text only, under cells it continues (no label, no values, every piece
+      // below a filled cell of the row above): the rest of that row's cells.
+      // (The cell above must have had no room left for the next word: its text wrapped.)
+      const wrapped = (p: Placed, c: Placed) =>
+        p.x1 + 0.5 * body * [...(c.texts[0].split(' ')[0] ?? '')].length >= content[c.to].hi - body;
+      const continuesAbove =
+        !cells.some((c) => c.from === 0) &&
+        cells.every(
+          (c) => !c.texts.some(isValue) && prev.some((p) => p.from === c.from && p.to === c.to && wrapped(p, c)),
+        );
+      if (continuesAbove && !prev.some((p) => p.texts.some((t) => /[.;:]$/.test(t)) && p.from > 0)) {
+        for (const c of cells) {
+          const above = prev.find((p) => p.from === c.from)!;
+          above.texts.push(...c.texts);
+          above.x1 = Math.max(above.x1, c.x1);
+        }
+        return;
+      }
     }
     rows.push(cells);
   });
@@ -311,6 +349,7 @@ function buildTable(rawBands: Band[], body: number, scan: TableScan): Table | nu
   // Columns of running text: long cells, mostly letters, or lines that continue one another
   // (a cell starting in lower case under a cell of the same column that does not end a sentence).
   let proseColumns = 0;
+  let flowingColumns = 0;
   for (let c = 0; c < ncols; c++) {
     const texts = rows
       .slice(heading)
@@ -324,10 +363,26 @@ function buildTable(rawBands: Band[], body: number, scan: TableScan): Table | nu
       pairs++;
       if (CONTINUES.test(texts[r]) && !/[.:;!?]$/.test(texts[r - 1])) flows++;
     }
-    if (filled.length > 0 && (long >= 0.6 * filled.length || (flows >= 2 && flows >= 0.3 * pairs)))
-      proseColumns++;
+    // Justified text: long lines ending at one x (a description cell's end is ragged).
+    const cellsC = rows.flatMap((row) => row.filter((cell) => cell.from === c && cell.to === c));
+    const right = Math.max(...cellsC.map((cell) => cell.x1));
+    const justified =
+      cellsC.length >= 3 &&
+      cellsC.filter((cell) => Math.abs(cell.x1 - right) <= 1.5 && cell.texts.join(' ').length >= 40).length >=
+        0.6 * cellsC.length;
+    const flowing = (flows >= 2 && flows >= 0.3 * pairs) || justified;
+    if (filled.length > 0 && (long >= 0.6 * filled.length || flowing)) proseColumns++;
+    if (flowing) flowingColumns++;
   }
-  if (proseColumns > (scan === 'page' ? 0 : 1)) return 'text';
+  // On a whole page, one column of long cells passes only beside two or more columns filled on
+  // most rows and when its lines do not run on (a description column in a grid, not a column of
+  // text with notes beside it).
+  const body0 = rows.slice(heading);
+  const wellFilled = Array.from({ length: ncols }, (_, c) => c).filter(
+    (c) => body0.filter((row) => row.some((cell) => cell.from <= c && cell.to >= c)).length >= 0.5 * body0.length,
+  ).length;
+  const allowed = scan === 'page' ? (wellFilled >= 3 && flowingColumns === 0 ? 1 : 0) : 1;
+  if (proseColumns > allowed) return 'text';
   // A column of text beside a column of notes set in another size is not a table.
   if (proseColumns === 1) {
     const sizes = bands.slice(heading).flatMap((b) => b.segs.map((x) => x.size));
@@ -403,7 +458,8 @@ export function findTables(
     for (; j < bands.length; j++) {
       const b = bands[j];
       const prev = run[run.length - 1];
-      if (b.top - prev.bottom > 2.5 * body) break;
+      // Blank space inside a table (before totals, after the heading block) stays under about three lines.
+      if (b.top - prev.bottom > (run.some(isDataRow) ? 3.2 : 4) * body) break;
       // A long label left of the values still belongs (a wrapped row label), running text does not.
       const valuesFrom = Math.min(
         ...run.filter((x) => x.kind === 'multi').flatMap((x) => x.segs.slice(1).map((s) => s.x0)),
@@ -421,7 +477,19 @@ export function findTables(
         hi = Math.max(hi, ...b.segs.map((s) => s.x1));
       }
     }
-    while (run.length > 0 && run[run.length - 1].kind === 'single') run.pop();
+    while (run.length > 0 && run[run.length - 1].kind !== 'multi') run.pop();
+    // Rows above the first data row belong to the heading block only while they follow each
+    // other closely (a title further up is not a heading).
+    // Nor is a line set larger than the table (a title).
+    const firstData = run.findIndex(isDataRow);
+    const cellSize = median(run.filter((b) => b.kind === 'multi').flatMap((b) => b.segs.map((x) => x.size)));
+    for (let k = firstData - 1; k >= 0; k--) {
+      const big = run[k].kind !== 'multi' && median(run[k].segs.map((x) => x.size)) > 1.2 * cellSize;
+      if (big || (k < firstData - 1 && run[k + 1].top - run[k].bottom > 2.5 * body)) {
+        run.splice(0, k + 1);
+        break;
+      }
+    }
     // Heading lines above the run: short single rows over the value columns (right of the
     // labels), close above it, not already in a table; then one group label right above the
     // first row, in the label column ("Current assets" over "Prepayments").
