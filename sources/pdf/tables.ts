@@ -260,7 +260,14 @@ function buildTable(rawBands: Band[], body: number, scan: TableScan): Table | nu
       Math.abs(centre0 - (valueLo + valueHi) / 2) <= 0.15 * (valueHi - valueLo)
     )
       return [1, ncols - 1];
-    const touches = (c: number) => s.x1 > content[c].lo - 0.5 * s.size && s.x0 < content[c].hi + 0.5 * s.size;
+    // A column is within reach when the heading covers a fair part of its share of the row
+    // (content plus half the gutters around it).
+    const touches = (c: number) => {
+      const lo = Math.max(bounds[c], content[c].lo - 2 * s.size);
+      const hi = Math.min(bounds[c + 1], content[c].hi + 2 * s.size);
+      const overlap = Math.min(s.x1, hi) - Math.max(s.x0, lo);
+      return overlap >= Math.min(0.25 * (s.x1 - s.x0), 0.5 * (content[c].hi - content[c].lo));
+    };
     let lo = base;
     let hi = base;
     while (lo > 0 && touches(lo - 1)) lo--;
@@ -284,8 +291,13 @@ function buildTable(rawBands: Band[], body: number, scan: TableScan): Table | nu
     for (const s of band.segs) {
       let from: number;
       let to: number;
-      if (r < heading) [from, to] = headingSpan(s, band.segs.length === 1);
-      else from = to = bestColumn(s, bounds);
+      if (r < heading) {
+        // A lone line continued right below in lower case is a wrapped column heading, not a banner.
+        const wrapsOn = (bands[r + 1]?.segs ?? []).some(
+          (x) => x.x1 > s.x0 && x.x0 < s.x1 && CONTINUES.test(x.text) && x.top - s.bottom < s.size,
+        );
+        [from, to] = headingSpan(s, band.segs.length === 1 && !wrapsOn);
+      } else from = to = bestColumn(s, bounds);
       const clash = cells.find((c) => !(to < c.from || from > c.to));
       if (clash) {
         clash.texts.push(s.text);
@@ -332,7 +344,8 @@ function buildTable(rawBands: Band[], body: number, scan: TableScan): Table | nu
       const continuesAbove =
         !cells.some((c) => c.from === 0) &&
         cells.every(
-          (c) => !c.texts.some(isValue) && prev.some((p) => p.from === c.from && p.to === c.to && wrapped(p, c)),
+          (c) =>
+            !c.texts.some(isValue) && prev.some((p) => p.from === c.from && p.to === c.to && wrapped(p, c)),
         );
       if (continuesAbove && !prev.some((p) => p.texts.some((t) => /[.;:]$/.test(t)) && p.from > 0)) {
         for (const c of cells) {
@@ -379,7 +392,8 @@ function buildTable(rawBands: Band[], body: number, scan: TableScan): Table | nu
   // text with notes beside it).
   const body0 = rows.slice(heading);
   const wellFilled = Array.from({ length: ncols }, (_, c) => c).filter(
-    (c) => body0.filter((row) => row.some((cell) => cell.from <= c && cell.to >= c)).length >= 0.5 * body0.length,
+    (c) =>
+      body0.filter((row) => row.some((cell) => cell.from <= c && cell.to >= c)).length >= 0.5 * body0.length,
   ).length;
   const allowed = scan === 'page' ? (wellFilled >= 3 && flowingColumns === 0 ? 1 : 0) : 1;
   if (proseColumns > allowed) return 'text';
@@ -547,13 +561,11 @@ export function renderTable(t: Table): string {
     const line = (r: TableCell[]) => `| ${r.map((c) => escapeCell(c.text)).join(' | ')} |`;
     return [line(t.rows[0]), `|${' --- |'.repeat(t.columns)}`, ...t.rows.slice(1).map(line)].join('\n');
   }
-  // A first column of labels heads its rows (as column 0 of a Markdown table does).
-  const labels = t.rows.slice(t.heading).map((r) => r[0]?.text ?? '');
-  const rowHeads = labels.filter((l) => l !== '' && !isNumeric(l)).length >= 0.5 * labels.length;
+  // The first column heads its rows, as column 0 of a Markdown table does.
   const tr = (r: TableCell[], head: boolean) =>
     `<tr>${r
       .map((c, i) => {
-        const tag = head || (i === 0 && rowHeads) ? 'th' : 'td';
+        const tag = head || i === 0 ? 'th' : 'td';
         return `<${tag}${c.colspan > 1 ? ` colspan="${c.colspan}"` : ''}>${escapeHtml(c.text)}</${tag}>`;
       })
       .join('')}</tr>`;
