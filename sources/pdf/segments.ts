@@ -27,6 +27,14 @@ export interface TextBox {
   lineId?: number;
   /** Set in a bold face (text layer only). */
   bold?: boolean;
+  /** A raised mark joined to the word before it (no space). */
+  sup?: boolean;
+}
+
+const SUPERSCRIPT_DIGITS = '⁰¹²³⁴⁵⁶⁷⁸⁹';
+
+function superscript(digits: string): string {
+  return [...digits].map((d) => SUPERSCRIPT_DIGITS[Number(d)]).join('');
 }
 
 export interface Segment {
@@ -122,7 +130,7 @@ export function joinBoxes(boxes: TextBox[]): string {
   let s = '';
   let prev: TextBox | undefined;
   for (const b of boxes) {
-    if (prev) {
+    if (prev && !b.sup) {
       const gap = b.x0 - prev.x1;
       if (gap > wordGap(Math.min(prev.size, b.size))) s += ' ';
     }
@@ -132,7 +140,7 @@ export function joinBoxes(boxes: TextBox[]): string {
   return composeAccents(fixQuotes(s.replace(/\s+/g, ' ')));
 }
 
-function makeSegment(boxes: TextBox[], line: number): Segment {
+export function makeSegment(boxes: TextBox[], line: number): Segment {
   let x0 = Number.POSITIVE_INFINITY;
   let x1 = Number.NEGATIVE_INFINITY;
   let top = Number.POSITIVE_INFINITY;
@@ -263,7 +271,12 @@ export function groupLines(boxes: TextBox[]): TextBox[][] {
       if (touches && (!host || big.size > host.size)) host = big;
     }
     if (host) {
-      host.boxes.push(...small.boxes);
+      // Raised digits are a footnote or note mark: written as superscript digits ("Bonuses²").
+      const raised = small.baseline < host.baseline - 0.25 * host.size;
+      for (const b of small.boxes)
+        host.boxes.push(
+          raised && /^\d{1,3}$/.test(b.text) ? { ...b, text: superscript(b.text), sup: true } : b,
+        );
       absorbed.add(small);
     }
   }

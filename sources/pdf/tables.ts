@@ -22,7 +22,7 @@
  * by column into one heading row ("Fair value of" over "performance rights" is one heading). A
  * body row holding only a first-column text that starts in lower case continues the label above.
  */
-import { median, rowsOf, type Segment } from './segments.ts';
+import { makeSegment, median, rowsOf, type Segment, type TextBox } from './segments.ts';
 
 export interface TableCell {
   text: string;
@@ -286,9 +286,28 @@ function buildTable(rawBands: Band[], body: number, scan: TableScan): Table | nu
     }
     return best;
   };
+  // A heading line holding two column headings set close ("Amount in  Amount in") is cut where
+  // a gap wider than 0.4 font sizes (a word space is about 0.25) falls between columns.
+  const splitHeading = (seg: Segment): Segment[] => {
+    const boxes = [...seg.boxes].sort((a, b) => a.x0 - b.x0);
+    const pieces: TextBox[][] = [[boxes[0]]];
+    for (let k = 1; k < boxes.length; k++) {
+      if (boxes[k].x0 - boxes[k - 1].x1 >= 0.4 * seg.size) pieces.push([boxes[k]]);
+      else pieces[pieces.length - 1].push(boxes[k]);
+    }
+    if (pieces.length === 1) return [seg];
+    // Pieces in the same column stay together.
+    const col = (p: TextBox[]) => bestColumn(makeSegment(p, seg.line), bounds);
+    const parts: TextBox[][] = [pieces[0]];
+    for (let k = 1; k < pieces.length; k++) {
+      if (col(pieces[k]) !== col(parts[parts.length - 1])) parts.push(pieces[k]);
+      else parts[parts.length - 1].push(...pieces[k]);
+    }
+    return parts.length === 1 ? [seg] : parts.map((p) => makeSegment(p, seg.line));
+  };
   const placed: Placed[][] = bands.map((band, r) => {
     const cells: Placed[] = [];
-    for (const s of band.segs) {
+    for (const s of r < heading ? band.segs.flatMap(splitHeading) : band.segs) {
       let from: number;
       let to: number;
       if (r < heading) {
