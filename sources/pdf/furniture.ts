@@ -7,14 +7,16 @@
  * The page's segments are grouped into rows (full-width bands). From each edge of the page, a
  * block of one to three rows is furniture when:
  * - every row of it lies in the page's margin zone (the top 10% or the bottom 12% of the page
- *   height, or the 6% above the page's last row of text when that is higher), is not running text (a long line continued by another long line at the same
+ *   height, or the 6% above the last row of text when the text ends lower than three quarters
+ *   down the page but above the usual zone), is not running text (a long line continued by another long line at the same
  *   indent) and is not set much larger than the body (a title) unless it sits in the outermost
  *   6% of the page (a running title in the header area), and
  * - the block stands apart from the body: the whitespace between it and the next row is wider
  *   than the body's own line spacing by most of a line, and wider than any gap inside the block.
  * A block also qualifies, whatever its gaps, when it is a folio (a page number alone, or a short
  * line that starts or ends with one, or "Page 12"), or when each of its rows recurs at the same
- * edge of other pages of the document (`repeated`). A short last row carrying a page number is a
+ * edge of other pages of the document (`repeated`; the size rules still apply: "Chapter 2" set
+ * large at the top of each page stays). A short last row carrying a page number is a
  * folio wherever it sits (pages with a large blank foot). The largest qualifying block is dropped.
  * A page of fewer than six rows (a cover, a poster) keeps everything.
  */
@@ -23,7 +25,7 @@ import { median, type Segment } from './segments.ts';
 /** Share of the page height at the top and at the bottom where running heads and feet live. */
 export const TOP_ZONE = 0.1;
 export const BOTTOM_ZONE = 0.12;
-/** The foot zone also covers this share of the page height above the last row of text. */
+/** On a page whose text reaches its lower quarter, the foot zone also covers this share of the page height above the last row. */
 const FOOT_REACH = 0.06;
 /** Rows this close to the top or bottom edge may be set large and still be furniture (a running title). */
 const EDGE = 0.06;
@@ -110,9 +112,12 @@ function isFolio(r: Row): boolean {
   if (r.segs.every((s) => isPageNumber(s.text))) return true;
   const words = r.text.split(/[\s|\u2022\u25aa\u25a0\u2013\u2014/]+/).filter((w) => w !== '');
   if (words.length < 2 || words.length > 14) return false;
-  const first = words[0];
-  const last = words[words.length - 1];
-  if (NUMBER_TOKEN.test(first) || NUMBER_TOKEN.test(last)) return true;
+  // A number at either end set off by a separator ("Annual Report | 19", "12 ■ Review"), not
+  // one that ends a title ("Chapter 1").
+  const t = r.text.trim();
+  const sep = '[|\u2022\u25aa\u25a0\u2013\u2014/]';
+  if (new RegExp(`^\\S+\\s*${sep}`).test(t) && NUMBER_TOKEN.test(words[0])) return true;
+  if (new RegExp(`${sep}\\s*\\S+$`).test(t) && NUMBER_TOKEN.test(words[words.length - 1])) return true;
   // A number alone at either end ("12 | Annual Report"), not a list label ("9." or "(a)").
   const bare = /^(?:(?:page|p\.|pg\.?)\s*)?(?:\d{1,4}|[ivxlcdm]{1,6}|[IVXLCDM]{1,6})$/i;
   if (bare.test(r.segs[0].text.trim()) || bare.test(r.segs[r.segs.length - 1].text.trim())) return true;
@@ -166,7 +171,8 @@ export function findFurniture(
   // indices: rows ordered from the edge inwards.
   const scan = (order: number[], edge: 'top' | 'bottom') => {
     // The foot zone reaches further up on a page whose text ends early (a deep bottom margin).
-    const footFrom = Math.min((1 - BOTTOM_ZONE) * H, rows[rows.length - 1].bottom - FOOT_REACH * H);
+    const last = rows[rows.length - 1].bottom;
+    const footFrom = Math.min((1 - BOTTOM_ZONE) * H, last >= 0.75 * H ? last - FOOT_REACH * H : H);
     const inZone = (r: Row) => (edge === 'top' ? r.bottom <= TOP_ZONE * H : r.top >= footFrom);
     const atEdge = (r: Row) => (edge === 'top' ? r.top <= EDGE * H : r.bottom >= (1 - EDGE) * H);
     const gapBetween = (a: Row, b: Row) => (edge === 'top' ? b.top - a.bottom : a.top - b.bottom);
@@ -187,8 +193,7 @@ export function findFurniture(
         const placed = block.every((r, j) => inZone(r) || allRepeated || (j === 0 && folioEdge));
         if (!placed) break;
         if (ids.some((i) => prose(i))) break;
-        if (block.some((r) => (large(r) || heading(r)) && !atEdge(r) && !repeated(r, edge) && !isFolio(r)))
-          break;
+        if (block.some((r) => (large(r) || heading(r)) && !atEdge(r) && !isFolio(r))) break;
         const below = gapBetween(last, next);
         let inside = 0;
         for (let j = 1; j < k; j++) inside = Math.max(inside, gapBetween(block[j - 1], block[j]));
