@@ -6,7 +6,9 @@
  * born-digital pages with images (2% of the page or more) also get the confident OCR'd words
  * lying on those images where the text layer has nothing (text set as graphics: 'mixed').
  * OCR is tesseract.js and PaddleOCR, their readings combined line by line (`combine.ts`), or
- * either alone. One layout pass (`layout.ts`) turns either kind of words into text.
+ * either alone; with both, pictures of text on a page that has a text layer are read by
+ * tesseract.js alone (the combination pays on scans and handwriting, not there). One layout pass
+ * (`layout.ts`) turns either kind of words into text.
  *
  * Per document: pages are read first (concurrently, so OCR keeps its workers busy), then rows
  * recurring at the top or bottom edge of several pages are known as running heads, then each
@@ -77,6 +79,8 @@ export interface PageTranscript {
   page: number;
   markdown: string;
   method: TranscriptMethod;
+  /** The OCR engine(s) that read the page; null for the text layer alone. */
+  engine?: OcrEngineName | null;
   /** Set when the page was not transcribed (over the page cap, over the time per page): why. */
   skipped?: string;
   explain?: PageExplain;
@@ -170,7 +174,9 @@ export class OcrEngine {
     scale: number,
     geometry: { width: number; height: number },
     render: { png: (scale: number) => Promise<Buffer>; rgba: (scale: number) => Promise<RgbaImage> },
-  ): Promise<{ page: OcrPage; combine?: CombineStats }> {
+    /** 'mixed': only pictures of text on a page with a text layer; 'both' reads those with tesseract alone. */
+    kind: 'ocr' | 'mixed' = 'ocr',
+  ): Promise<{ page: OcrPage; combine?: CombineStats; engine: OcrEngineName }> {
     const paddleScale = PADDLE_LONG_SIDE / Math.max(geometry.width, geometry.height);
     const toTesseract = (p: OcrPage): OcrPage => {
       const k = scale / paddleScale;
@@ -178,18 +184,21 @@ export class OcrEngine {
         words: p.words.map((w) => ({ ...w, x0: w.x0 * k, x1: w.x1 * k, y0: w.y0 * k, y1: w.y1 * k })),
       };
     };
-    if (this.engine === 'tesseract')
-      return { page: await this.tesseract(pdfSha, page, scale, () => render.png(scale)) };
+    // Measured (bench/ocr.ts): on pages with a text layer, the combination changes nothing the
+    // tests see and costs PaddleOCR's full-page pass; it pays on scans and handwriting.
+    if (this.engine === 'tesseract' || (this.engine === 'both' && kind === 'mixed'))
+      return { page: await this.tesseract(pdfSha, page, scale, () => render.png(scale)), engine: 'tesseract' };
     if (this.engine === 'paddle')
       return {
         page: toTesseract(await this.paddleRead(pdfSha, page, paddleScale, () => render.rgba(paddleScale))),
+        engine: 'paddle',
       };
     const [t, p] = await Promise.all([
       this.tesseract(pdfSha, page, scale, () => render.png(scale)),
       this.paddleRead(pdfSha, page, paddleScale, () => render.rgba(paddleScale)),
     ]);
     const c = combineReadings(t, toTesseract(p));
-    return { page: c.page, combine: c.stats };
+    return { page: c.page, combine: c.stats, engine: 'both' };
   }
 
   async close(): Promise<void> {
@@ -379,8 +388,9 @@ export async function readPage(
     scale,
     { width, height },
     { png: (s) => renderPagePng(doc, page, s), rgba: (s) => renderPageRgba(doc, page, s) },
+    method === 'mixed' ? 'mixed' : 'ocr',
   );
-  const common = { ...base, engine: eng.engine, combine: ocr.combine };
+  const common = { ...base, engine: ocr.engine, combine: ocr.combine };
   if (method === 'ocr') return { ...common, boxes: ocrBoxes(ocr.page, scale), sizesAreEstimates: true };
   // Mixed: the text layer, plus confident OCR'd words on images where the text layer has nothing.
   const images = evidence?.images ?? [];
@@ -484,7 +494,7 @@ export async function pdfToTranscripts(
         sizesAreEstimates: input.sizesAreEstimates,
         repeated,
       });
-      const t: PageTranscript = { page: input.page, markdown, method: input.method };
+      const t: PageTranscript = { page: input.page, markdown, method: input.method, engine: input.engine };
       if (opts.explain) {
         t.explain = {
           method: input.method,

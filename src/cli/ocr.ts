@@ -198,7 +198,7 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
                   page: p.page,
                   transcript: `${name}.md`,
                   method: p.method,
-                  engine: p.explain?.engine ?? (p.method === 'text-layer' ? null : flags.engine),
+                  engine: p.engine ?? null,
                   ...(p.explain ? { explain: p.explain } : {}),
                 }),
               );
