@@ -187,7 +187,10 @@ export class OcrEngine {
     // Measured (bench/ocr.ts): on pages with a text layer, the combination changes nothing the
     // tests see and costs PaddleOCR's full-page pass; it pays on scans and handwriting.
     if (this.engine === 'tesseract' || (this.engine === 'both' && kind === 'mixed'))
-      return { page: await this.tesseract(pdfSha, page, scale, () => render.png(scale)), engine: 'tesseract' };
+      return {
+        page: await this.tesseract(pdfSha, page, scale, () => render.png(scale)),
+        engine: 'tesseract',
+      };
     if (this.engine === 'paddle')
       return {
         page: toTesseract(await this.paddleRead(pdfSha, page, paddleScale, () => render.rgba(paddleScale))),
