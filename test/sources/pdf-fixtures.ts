@@ -4,6 +4,7 @@
  * table, and a long document for the page cap.
  */
 import { PDFDocument, type PDFFont, type PDFPage, StandardFonts } from 'pdf-lib';
+import { wrap } from '../../sources/examples/make-pdfs.ts';
 
 const W = 612;
 const H = 792;
@@ -29,20 +30,6 @@ function text(page: PDFPage, s: string, x: number, y: number, font: PDFFont, siz
 
 function textRight(page: PDFPage, s: string, xRight: number, y: number, font: PDFFont, size: number): void {
   text(page, s, xRight - font.widthOfTextAtSize(s, size), y, font, size);
-}
-
-function wrap(s: string, font: PDFFont, size: number, width: number): string[] {
-  const lines: string[] = [];
-  let cur = '';
-  for (const word of s.split(/\s+/)) {
-    const next = cur ? `${cur} ${word}` : word;
-    if (cur && font.widthOfTextAtSize(next, size) > width) {
-      lines.push(cur);
-      cur = word;
-    } else cur = next;
-  }
-  if (cur) lines.push(cur);
-  return lines;
 }
 
 /** Numbered sentences, so a test can check the order they come out in. */
