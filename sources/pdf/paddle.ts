@@ -211,6 +211,7 @@ export class PaddleEngine {
     private readonly recognition: RecognitionLike,
     private readonly dictionary: string[],
     private readonly minConfidence: number,
+    private readonly sessions: unknown[],
   ) {
     const ok: number[] = [0];
     dictionary.forEach((ch, i) => {
@@ -257,16 +258,14 @@ export class PaddleEngine {
     const work = (async () => {
       loading ??= load(threads);
       const lib = await loading;
-      const detection = new lib.Detection({
-        model: await lib.session(lib.models.detectionPath),
-        options: {},
-      });
+      const sessions = [
+        await lib.session(lib.models.detectionPath),
+        await lib.session(lib.models.recognitionPath),
+      ];
+      const detection = new lib.Detection({ model: sessions[0], options: {} });
       const dictionary = [...readFileSync(lib.models.dictionaryPath, 'utf8').split('\n'), ' '];
-      const recognition = new lib.Recognition(
-        { model: await lib.session(lib.models.recognitionPath), options: {} },
-        dictionary,
-      );
-      return new PaddleEngine(lib, detection, recognition, dictionary, opts.minConfidence ?? 0.5);
+      const recognition = new lib.Recognition({ model: sessions[1], options: {} }, dictionary);
+      return new PaddleEngine(lib, detection, recognition, dictionary, opts.minConfidence ?? 0.5, sessions);
     })();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -338,7 +337,9 @@ export class PaddleEngine {
     return { words };
   }
 
+  /** Waits for the page in hand, then releases the ONNX sessions. */
   async terminate(): Promise<void> {
     await this.queue.catch(() => {});
+    for (const s of this.sessions) await (s as { release?: () => Promise<void> }).release?.();
   }
 }
