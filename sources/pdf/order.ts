@@ -192,6 +192,28 @@ function cut(boxes: Box[], column: string, ctx: Context, scanned: boolean): void
       return;
     }
   }
+  if (hs.length > 1) {
+    // Gaps as wide as the widest (within 10%: a page's line spacing) are cut all at once, when
+    // no two neighbouring parts share a column structure; the same partition one gap at a time
+    // would take quadratic time on a page of thousands of lines.
+    const widest = hs.filter((g) => g.size >= 0.9 * hs[0].size).sort((a, b) => a.at - b.at);
+    if (widest.length > 1) {
+      const parts: Box[][] = Array.from({ length: widest.length + 1 }, () => []);
+      for (const b of boxes) {
+        const c = (b.top + b.bottom) / 2;
+        let k = 0;
+        while (k < widest.length && c >= widest[k].at) k++;
+        parts[k].push(b);
+      }
+      if (
+        parts.every((p) => p.length > 0) &&
+        !parts.some((p, k) => k > 0 && splitsColumns(parts[k - 1], p))
+      ) {
+        for (const p of parts) cut(p, column, ctx, true);
+        return;
+      }
+    }
+  }
   if (hs.length > 0) {
     const split = (g: Gap) => {
       const above = boxes.filter((b) => (b.top + b.bottom) / 2 < g.at);

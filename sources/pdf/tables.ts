@@ -476,8 +476,13 @@ export function findTables(
   scan: TableScan,
 ): { tables: Table[]; rest: Segment[] } {
   const bands = rowsOf(segs).map(bandOf);
+  const data = bands.map(isDataRow);
   const tables: Table[] = [];
   let i = 0;
+  // A failed candidate is retried from its next rows a few times, then passed over whole, so a
+  // page of thousands of rows costs linear time.
+  let retryEnd = -1;
+  let retries = 0;
   while (i < bands.length) {
     if (bands[i].kind !== 'multi') {
       i++;
@@ -486,20 +491,18 @@ export function findTables(
     const run: Band[] = [bands[i]];
     let lo = Math.min(...bands[i].segs.map((s) => s.x0));
     let hi = Math.max(...bands[i].segs.map((s) => s.x1));
+    let valuesFrom = Math.min(...bands[i].segs.slice(1).map((s) => s.x0));
+    let hasData = data[i];
     let singles = 0;
-    let j = i + 1;
-    for (; j < bands.length; j++) {
+    for (let j = i + 1; j < bands.length; j++) {
       const b = bands[j];
       const prev = run[run.length - 1];
       // Blank space inside a table (before totals, after the heading block) stays under about three lines.
-      if (b.top - prev.bottom > (run.some(isDataRow) ? 3.2 : 4) * body) break;
+      if (b.top - prev.bottom > (hasData ? 3.2 : 4) * body) break;
       // A long label left of the values still belongs (a wrapped row label), running text does not.
-      const valuesFrom = Math.min(
-        ...run.filter((x) => x.kind === 'multi').flatMap((x) => x.segs.slice(1).map((s) => s.x0)),
-      );
       if (b.kind === 'text' && !(b.segs.length === 1 && b.segs[0].x1 < valuesFrom - body)) break;
       // A heading row (years, units, no values) after values opens the next table.
-      if (b.kind === 'multi' && run.some(isDataRow) && isHeadingRow(b)) break;
+      if (b.kind === 'multi' && hasData && isHeadingRow(b)) break;
       if (b.kind !== 'multi') {
         const s = b.segs[0];
         if (s.x1 > hi + 2 * body || ++singles > 3) break;
@@ -508,6 +511,8 @@ export function findTables(
       if (b.kind === 'multi') {
         lo = Math.min(lo, ...b.segs.map((s) => s.x0));
         hi = Math.max(hi, ...b.segs.map((s) => s.x1));
+        valuesFrom = Math.min(valuesFrom, ...b.segs.slice(1).map((s) => s.x0));
+        hasData ||= data[j];
       }
     }
     while (run.length > 0 && run[run.length - 1].kind !== 'multi') run.pop();
@@ -553,13 +558,20 @@ export function findTables(
     )
       run.unshift(group);
     const table = buildTable(run, body, scan);
+    const end = bands.indexOf(run[run.length - 1]) + 1;
     if (table === 'text') {
       // Columns of running text: none of these rows starts a table.
-      i = bands.indexOf(run[run.length - 1]) + 1;
+      i = end;
     } else if (table) {
       tables.push(table);
-      i = bands.indexOf(run[run.length - 1]) + 1;
-    } else i++;
+      i = end;
+    } else {
+      if (i >= retryEnd) {
+        retryEnd = end;
+        retries = 0;
+      }
+      i = ++retries > 3 ? Math.max(i + 1, retryEnd) : i + 1;
+    }
   }
   const used = new Set(tables.flatMap((t) => t.segs));
   return { tables, rest: segs.filter((s) => !used.has(s)) };
