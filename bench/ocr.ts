@@ -312,3 +312,29 @@ process.stdout.write(
     `\nWhole pipeline on orbit-bench-en without its scans: ${r.pages.length} pages (${textLayer} text layer) at ${r.ppm.toFixed(1)} pages/min\n`,
   );
 }
+
+// 4. Layout on pathological pages: tens of thousands of words, against the time to build their
+// segments (a near-linear pass) in the same run; the ratio should stay flat as pages grow.
+{
+  const { analyzePage } = await import('../sources/pdf/layout.ts');
+  const { bodySize, buildSegments } = await import('../sources/pdf/segments.ts');
+  const rows: string[][] = [['words', 'segments ms', 'layout ms', 'ratio']];
+  for (const n of [5_000, 20_000, 40_000]) {
+    const boxes = Array.from({ length: n }, (_, i) => ({
+      text: `w${i}`,
+      x0: (i * 37) % 1200,
+      x1: ((i * 37) % 1200) + 12,
+      top: Math.floor(i / 40) * 3,
+      bottom: Math.floor(i / 40) * 3 + 2.5,
+      size: 2.5,
+    }));
+    let t = performance.now();
+    buildSegments(boxes, bodySize(boxes));
+    const seg = performance.now() - t;
+    t = performance.now();
+    analyzePage(boxes, { width: 1300, height: Math.ceil(n / 40) * 3 + 40 });
+    const all = performance.now() - t;
+    rows.push([String(n), seg.toFixed(0), all.toFixed(0), (all / seg).toFixed(1)]);
+  }
+  process.stdout.write(`\nLayout of dense pages (scattered words, 40 a row)\n${table(rows)}\n`);
+}
