@@ -15,9 +15,18 @@
  * alignment for fuzzysearch's `find_near_matches` (Levenshtein distance <= max_diffs).
  * Lengths and windows count Unicode code points, as Python does.
  *
- * `table` and `math` tests (and any other type) are not run: they are counted as skipped.
+ * `table`: the benchmark's TableTest. Every Markdown table (a run of at least two lines holding
+ * `|`; the first all-dash line is the separator; row 0 and column 0 are headings) and every HTML
+ * `<table>` (`<th>` cells and cells under `<thead>` are headings; `rowspan`/`colspan` fill a grid)
+ * becomes a grid of cells. A cell whose text is within `max_diffs` of `cell` (fuzzy ratio, see
+ * `similarity`, at least 0.5) passes when each given neighbour matches too: `up`/`down`/`left`/
+ * `right` are the next occupied grid cell in that direction (several where cells span),
+ * `top_heading`/`left_heading` any heading cell above / to the left of it.
+ *
+ * `math` tests (and any other type) are not run: they are counted as skipped.
  */
 import { dirname } from 'node:path';
+import { type DefaultTreeAdapterTypes, parseFragment } from 'parse5';
 import { z } from 'zod';
 import { UserError } from '../src/core/errors.ts';
 import { readLines } from '../src/core/jsonl.ts';
@@ -168,7 +177,20 @@ export interface OrderTest extends TestBase {
   after: string;
 }
 
-export type OcrTest = TextTest | OrderTest;
+export interface TableTest extends TestBase {
+  type: 'table';
+  /** All normalised; an empty neighbour is not checked. */
+  cell: string;
+  up: string;
+  down: string;
+  left: string;
+  right: string;
+  topHeading: string;
+  leftHeading: string;
+  ignoreMarkdownTables: boolean;
+}
+
+export type OcrTest = TextTest | OrderTest | TableTest;
 
 export interface TestResult {
   id: string;
@@ -194,6 +216,14 @@ const TestLine = z
     last_n: z.number().int().nullish(),
     before: z.string().optional(),
     after: z.string().optional(),
+    cell: z.string().optional(),
+    up: z.string().nullish(),
+    down: z.string().nullish(),
+    left: z.string().nullish(),
+    right: z.string().nullish(),
+    top_heading: z.string().nullish(),
+    left_heading: z.string().nullish(),
+    ignore_markdown_tables: z.boolean().default(false),
   })
   .passthrough();
 
@@ -246,12 +276,27 @@ export function parseOcrTest(raw: unknown): OcrTest | { skipped: string } {
     if (t.max_diffs > half) throw new Error(`order test ${t.id}: max_diffs is over half of a search string`);
     return { ...base, type: 'order', before, after };
   }
+  if (t.type === 'table') {
+    if (typeof t.cell !== 'string') throw new Error(`table test ${t.id} has no cell`);
+    return {
+      ...base,
+      type: 'table',
+      cell: normalizeText(t.cell),
+      up: normalizeText(t.up ?? ''),
+      down: normalizeText(t.down ?? ''),
+      left: normalizeText(t.left ?? ''),
+      right: normalizeText(t.right ?? ''),
+      topHeading: normalizeText(t.top_heading ?? ''),
+      leftHeading: normalizeText(t.left_heading ?? ''),
+      ignoreMarkdownTables: t.ignore_markdown_tables,
+    };
+  }
   return { skipped: t.type };
 }
 
 export interface LoadedTests {
   tests: OcrTest[];
-  /** Tests not run here, by type (`table`, `math`, `baseline`, ...). */
+  /** Tests not run here, by type (`math`, `baseline`, ...). */
   skipped: Record<string, number>;
 }
 
@@ -279,6 +324,329 @@ export async function loadOcrTests(file: string): Promise<LoadedTests> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Tables in a transcript, as the benchmark's checker reads them
+
+/** One cell as written: its text, its spans, whether it is a heading. */
+export interface CellSpec {
+  text: string;
+  rowspan: number;
+  colspan: number;
+  heading: boolean;
+}
+
+/** A table as a grid: each cell keyed `row,col` (its top-left slot) with its neighbours. */
+export interface TableGrid {
+  cells: Map<string, { row: number; col: number; text: string; heading: boolean }>;
+  up: Map<string, Set<string>>;
+  down: Map<string, Set<string>>;
+  left: Map<string, Set<string>>;
+  right: Map<string, Set<string>>;
+  topHeading: Map<string, Set<string>>;
+  leftHeading: Map<string, Set<string>>;
+}
+
+/**
+ * Lays written rows on a grid: a cell takes the first free slot of its row (slots taken by a
+ * rowspan from above are skipped), spans fill `rowspan x colspan` slots, and rowspans reaching
+ * past the last row add rows. Then, per cell, the first other cell met going up/down/left/right
+ * from each slot of its edge, and every heading cell above / to the left of it.
+ */
+export function buildGrid(rows: CellSpec[][]): TableGrid | null {
+  const cells: TableGrid['cells'] = new Map();
+  const spans = new Map<string, { rowspan: number; colspan: number }>();
+  const occupancy: (string | null)[][] = [];
+  let active: ({ id: string; left: number } | null)[] = [];
+  rows.forEach((specs, r) => {
+    const slots: (string | null)[] = [];
+    let col = 0;
+    let i = 0;
+    while (i < specs.length || col < active.length) {
+      const a = active[col];
+      if (col < active.length && a) {
+        slots.push(a.id);
+        active[col] = a.left > 1 ? { id: a.id, left: a.left - 1 } : null;
+        col++;
+        continue;
+      }
+      if (i >= specs.length) {
+        slots.push(null);
+        col++;
+        continue;
+      }
+      const spec = specs[i++];
+      const rowspan = Math.max(1, spec.rowspan);
+      const colspan = Math.max(1, spec.colspan);
+      const id = `${r},${col}`;
+      cells.set(id, { row: r, col, text: spec.text, heading: spec.heading });
+      spans.set(id, { rowspan, colspan });
+      while (active.length < col + colspan) active.push(null);
+      for (let k = 0; k < colspan; k++) {
+        slots.push(id);
+        active[col + k] = rowspan > 1 ? { id, left: rowspan - 1 } : null;
+      }
+      col += colspan;
+    }
+    occupancy.push(slots);
+  });
+  while (active.some((a) => a !== null)) {
+    occupancy.push(active.map((a) => a?.id ?? null));
+    active = active.map((a) => (a && a.left > 1 ? { id: a.id, left: a.left - 1 } : null));
+  }
+  if (cells.size === 0) return null;
+  let width = 0;
+  for (const row of occupancy) {
+    row.forEach((v, c) => {
+      if (v !== null) width = Math.max(width, c + 1);
+    });
+  }
+  if (width === 0) return null;
+  for (const row of occupancy) {
+    while (row.length < width) row.push(null);
+    row.length = width;
+  }
+  const height = occupancy.length;
+  const at = (r: number, c: number) => occupancy[r]?.[c] ?? null;
+  const grid: TableGrid = {
+    cells,
+    up: new Map(),
+    down: new Map(),
+    left: new Map(),
+    right: new Map(),
+    topHeading: new Map(),
+    leftHeading: new Map(),
+  };
+  for (const [id, cell] of cells) {
+    const { rowspan, colspan } = spans.get(id)!;
+    const r0 = cell.row;
+    const c0 = cell.col;
+    const r1 = r0 + rowspan - 1;
+    const c1 = c0 + colspan - 1;
+    const add = (m: Map<string, Set<string>>, other: string) => {
+      const set = m.get(id) ?? new Set<string>();
+      set.add(other);
+      m.set(id, set);
+    };
+    const firstOther = (m: Map<string, Set<string>>, coords: (k: number) => [number, number], n: number) => {
+      for (let k = 0; k < n; k++) {
+        const [r, c] = coords(k);
+        const v = at(r, c);
+        if (v === null || v === id) continue;
+        add(m, v);
+        return;
+      }
+    };
+    for (let r = r0; r <= r1 && r < height; r++) {
+      firstOther(grid.right, (k) => [r, c1 + 1 + k], width - c1 - 1);
+      firstOther(grid.left, (k) => [r, c0 - 1 - k], c0);
+      const seen = new Set<string>();
+      for (let c = c0 - 1; c >= 0; c--) {
+        const v = at(r, c);
+        if (v === null || v === id || seen.has(v)) continue;
+        seen.add(v);
+        if (cells.get(v)?.heading) add(grid.leftHeading, v);
+      }
+    }
+    for (let c = c0; c <= c1 && c < width; c++) {
+      firstOther(grid.down, (k) => [r1 + 1 + k, c], height - r1 - 1);
+      firstOther(grid.up, (k) => [r0 - 1 - k, c], r0);
+      const seen = new Set<string>();
+      for (let r = r0 - 1; r >= 0; r--) {
+        const v = at(r, c);
+        if (v === null || v === id || seen.has(v)) continue;
+        seen.add(v);
+        if (cells.get(v)?.heading) add(grid.topHeading, v);
+      }
+    }
+  }
+  return grid;
+}
+
+/** Cells of a run of Markdown table lines: the separator and all-dash lines dropped, outer empty cells trimmed. */
+function markdownRows(lines: string[]): string[][] {
+  const isSeparator = (l: string) => {
+    const inner = l.replaceAll('|', '').trim();
+    return inner !== '' && /^[- :]+$/.test(inner);
+  };
+  const sep = lines.findIndex(isSeparator);
+  const rows: string[][] = [];
+  lines.forEach((line, i) => {
+    if (i === sep) return;
+    if (line.trim() !== '' && /^[- :|]+$/.test(line)) return;
+    const cells = line.split('|').map((c) => c.trim());
+    if (cells.length > 0 && cells[0] === '') cells.shift();
+    if (cells.length > 0 && cells[cells.length - 1] === '') cells.pop();
+    if (cells.length > 0) rows.push(cells);
+  });
+  return rows;
+}
+
+/** Markdown tables: runs of two or more lines holding `|`; row 0 and column 0 are headings. */
+export function parseMarkdownTables(md: string): TableGrid[] {
+  const out: TableGrid[] = [];
+  let run: string[] = [];
+  const flush = () => {
+    if (run.length >= 2) {
+      const rows = markdownRows(run);
+      const grid =
+        rows.length > 0
+          ? buildGrid(
+              rows.map((cells, r) =>
+                cells.map((text, c) => ({ text, rowspan: 1, colspan: 1, heading: r === 0 || c === 0 })),
+              ),
+            )
+          : null;
+      if (grid) out.push(grid);
+    }
+    run = [];
+  };
+  for (const line of md.trim().split('\n')) {
+    if (line.includes('|')) run.push(line);
+    else flush();
+  }
+  flush();
+  return out;
+}
+
+type HtmlNode = DefaultTreeAdapterTypes.Node;
+type HtmlElement = DefaultTreeAdapterTypes.Element;
+
+function isElement(n: HtmlNode): n is HtmlElement {
+  return 'tagName' in n;
+}
+
+function childrenOf(n: HtmlNode): HtmlNode[] {
+  const kids = 'childNodes' in n ? (n.childNodes as HtmlNode[]) : [];
+  // <template> content lives apart from childNodes.
+  return isElement(n) && n.tagName === 'template' && 'content' in n
+    ? [...kids, ...((n as DefaultTreeAdapterTypes.Template).content.childNodes as HtmlNode[])]
+    : kids;
+}
+
+function descendants(n: HtmlNode, tag: string, out: HtmlElement[] = []): HtmlElement[] {
+  for (const c of childrenOf(n)) {
+    if (isElement(c) && c.tagName === tag) out.push(c);
+    descendants(c, tag, out);
+  }
+  return out;
+}
+
+/** Every text node under `n`, joined by newlines (a `<br>` is a newline), trimmed. */
+function textOf(n: HtmlNode): string {
+  const parts: string[] = [];
+  const walk = (x: HtmlNode) => {
+    for (const c of childrenOf(x)) {
+      if (c.nodeName === '#text') parts.push((c as DefaultTreeAdapterTypes.TextNode).value);
+      else if (isElement(c) && c.tagName === 'br') parts.push('\n');
+      else walk(c);
+    }
+  };
+  walk(n);
+  return parts.join('\n').trim();
+}
+
+function spanOf(el: HtmlElement, name: string): { span: number; zero: boolean } {
+  const raw = el.attrs.find((a) => a.name === name)?.value;
+  if (raw === undefined) return { span: 1, zero: false };
+  const m = /^\s*[+-]?\d+\s*$/.test(raw) ? Number.parseInt(raw, 10) : Number.NaN;
+  return { span: Number.isFinite(m) && m > 0 ? m : 1, zero: raw.trim() === '0' };
+}
+
+/** HTML tables: `<th>` cells and cells under `<thead>` are headings; spans fill the grid. */
+export function parseHtmlTables(content: string): TableGrid[] {
+  if (!/<table/i.test(content)) return [];
+  const root = parseFragment(content);
+  const out: TableGrid[] = [];
+  for (const table of descendants(root, 'table')) {
+    const trs = descendants(table, 'tr');
+    if (trs.length === 0) continue;
+    const rows = trs.map((tr, r) => {
+      let inHead = false;
+      for (let p = tr.parentNode as HtmlNode | null; p && isElement(p); p = p.parentNode as HtmlNode | null)
+        if (p.tagName === 'thead') inHead = true;
+      return childrenOf(tr)
+        .filter((c): c is HtmlElement => isElement(c) && (c.tagName === 'td' || c.tagName === 'th'))
+        .map((cell) => {
+          const row = spanOf(cell, 'rowspan');
+          return {
+            text: textOf(cell),
+            rowspan: row.zero ? Math.max(1, trs.length - r) : row.span,
+            colspan: spanOf(cell, 'colspan').span,
+            heading: cell.tagName === 'th' || inHead,
+          };
+        });
+    });
+    const grid = buildGrid(rows);
+    if (grid) out.push(grid);
+  }
+  return out;
+}
+
+/**
+ * The checker's fuzzy ratio (rapidfuzz `fuzz.ratio` / 100): 1 - indel distance / (|a| + |b|),
+ * i.e. 2 * LCS / (|a| + |b|), over code points; two empty strings are equal (1).
+ */
+export function similarity(a: string, b: string): number {
+  const x = codePoints(a);
+  const y = codePoints(b);
+  if (x.length + y.length === 0) return 1;
+  let prev = new Int32Array(y.length + 1);
+  let cur = new Int32Array(y.length + 1);
+  for (let i = 1; i <= x.length; i++) {
+    for (let j = 1; j <= y.length; j++)
+      cur[j] = x[i - 1] === y[j - 1] ? prev[j - 1] + 1 : Math.max(prev[j], cur[j - 1]);
+    [prev, cur] = [cur, prev];
+  }
+  return (2 * prev[y.length]) / (x.length + y.length);
+}
+
+function runTableTest(test: TableTest, transcript: string): { passed: boolean; explanation: string } {
+  const tables = [
+    ...(test.ignoreMarkdownTables ? [] : parseMarkdownTables(transcript)),
+    ...parseHtmlTables(transcript),
+  ];
+  if (tables.length === 0) return { passed: false, explanation: 'no tables found in the transcript' };
+  const need = (s: string) => Math.max(0.5, 1 - test.maxDiffs / Math.max(codePoints(s).length, 1));
+  const threshold = need(test.cell);
+  const reasons: string[] = [];
+  for (const grid of tables) {
+    const text = new Map([...grid.cells].map(([id, c]) => [id, normalizeText(c.text)]));
+    const matches = [...text].filter(([, t]) => similarity(test.cell, t) >= threshold).map(([id]) => id);
+    for (const id of matches) {
+      const failed: string[] = [];
+      const relations: [string, Map<string, Set<string>>, string][] = [
+        [test.up, grid.up, 'up'],
+        [test.down, grid.down, 'down'],
+        [test.left, grid.left, 'left'],
+        [test.right, grid.right, 'right'],
+        [test.topHeading, grid.topHeading, 'top heading'],
+        [test.leftHeading, grid.leftHeading, 'left heading'],
+      ];
+      for (const [expected, relation, label] of relations) {
+        if (expected === '') continue;
+        const neighbours = [...(relation.get(id) ?? [])];
+        if (neighbours.length === 0) {
+          failed.push(`no ${label} cell`);
+          continue;
+        }
+        const best = neighbours
+          .map((n) => ({ t: text.get(n) ?? '', s: similarity(expected, text.get(n) ?? '') }))
+          .reduce((a, b) => (b.s > a.s ? b : a));
+        if (best.s < need(expected)) failed.push(`${label} is '${short(best.t)}', not '${short(expected)}'`);
+      }
+      if (failed.length === 0) return { passed: true, explanation: '' };
+      reasons.push(...failed);
+    }
+  }
+  return {
+    passed: false,
+    explanation:
+      reasons.length === 0
+        ? `no table cell matches '${short(test.cell)}'`
+        : `cell '${short(test.cell)}' found but ${reasons.slice(0, 3).join('; ')}`,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
 // Running tests
 
 function short(s: string): string {
@@ -287,6 +655,7 @@ function short(s: string): string {
 
 /** Runs one test on one page transcript (raw markdown; normalised here). */
 export function runOcrTest(test: OcrTest, transcript: string): { passed: boolean; explanation: string } {
+  if (test.type === 'table') return runTableTest(test, transcript);
   const md = normalizeText(transcript);
   if (test.type === 'order') {
     const text = codePoints(md);
@@ -319,6 +688,15 @@ export function runOcrTest(test: OcrTest, transcript: string): { passed: boolean
   else if (test.firstN) text = text.slice(0, test.firstN);
   else if (test.lastN) text = text.slice(-test.lastN);
   const pattern = codePoints(query);
+  // The checker's guard: a transcript shorter than the text less max_diffs cannot hold it.
+  if (text.length < pattern.length - test.maxDiffs) {
+    return test.type === 'present'
+      ? {
+          passed: false,
+          explanation: `transcript too short (${text.length} characters) to hold '${short(query)}'`,
+        }
+      : { passed: true, explanation: '' };
+  }
   const exact = test.maxDiffs === 0;
   const distance = exact
     ? String.fromCodePoint(...text).includes(query)
@@ -344,9 +722,12 @@ export interface Tally {
 }
 
 export interface OcrCheckReport {
+  /** The headline: present, absent and order tests (table tests are reported apart, in `tables`). */
   tests: number;
   passed: number;
   pass_rate: number;
+  /** Table tests (also under `by_type.table`). */
+  tables: Tally;
   by_type: Record<string, Tally>;
   /** Keyed `<pdf without .pdf>_pg<page>`, the transcript's name. */
   by_page: Record<string, Tally>;
@@ -402,11 +783,13 @@ export function checkTranscripts(
     addTo(byPage, key, r.passed);
     addTo(byCategory, test.category, r.passed);
   }
-  const passed = results.filter((r) => r.passed).length;
+  const text = results.filter((r) => r.type !== 'table');
+  const passed = text.filter((r) => r.passed).length;
   return {
-    tests: results.length,
+    tests: text.length,
     passed,
-    pass_rate: results.length === 0 ? 0 : passed / results.length,
+    pass_rate: text.length === 0 ? 0 : passed / text.length,
+    tables: byType.table ?? { tests: 0, passed: 0, pass_rate: 0 },
     by_type: byType,
     by_page: byPage,
     by_category: byCategory,
@@ -422,6 +805,7 @@ export function formatOcrReport(r: OcrCheckReport): string {
   const add = (group: string, key: string, t: Tally) =>
     rows.push([group, key, String(t.passed), String(t.tests), t.pass_rate.toFixed(3)]);
   add('all', 'present+absent+order', r);
+  if (r.tables.tests > 0) add('all', 'table', r.tables);
   for (const [k, t] of Object.entries(r.by_type)) add('type', k, t);
   for (const [k, t] of Object.entries(r.by_category)) add('category', k, t);
   for (const [k, t] of Object.entries(r.by_page)) add('page', k, t);

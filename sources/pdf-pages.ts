@@ -12,6 +12,8 @@ interface PdfPage {
   page: number;
   markdown: string;
   method: string;
+  /** Why the page was not transcribed (over the page cap or the time per page). */
+  skipped?: string;
 }
 type PdfToTranscripts = (pdfPath: string, opts: Record<string, unknown>) => Promise<PdfPage[]>;
 
@@ -98,6 +100,10 @@ export async function loadPdfs(input: string, opts: Record<string, unknown>): Pr
       result.problems.push({ origin: pdf, reasons: [`PDF could not be transcribed: ${errorMessage(e)}`] });
       continue;
     }
+    // Pages not transcribed are named, one problem each, and left out.
+    for (const p of pages.filter((x) => x.skipped))
+      result.problems.push({ origin: `${name}_pg${p.page}`, reasons: [`page skipped: ${p.skipped}`] });
+    pages = pages.filter((p) => !p.skipped);
     if (gate) {
       const kept: PdfPage[] = [];
       for (const p of pages) {

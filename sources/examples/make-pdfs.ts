@@ -83,7 +83,7 @@ function rule(page: PDFPage, x0: number, x1: number, y: number, thickness = 0.75
 }
 
 /** Greedy word wrap to `width` points. */
-function wrap(s: string, font: PDFFont, size: number, width: number): string[] {
+export function wrap(s: string, font: PDFFont, size: number, width: number): string[] {
   const lines: string[] = [];
   let cur = '';
   for (const word of s.split(/\s+/)) {

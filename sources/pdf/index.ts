@@ -1,14 +1,25 @@
 /**
- * PDFs through OCR (issue 4): one markdown-like transcript per page from the best evidence the
- * page has. Born-digital pages are read from their text layer; pages without one, or whose
- * text layer is hidden (somebody's OCR under or over a scan) or garbage, are rendered and
- * OCR'd; born-digital pages with images (2% of the page or more) also get the confident OCR'd
- * words lying on those images where the text layer has nothing (text set as graphics: 'mixed').
- * One layout pass (`layoutPage`) turns either kind of words into text.
+ * PDFs through OCR: one markdown transcript per page from the best evidence the page has.
+ *
+ * Per page: born-digital pages are read from their text layer; pages without one, or whose text
+ * layer is hidden (somebody's OCR under or over a scan) or garbage, are rendered and OCR'd;
+ * born-digital pages with images (2% of the page or more) also get the confident OCR'd words
+ * lying on those images where the text layer has nothing (text set as graphics: 'mixed').
+ * OCR is tesseract.js and PaddleOCR, their readings combined line by line (`combine.ts`), or
+ * either alone; with both, pictures of text on a page that has a text layer are read by
+ * tesseract.js alone (the combination pays on scans and handwriting, not there). One layout pass
+ * (`layout.ts`) turns either kind of words into text.
+ *
+ * Per document: pages are read first (concurrently, so OCR keeps its workers busy), then rows
+ * recurring at the top or bottom edge of several pages are known as running heads, then each
+ * page is laid out. A PDF is read up to `maxPages` pages and each page within `pageTimeoutMs`;
+ * pages beyond either are skipped, named, and the rest of the document goes on.
  */
 import { availableParallelism } from 'node:os';
 import { UserError } from '../../src/core/errors.ts';
-import { layoutPage, type TextBox } from './layout.ts';
+import { type CombineStats, combineReadings } from './combine.ts';
+import { edgeKeys } from './furniture.ts';
+import { analyzePage, type LayoutExplain, type TextBox } from './layout.ts';
 import {
   DEFAULT_OCR_SETTINGS,
   OcrCache,
@@ -16,7 +27,9 @@ import {
   OcrPool,
   type OcrSettings,
   sha256File,
+  withTimeout,
 } from './ocr.ts';
+import type { PaddleEngine, RgbaImage } from './paddle.ts';
 import {
   openPdf,
   type PageDrawing,
@@ -27,33 +40,70 @@ import {
   pageTextLayer,
   type Rect,
   renderPagePng,
+  renderPageRgba,
 } from './pdfjs.ts';
+import { bodySize, buildSegments } from './segments.ts';
 
 export type { TextBox } from './layout.ts';
-export { layoutPage } from './layout.ts';
+export { analyzePage, layoutPage } from './layout.ts';
 export { OcrCache, OcrPool } from './ocr.ts';
 
 export type TranscriptMethod = 'text-layer' | 'ocr' | 'mixed';
+/** Which OCR reads a page: tesseract.js, PaddleOCR, or both combined line by line. */
+export type OcrEngineName = 'tesseract' | 'paddle' | 'both';
+
+/** Pages read per PDF unless told otherwise. */
+export const DEFAULT_MAX_PAGES = 500;
+/** Time allowed per page (reading, rendering, OCR, layout) unless told otherwise. */
+export const DEFAULT_PAGE_TIMEOUT_MS = 180_000;
+
+/** Why a page reads as it does (`sob ocr --explain`). */
+export interface PageExplain {
+  method: TranscriptMethod;
+  /** The OCR engine(s) that read it; null when only the text layer was used. */
+  engine: OcrEngineName | null;
+  /**
+   * Text-layer quality, 0-1: the share of its characters that look like text, less the share
+   * no one sees (invisible or under a scan); 0 when there is (almost) no text layer.
+   */
+  text_layer_score: number;
+  evidence?: Omit<PageEvidence, 'images'> & { images: number };
+  /** Lines of the combined reading taken from each engine. */
+  combine?: CombineStats;
+  layout: LayoutExplain;
+  seconds: number;
+}
 
 export interface PageTranscript {
   /** 1-based. */
   page: number;
   markdown: string;
   method: TranscriptMethod;
+  /** The OCR engine(s) that read the page; null for the text layer alone. */
+  engine?: OcrEngineName | null;
+  /** Set when the page was not transcribed (over the page cap, over the time per page): why. */
+  skipped?: string;
+  explain?: PageExplain;
 }
 
+/** Paddle renders at this many pixels on the long side (its detector works on the whole page). */
+const PADDLE_LONG_SIDE = 2000;
+
 /**
- * Shared OCR machinery: a worker pool started on first use (so text-only PDFs never start
- * one) and the on-disk cache. One engine serves many PDFs; `close()` stops its workers.
+ * Shared OCR machinery: engines started on first use (so text-only PDFs never start one) and
+ * the on-disk cache. One engine serves many PDFs; `close()` stops its workers.
  */
 export class OcrEngine {
   private pool?: Promise<OcrPool>;
+  private paddle?: Promise<PaddleEngine>;
   readonly cache?: OcrCache;
   readonly settings: OcrSettings;
   readonly workers: number;
+  readonly engine: OcrEngineName;
   /** Pages recognised (cache misses) and served from the cache. */
   recognised = 0;
   cached = 0;
+  private readonly startTimeoutMs: number;
 
   constructor(
     opts: {
@@ -61,23 +111,17 @@ export class OcrEngine {
       cacheDir?: string | null;
       settings?: OcrSettings;
       startTimeoutMs?: number;
+      engine?: OcrEngineName;
     } = {},
   ) {
     this.workers = Math.max(1, opts.workers ?? availableParallelism());
     this.settings = opts.settings ?? DEFAULT_OCR_SETTINGS;
+    this.engine = opts.engine ?? 'both';
     if (opts.cacheDir !== null) this.cache = new OcrCache(opts.cacheDir ?? OcrCache.defaultDir());
     this.startTimeoutMs = opts.startTimeoutMs ?? 60_000;
   }
 
-  private readonly startTimeoutMs: number;
-
-  async recognize(
-    pdfSha: string,
-    page: number,
-    scale: number,
-    render: () => Promise<Buffer>,
-  ): Promise<OcrPage> {
-    const key = this.cache?.key(pdfSha, page, scale, this.settings);
+  private async cachedRead(key: string | undefined, read: () => Promise<OcrPage>): Promise<OcrPage> {
     if (key) {
       const hit = this.cache!.get(key);
       if (hit) {
@@ -85,34 +129,110 @@ export class OcrEngine {
         return hit;
       }
     }
-    this.pool ??= OcrPool.start({
-      workers: this.workers,
-      settings: this.settings,
-      startTimeoutMs: this.startTimeoutMs,
-    });
-    const pool = await this.pool;
-    const result = await pool.recognize(await render());
+    const result = await read();
     this.recognised++;
     if (key) this.cache!.put(key, result);
     return result;
   }
 
+  /** tesseract.js on the page rendered at `scale` (words in its pixels). */
+  tesseract(pdfSha: string, page: number, scale: number, render: () => Promise<Buffer>): Promise<OcrPage> {
+    const key = this.cache?.key(pdfSha, page, scale, this.settings);
+    return this.cachedRead(key, async () => {
+      this.pool ??= OcrPool.start({
+        workers: this.workers,
+        settings: this.settings,
+        startTimeoutMs: this.startTimeoutMs,
+      });
+      return (await this.pool).recognize(await render());
+    });
+  }
+
+  /** PaddleOCR on the page rendered at `scale` (words in its pixels). */
+  paddleRead(
+    pdfSha: string,
+    page: number,
+    scale: number,
+    render: () => Promise<RgbaImage>,
+  ): Promise<OcrPage> {
+    const key = this.cache?.key(pdfSha, page, scale, { engine: 'paddle-ppocrv4', v: 1 });
+    return this.cachedRead(key, async () => {
+      this.paddle ??= import('./paddle.ts').then((m) =>
+        m.PaddleEngine.start({ threads: this.workers, startTimeoutMs: this.startTimeoutMs }),
+      );
+      return (await this.paddle).recognize(await render());
+    });
+  }
+
+  /**
+   * The page's words from the chosen engine(s), in the pixels of the page rendered at `scale`
+   * (tesseract's render); PaddleOCR reads its own render, mapped back.
+   */
+  async recognize(
+    pdfSha: string,
+    page: number,
+    scale: number,
+    geometry: { width: number; height: number },
+    render: { png: (scale: number) => Promise<Buffer>; rgba: (scale: number) => Promise<RgbaImage> },
+    /** 'mixed': only pictures of text on a page with a text layer; 'both' reads those with tesseract alone. */
+    kind: 'ocr' | 'mixed' = 'ocr',
+  ): Promise<{ page: OcrPage; combine?: CombineStats; engine: OcrEngineName }> {
+    const paddleScale = PADDLE_LONG_SIDE / Math.max(geometry.width, geometry.height);
+    const toTesseract = (p: OcrPage): OcrPage => {
+      const k = scale / paddleScale;
+      return {
+        words: p.words.map((w) => ({ ...w, x0: w.x0 * k, x1: w.x1 * k, y0: w.y0 * k, y1: w.y1 * k })),
+      };
+    };
+    // Measured (bench/ocr.ts): on pages with a text layer, the combination changes nothing the
+    // tests see and costs PaddleOCR's full-page pass; it pays on scans and handwriting.
+    if (this.engine === 'tesseract' || (this.engine === 'both' && kind === 'mixed'))
+      return {
+        page: await this.tesseract(pdfSha, page, scale, () => render.png(scale)),
+        engine: 'tesseract',
+      };
+    if (this.engine === 'paddle')
+      return {
+        page: toTesseract(await this.paddleRead(pdfSha, page, paddleScale, () => render.rgba(paddleScale))),
+        engine: 'paddle',
+      };
+    const [t, p] = await Promise.all([
+      this.tesseract(pdfSha, page, scale, () => render.png(scale)),
+      this.paddleRead(pdfSha, page, paddleScale, () => render.rgba(paddleScale)),
+    ]);
+    const c = combineReadings(t, toTesseract(p));
+    return { page: c.page, combine: c.stats, engine: 'both' };
+  }
+
   async close(): Promise<void> {
-    if (this.pool) await (await this.pool).terminate();
+    const pool = this.pool;
+    const paddle = this.paddle;
     this.pool = undefined;
+    this.paddle = undefined;
+    await Promise.all([
+      pool?.then((p) => p.terminate()).catch(() => {}),
+      paddle?.then((p) => p.terminate()).catch(() => {}),
+    ]);
   }
 }
 
 export interface PdfTranscriptOptions {
   /** A shared engine; without one, a private one is made (and closed) for this PDF. */
   engine?: OcrEngine;
-  /** For a private engine: pool size (default: the cores) and cache folder (null: none). */
+  /** For a private engine: pool size (default: the cores), cache folder (null: none), which OCR. */
   workers?: number;
   cacheDir?: string | null;
+  ocrEngine?: OcrEngineName;
   /** 'auto' (default) picks per page; 'always' OCRs every page; 'never' reads text layers only. */
   ocr?: 'auto' | 'always' | 'never';
   /** Drop running headers/footers and page numbers (default true). */
   dropMargins?: boolean;
+  /** Pages read per PDF (default `DEFAULT_MAX_PAGES`); later pages are skipped and named. */
+  maxPages?: number;
+  /** Time per page in ms (default `DEFAULT_PAGE_TIMEOUT_MS`); a slower page is skipped and named. */
+  pageTimeoutMs?: number;
+  /** Attach the per-page evidence (`PageTranscript.explain`). */
+  explain?: boolean;
   log?: (line: string) => void;
 }
 
@@ -179,6 +299,12 @@ export function pageEvidence(
   };
 }
 
+/** The text-layer quality score `--explain` shows (see `PageExplain.text_layer_score`). */
+export function textLayerScore(e: PageEvidence): number {
+  if (e.textChars < 30) return 0;
+  return Math.max(0, e.textLikeShare - e.hiddenText);
+}
+
 /** The choice per page: OCR where the text layer is missing, hidden (an OCR layer) or garbage. */
 export function chooseMethod(e: PageEvidence): TranscriptMethod {
   if (e.textChars < 30) return 'ocr';
@@ -189,9 +315,9 @@ export function chooseMethod(e: PageEvidence): TranscriptMethod {
 }
 
 /**
- * OCR words (pixels) as layout boxes (points); each tesseract line keeps its identity. A word
- * box spans ascender to descender only when the word has both, so a line's size is taken from
- * its taller words (80th percentile).
+ * OCR words (pixels) as layout boxes (points); each OCR line keeps its identity. A word box
+ * spans ascender to descender only when the word has both, so a line's size is taken from its
+ * taller words (80th percentile).
  */
 export function ocrBoxes(ocr: OcrPage, scale: number, minConf = 0): TextBox[] {
   const heights = new Map<number, number[]>();
@@ -221,44 +347,90 @@ export function ocrBoxes(ocr: OcrPage, scale: number, minConf = 0): TextBox[] {
   return boxes;
 }
 
-async function transcribePage(
+/** What one page offers the layout: its words (text layer, OCR or both) and how they were chosen. */
+export interface PageInput {
+  page: number;
+  width: number;
+  height: number;
+  method: TranscriptMethod;
+  engine: OcrEngineName | null;
+  boxes: TextBox[];
+  /** Font sizes guessed from OCR boxes. */
+  sizesAreEstimates: boolean;
+  evidence?: PageEvidence;
+  combine?: CombineStats;
+}
+
+export async function readPage(
   doc: PdfDocument,
   page: PdfPage,
   pageNo: number,
   pdfSha: () => string,
   engine: () => OcrEngine,
   opts: PdfTranscriptOptions,
-): Promise<PageTranscript> {
+): Promise<PageInput> {
   const { width, height } = pageGeometry(page);
+  // The drawing first: it loads the page's fonts, whose names tell bold text apart.
+  const drawing = await pageDrawing(page);
   const layer = await pageTextLayer(page);
   const mode = opts.ocr ?? 'auto';
   let method: TranscriptMethod = 'text-layer';
   let evidence: PageEvidence | undefined;
   if (mode === 'always') method = 'ocr';
   else if (mode === 'auto') {
-    evidence = pageEvidence(layer.boxes, await pageDrawing(page), width, height);
+    evidence = pageEvidence(layer.boxes, drawing, width, height);
     method = chooseMethod(evidence);
   }
-  const layoutOpts = { width, height, dropMargins: opts.dropMargins };
-  if (method === 'text-layer') return { page: pageNo, markdown: layoutPage(layer.boxes, layoutOpts), method };
+  const base = { page: pageNo, width, height, method, evidence };
+  if (method === 'text-layer') return { ...base, engine: null, boxes: layer.boxes, sizesAreEstimates: false };
   const scale = renderScale(width, height);
-  const ocr = await engine().recognize(pdfSha(), pageNo, scale, () => renderPagePng(doc, page, scale));
-  if (method === 'ocr')
-    return { page: pageNo, markdown: layoutPage(ocrBoxes(ocr, scale), layoutOpts), method };
+  const eng = engine();
+  const ocr = await eng.recognize(
+    pdfSha(),
+    pageNo,
+    scale,
+    { width, height },
+    { png: (s) => renderPagePng(doc, page, s), rgba: (s) => renderPageRgba(doc, page, s) },
+    method === 'mixed' ? 'mixed' : 'ocr',
+  );
+  const common = { ...base, engine: ocr.engine, combine: ocr.combine };
+  if (method === 'ocr') return { ...common, boxes: ocrBoxes(ocr.page, scale), sizesAreEstimates: true };
   // Mixed: the text layer, plus confident OCR'd words on images where the text layer has nothing.
   const images = evidence?.images ?? [];
-  const extra = ocrBoxes(ocr, scale, 60).filter(
+  const extra = ocrBoxes(ocr.page, scale, 60).filter(
     (w) =>
       /\p{L}.*\p{L}|\p{N}/u.test(w.text) &&
       images.some((r) => overlaps(r, boxRect(w))) &&
       !layer.boxes.some((b) => overlaps(boxRect(b), boxRect(w))),
   );
-  return { page: pageNo, markdown: layoutPage([...layer.boxes, ...extra], layoutOpts), method };
+  return { ...common, boxes: [...layer.boxes, ...extra], sizesAreEstimates: false };
 }
 
 /**
- * One transcript per page of a PDF, in page order. Pages are worked on concurrently so OCR
- * keeps the pool busy while pdf.js renders the next page.
+ * Rows recurring at the same edge (top or bottom) of several pages of one document: at least
+ * two pages and a quarter of them, in documents of three pages or more.
+ */
+export function repeatedEdges(pages: PageInput[]): Set<string> {
+  const out = new Set<string>();
+  if (pages.length < 3) return out;
+  const count = new Map<string, number>();
+  for (const p of pages) {
+    const segs = buildSegments(p.boxes, bodySize(p.boxes));
+    for (const k of new Set(edgeKeys(segs, p.height))) count.set(k, (count.get(k) ?? 0) + 1);
+  }
+  const need = Math.max(2, Math.ceil(0.25 * pages.length));
+  for (const [k, n] of count) if (n >= need) out.add(k);
+  return out;
+}
+
+function describeRange(from: number, to: number): string {
+  return from === to ? `page ${from}` : `pages ${from}-${to}`;
+}
+
+/**
+ * One transcript per page of a PDF, in page order (skipped pages included, with `skipped` set
+ * and an empty transcript). Pages are read concurrently so OCR keeps the pool busy while pdf.js
+ * renders the next page; each page has `pageTimeoutMs`, and only the first `maxPages` are read.
  */
 export async function pdfToTranscripts(
   pdfPath: string,
@@ -273,29 +445,79 @@ export async function pdfToTranscripts(
   let own: OcrEngine | undefined;
   const engine = () => {
     if (opts.engine) return opts.engine;
-    own ??= new OcrEngine({ workers: opts.workers, cacheDir: opts.cacheDir });
+    own ??= new OcrEngine({ workers: opts.workers, cacheDir: opts.cacheDir, engine: opts.ocrEngine });
     return own;
   };
   let sha: string | undefined;
   const pdfSha = () => (sha ??= sha256File(pdfPath));
+  const maxPages = opts.maxPages ?? DEFAULT_MAX_PAGES;
+  const timeoutMs = opts.pageTimeoutMs ?? DEFAULT_PAGE_TIMEOUT_MS;
   try {
     const n = doc.numPages;
-    const out: PageTranscript[] = new Array(n);
+    const read = Math.min(n, maxPages);
+    const inputs: (PageInput | { skipped: string })[] = new Array(read);
+    const seconds: number[] = new Array(read).fill(0);
     const inFlight = Math.max(1, (opts.engine?.workers ?? opts.workers ?? availableParallelism()) + 1);
     let next = 1;
     const runner = async () => {
-      while (next <= n) {
+      while (next <= read) {
         const pageNo = next++;
-        const page = await doc.getPage(pageNo);
+        const started = performance.now();
+        let page: PdfPage | undefined;
+        const work = (async () => {
+          page = await doc.getPage(pageNo);
+          return readPage(doc, page, pageNo, pdfSha, engine, opts);
+        })();
         try {
-          out[pageNo - 1] = await transcribePage(doc, page, pageNo, pdfSha, engine, opts);
-          opts.log?.(`${pdfPath}: page ${pageNo}/${n} (${out[pageNo - 1].method})`);
+          inputs[pageNo - 1] = await withTimeout(work, timeoutMs, `page ${pageNo}`);
+        } catch (e) {
+          const timedOut = (e as Error).message.endsWith(`did not finish within ${timeoutMs} ms`);
+          if (!timedOut) throw e;
+          // The page's work may still finish in the background; its result is not used.
+          work.catch(() => {});
+          const reason = `took longer than the time per page (${(timeoutMs / 1000).toFixed(0)} s)`;
+          inputs[pageNo - 1] = { skipped: reason };
+          opts.log?.(`${pdfPath}: page ${pageNo} skipped: ${reason}`);
         } finally {
-          page.cleanup();
+          seconds[pageNo - 1] = (performance.now() - started) / 1000;
+          if (page) work.finally(() => page?.cleanup()).catch(() => {});
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(inFlight, n) }, runner));
+    await Promise.all(Array.from({ length: Math.min(inFlight, read) }, runner));
+    const repeated = repeatedEdges(inputs.filter((p): p is PageInput => !('skipped' in p)));
+    const out: PageTranscript[] = inputs.map((input, i) => {
+      if ('skipped' in input)
+        return { page: i + 1, markdown: '', method: 'text-layer', skipped: input.skipped };
+      const started = performance.now();
+      const { markdown, explain } = analyzePage(input.boxes, {
+        width: input.width,
+        height: input.height,
+        dropMargins: opts.dropMargins,
+        sizesAreEstimates: input.sizesAreEstimates,
+        repeated,
+      });
+      const t: PageTranscript = { page: input.page, markdown, method: input.method, engine: input.engine };
+      if (opts.explain) {
+        t.explain = {
+          method: input.method,
+          engine: input.engine,
+          text_layer_score: input.evidence ? Number(textLayerScore(input.evidence).toFixed(3)) : 0,
+          evidence: input.evidence ? { ...input.evidence, images: input.evidence.images.length } : undefined,
+          combine: input.combine,
+          layout: explain,
+          seconds: Number((seconds[i] + (performance.now() - started) / 1000).toFixed(2)),
+        };
+      }
+      opts.log?.(`${pdfPath}: page ${input.page}/${n} (${input.method})`);
+      return t;
+    });
+    if (n > read) {
+      const reason = `over the page cap (${maxPages} pages per PDF)`;
+      opts.log?.(`${pdfPath}: ${describeRange(read + 1, n)} skipped: ${reason}`);
+      for (let p = read + 1; p <= n; p++)
+        out.push({ page: p, markdown: '', method: 'text-layer', skipped: reason });
+    }
     return out;
   } finally {
     await doc.destroy();

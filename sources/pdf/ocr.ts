@@ -5,12 +5,13 @@
  * (pool size, timeouts).
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Tesseract from 'tesseract.js';
 import { UserError } from '../../src/core/errors.ts';
+import { writeFileAtomic } from '../../src/core/files.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -48,7 +49,8 @@ export function langPathFor(model: EngModel): string {
   return join(dirname(require.resolve('@tesseract.js-data/eng/package.json')), model);
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+/** `p`, or a UserError "<what> did not finish within <ms> ms" when it takes longer. */
+export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new UserError(`${what} did not finish within ${ms} ms`)), ms);
@@ -152,7 +154,13 @@ export class OcrCache {
     return join(base, 'sob-eval', 'ocr');
   }
 
-  key(pdfSha256: string, page: number, scale: number, settings: OcrSettings): string {
+  /** `settings`: the engine's settings (anything JSON), part of the key. */
+  key(
+    pdfSha256: string,
+    page: number,
+    scale: number,
+    settings: OcrSettings | Record<string, unknown>,
+  ): string {
     const material = JSON.stringify({
       v: 1,
       pdf: pdfSha256,
@@ -175,10 +183,7 @@ export class OcrCache {
 
   put(key: string, page: OcrPage): void {
     mkdirSync(this.dir, { recursive: true });
-    const f = join(this.dir, `${key}.json`);
-    const tmp = `${f}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify(page));
-    renameSync(tmp, f);
+    writeFileAtomic(join(this.dir, `${key}.json`), JSON.stringify(page));
   }
 }
 

@@ -86,16 +86,33 @@ export async function pageTextLayer(page: PdfPage): Promise<TextLayer> {
     // item.width is in user space; the viewport at scale 1 keeps lengths.
     const width = Math.max(item.width, 0);
     const baseline = m[5];
-    boxes.push({
+    const box: TextBox = {
       text: item.str.trim(),
       x0,
       x1: x0 + width,
       top: baseline - size * 0.8,
       bottom: baseline + size * 0.2,
       size,
-    });
+    };
+    if (boldFont(page, item.fontName)) box.bold = true;
+    boxes.push(box);
   }
   return { boxes, rotatedChars };
+}
+
+/**
+ * Whether a text item's font is a bold face, by the font's name ("Arial-BoldMT", "...-Heavy",
+ * "...Bd2"). Font objects are known once the page's operator list was read (`pageDrawing`);
+ * before that, nothing is bold.
+ */
+function boldFont(page: PdfPage, fontName: string): boolean {
+  const objs = (page as unknown as { commonObjs: { has(id: string): boolean; get(id: string): unknown } })
+    .commonObjs;
+  if (!objs.has(fontName)) return false;
+  const name = (objs.get(fontName) as { name?: string } | null)?.name ?? '';
+  return /bold|black|heavy|semibold|demibold|(?:^|[-,+])(?:bd|sb|demi|hv|bk)\d*(?:$|[-,])|bd\d/i.test(
+    name.replace(/^[A-Z]{6}\+/, ''),
+  );
 }
 
 export interface Rect {
@@ -189,8 +206,13 @@ export async function pageDrawing(page: PdfPage): Promise<PageDrawing> {
   return { images, textOps, hiddenTextOps: invisible + covered };
 }
 
-/** Renders a page at `scale` pixels per point; returns PNG bytes. */
-export async function renderPagePng(doc: PdfDocument, page: PdfPage, scale: number): Promise<Buffer> {
+/** Renders a page at `scale` pixels per point on white, and hands the canvas to `read`. */
+async function renderPage<T>(
+  doc: PdfDocument,
+  page: PdfPage,
+  scale: number,
+  read: (cc: CanvasAndContext) => T,
+): Promise<T> {
   const viewport = page.getViewport({ scale });
   const factory = (doc as unknown as { canvasFactory: CanvasFactory }).canvasFactory;
   const cc = factory.create(Math.ceil(viewport.width), Math.ceil(viewport.height));
@@ -201,15 +223,37 @@ export async function renderPagePng(doc: PdfDocument, page: PdfPage, scale: numb
     await page.render({ canvasContext: ctx, canvas: cc.canvas, viewport } as unknown as Parameters<
       PdfPage['render']
     >[0]).promise;
-    return cc.canvas.toBuffer('image/png');
+    return read(cc);
   } finally {
     factory.destroy(cc);
   }
 }
 
+/** Renders a page at `scale` pixels per point; returns PNG bytes. */
+export function renderPagePng(doc: PdfDocument, page: PdfPage, scale: number): Promise<Buffer> {
+  return renderPage(doc, page, scale, (cc) => cc.canvas.toBuffer('image/png'));
+}
+
+/** Renders a page at `scale` pixels per point; returns its RGBA pixels. */
+export function renderPageRgba(
+  doc: PdfDocument,
+  page: PdfPage,
+  scale: number,
+): Promise<{ data: Uint8Array; width: number; height: number }> {
+  return renderPage(doc, page, scale, (cc) => {
+    const { width, height } = cc.canvas;
+    const img = cc.context.getImageData(0, 0, width, height);
+    return { data: new Uint8Array(img.data.buffer, img.data.byteOffset, img.data.byteLength), width, height };
+  });
+}
+
 interface CanvasAndContext {
   canvas: { width: number; height: number; toBuffer(mime: 'image/png'): Buffer };
-  context: { fillStyle: string; fillRect(x: number, y: number, w: number, h: number): void };
+  context: {
+    fillStyle: string;
+    fillRect(x: number, y: number, w: number, h: number): void;
+    getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray };
+  };
 }
 
 interface CanvasFactory {

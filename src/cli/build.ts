@@ -5,7 +5,7 @@ import { checkBuildRequest, kindsHelp, LOADER_KINDS } from '../../sources/regist
 
 import { UserError } from '../core/errors.ts';
 import { type Modality, SOURCES } from '../core/record.ts';
-import { choiceOption, log, modalityOption } from './common.ts';
+import { choiceOption, intOption, log, modalityOption } from './common.ts';
 
 interface BuildFlags {
   out: string;
@@ -20,6 +20,9 @@ interface BuildFlags {
   refresh?: boolean;
   minOcrPass?: string;
   ocrTests?: string;
+  maxPages?: number;
+  pageTimeout?: number;
+  ocrEngine?: 'both' | 'tesseract' | 'paddle';
 }
 
 export function registerBuild(program: Command): void {
@@ -70,6 +73,21 @@ export function registerBuild(program: Command): void {
     .option(
       '--ocr-tests <dataset.jsonl>',
       'pdf: olmOCR-bench tests (present/absent/order) used by --min-ocr-pass',
+    )
+    .option(
+      '--max-pages <n>',
+      'pdf: pages read per PDF, later ones skipped and named (default 500)',
+      intOption('--max-pages', 1),
+    )
+    .option(
+      '--page-timeout <seconds>',
+      'pdf: time allowed per page; a slower page is skipped and named (default 180)',
+      intOption('--page-timeout', 1),
+    )
+    .option(
+      '--ocr-engine <name>',
+      'pdf: both (tesseract.js + PaddleOCR, default) | tesseract | paddle',
+      choiceOption(['both', 'tesseract', 'paddle'] as const),
     )
     .addHelpText(
       'after',
@@ -136,10 +154,14 @@ build: pass --source.`,
         source: flags.source,
         split: flags.split,
         download: { endpoint: flags.hfEndpoint, cacheDir: flags.cacheDir, refresh: flags.refresh },
-        pdf:
-          flags.minOcrPass !== undefined
+        pdf: {
+          ...(flags.minOcrPass !== undefined
             ? { minOcrPass: Number(flags.minOcrPass), ocrTests: flags.ocrTests }
-            : {},
+            : {}),
+          ...(flags.maxPages !== undefined ? { maxPages: flags.maxPages } : {}),
+          ...(flags.pageTimeout !== undefined ? { pageTimeoutMs: flags.pageTimeout * 1000 } : {}),
+          ...(flags.ocrEngine !== undefined ? { ocrEngine: flags.ocrEngine } : {}),
+        },
         log,
       });
       const per = SOURCES.map(

@@ -45,12 +45,13 @@ describe('sob ocr', () => {
     assert.ok(md.includes('ff0f0b22c55d8b90dd77d153f48e144fc9db_pg2_pg1.md'));
     const report = JSON.parse(readFileSync(join(out, 'ocr_tests.json'), 'utf8'));
     assert.equal(report.tests, 19);
-    assert.equal(report.tests_left_out, 48);
+    assert.equal(report.tests_left_out, 68);
     assert.deepEqual(Object.keys(report.by_type).sort(), ['absent']);
     assert.equal(report.by_category.headers_footers.tests, 19);
     assert.equal(Object.keys(report.by_page).length, 7);
     assert.ok(report.pass_rate >= 0.9, `headers_footers pass rate ${report.pass_rate}`);
-    assert.deepEqual(report.skipped, { table: 20, math: 12 });
+    assert.deepEqual(report.skipped, { math: 12 });
+    assert.deepEqual(report.tables, { tests: 0, passed: 0, pass_rate: 0 });
     assert.equal(report.results.length, 19);
     // The same numbers are printed on stdout; progress goes to stderr.
     assert.match(
@@ -58,6 +59,13 @@ describe('sob ocr', () => {
       /^group +key +passed +tests +rate\nall +present\+absent\+order +\d+ +19 +\d\.\d{3}\n/,
     );
     assert.match(r.stderr, /7 pages in [\d.]+ s: \d+ text layer, \d+ OCR, \d+ mixed/);
+    // One line per page in ocr_pages.jsonl, naming the transcript, the method and the engine.
+    const pages = readFileSync(join(out, 'ocr_pages.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.equal(pages.length, 7);
+    for (const p of pages) assert.ok(readdirSync(out).includes(p.transcript), p.transcript);
   });
 
   test('a single file is named after itself', async () => {

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { findFurniture, furnitureKey, isPageNumber } from '../../sources/pdf/furniture.ts';
 import { composeAccents, joinLines, layoutPage, type TextBox } from '../../sources/pdf/layout.ts';
+import { buildSegments, splitLeaders } from '../../sources/pdf/segments.ts';
+import { findTables, renderTable } from '../../sources/pdf/tables.ts';
 
 /** One box per word, as pdf.js gives them: width 0.5 em a character, a 0.25 em space. */
 function line(text: string, x: number, baseline: number, size = 10): TextBox[] {
@@ -127,5 +130,179 @@ describe('running headers, footers and page numbers', () => {
     const md = layoutPage([...line('THE VISION', 200, 60, 20), ...line('A poster', 200, 700, 30)], PAGE);
     assert.equal(md.includes('THE VISION'), true);
     assert.equal(md.includes('A poster'), true);
+  });
+});
+
+describe('segments', () => {
+  test('dot leaders are cut out: the label and the value become two pieces', () => {
+    const pieces = splitLeaders({
+      text: 'Total assets .......... 1,234',
+      x0: 0,
+      x1: 300,
+      top: 0,
+      bottom: 10,
+      size: 10,
+    });
+    assert.deepEqual(
+      pieces.map((p) => p.text),
+      ['Total assets', '1,234'],
+    );
+    assert.ok(pieces[0].x1 < pieces[1].x0);
+    // A line of dots alone is a rule, kept.
+    assert.equal(
+      splitLeaders({ text: '. . . . . .', x0: 0, x1: 60, top: 0, bottom: 10, size: 10 }).length,
+      1,
+    );
+  });
+  test('a hanging list label joins its text; a currency sign joins its amount; a number after a number does not', () => {
+    const md = layoutPage(
+      [
+        ...line('a)', 72, 100),
+        ...line('The first item of the list', 120, 100),
+        ...line('b)', 72, 112),
+        ...line('The second item of the list', 120, 112),
+      ],
+      PAGE,
+    );
+    assert.equal(md, 'a) The first item of the list b) The second item of the list');
+    const segs = buildSegments(
+      [
+        ...line('$', 300, 100),
+        ...line('1,234', 360, 100),
+        ...line('12.1', 420, 100),
+        ...line('3.4', 480, 100),
+      ],
+      10,
+    );
+    assert.deepEqual(
+      segs.map((s) => s.text),
+      ['$ 1,234', '12.1', '3.4'],
+    );
+  });
+  test('letter-spaced titles read as words; raised note digits become superscripts', () => {
+    const spaced: TextBox[] = [];
+    let x = 72;
+    for (const ch of 'ANNUAL REPORT') {
+      if (ch === ' ') {
+        x += 4;
+        continue;
+      }
+      spaced.push({ text: ch, x0: x, x1: x + 7, top: 92, bottom: 102, size: 10 });
+      x += 10;
+    }
+    assert.equal(buildSegments(spaced, 10)[0].text, 'ANNUAL REPORT');
+    const note: TextBox = { text: '2', x0: 111, x1: 114, top: 91, bottom: 97, size: 6 };
+    assert.equal(buildSegments([...line('Bonuses paid', 72, 100), note], 10)[0].text, 'Bonuses paid²');
+  });
+});
+
+describe('running heads and folios', () => {
+  const body: TextBox[] = [];
+  for (let i = 0; i < 12; i++)
+    body.push(...line(`This is line ${i} of the running text of the page body`, 72, 140 + 12 * i));
+  const segs = (boxes: TextBox[]) => buildSegments(boxes, 10);
+  test('a short line in the top margin with clear space below is dropped, with its reason', () => {
+    const r = findFurniture(segs([...line('Acme Review 2024', 72, 40, 8), ...body]), {
+      pageHeight: 792,
+      body: 10,
+    });
+    assert.deepEqual(r.dropped, [
+      { text: 'Acme Review 2024', edge: 'top', why: 'in the top margin, 90 pt clear of the body' },
+    ]);
+  });
+  test('a title set large below the very edge stays; a numbered bold heading stays; "Chapter 1" is not a page number', () => {
+    const title = line('Notes to the Accounts', 72, 70, 18);
+    assert.deepEqual(findFurniture(segs([...title, ...body]), { pageHeight: 792, body: 10 }).dropped, []);
+    const heading = line('15. Leases', 72, 70).map((b) => ({ ...b, bold: true }));
+    assert.deepEqual(findFurniture(segs([...heading, ...body]), { pageHeight: 792, body: 10 }).dropped, []);
+    // A line right under the text at the foot: "Page 1" is a folio, "Chapter 1" is not.
+    const full: TextBox[] = [];
+    for (let i = 0; i < 50; i++)
+      full.push(...line(`Line ${i} of a page full of running text down to its foot`, 72, 170 + 12 * i));
+    const at = (s: string) =>
+      findFurniture(segs([...full, ...line(s, 72, 770)]), { pageHeight: 792, body: 10 }).dropped;
+    assert.deepEqual(at('Chapter 1'), []);
+    assert.deepEqual(
+      at('Page 1').map((d) => d.why),
+      ['page number line'],
+    );
+    assert.equal(isPageNumber('- 12 -'), true);
+    assert.equal(isPageNumber('Page 3 of 40'), true);
+    assert.equal(isPageNumber('Chapter 1'), false);
+  });
+  test('a folio line anywhere as the last row, and a footer beside it, are dropped', () => {
+    const foot = [...line('Annual Report 2016', 72, 770, 8), ...line('19', 520, 770, 8)];
+    const r = findFurniture(segs([...body, ...foot]), { pageHeight: 792, body: 10 });
+    assert.deepEqual(
+      r.dropped.map((d) => [d.edge, d.text]),
+      [['bottom', 'Annual Report 2016 19']],
+    );
+  });
+  test('a row repeated at the same edge of other pages is dropped even without clear space', () => {
+    const head = line('Quarterly Bulletin of the Society', 72, 128, 10);
+    const boxes = [...head, ...body];
+    assert.deepEqual(findFurniture(segs(boxes), { pageHeight: 792, body: 10 }).dropped, []);
+    const repeated = new Set([`top:${furnitureKey('Quarterly Bulletin of the Society')}`]);
+    assert.deepEqual(
+      findFurniture(segs(boxes), { pageHeight: 792, body: 10, repeated }).dropped.map((d) => d.why),
+      ['repeats at this edge on other pages'],
+    );
+    assert.equal(furnitureKey('Page 12 | Annual Report'), furnitureKey('Page 13 | Annual Report'));
+  });
+});
+
+describe('tables from positions', () => {
+  /** A financial table: label column, two right-aligned amount columns, headings over them. */
+  function financial(extraHeading: TextBox[] = []): TextBox[] {
+    const boxes: TextBox[] = [...extraHeading];
+    const right = (s: string, xr: number, y: number) => line(s, xr - s.length * 5, y);
+    boxes.push(...right('Fair value of', 400, 200), ...right('Number of', 500, 200));
+    boxes.push(...right('rights', 400, 212), ...right('rights', 500, 212));
+    const rows = [
+      ['Granted in the year', '1,250', '300'],
+      ['Forfeited', '(75)', '(20)'],
+      ['Closing balance', '1,175', '280'],
+    ];
+    rows.forEach(([l, a, b], i) => {
+      boxes.push(
+        ...line(l, 72, 230 + 14 * i),
+        ...right(a, 400, 230 + 14 * i),
+        ...right(b, 500, 230 + 14 * i),
+      );
+    });
+    return boxes;
+  }
+  test('heading lines merge column by column into one heading row of a Markdown table', () => {
+    const { tables, rest } = findTables(buildSegments(financial(), 10), 10, 'page');
+    assert.equal(tables.length, 1);
+    assert.equal(rest.length, 0);
+    assert.equal(
+      renderTable(tables[0]),
+      [
+        '|  | Fair value of rights | Number of rights |',
+        '| --- | --- | --- |',
+        '| Granted in the year | 1,250 | 300 |',
+        '| Forfeited | (75) | (20) |',
+        '| Closing balance | 1,175 | 280 |',
+      ].join('\n'),
+    );
+  });
+  test('a heading centred over both value columns spans them: an HTML table with colspan', () => {
+    const banner = line('Year ended 2024', 400, 186);
+    const md = layoutPage(financial(banner), PAGE);
+    assert.match(md, /^<table>\n<thead>\n<tr><th><\/th><th colspan="2">Year ended 2024<\/th><\/tr>/);
+    assert.match(md, /<tr><th>Forfeited<\/th><td>\(75\)<\/td><td>\(20\)<\/td><\/tr>/);
+  });
+  test('two columns of running text side by side are not a table', () => {
+    const boxes: TextBox[] = [];
+    for (let i = 0; i < 6; i++) {
+      boxes.push(
+        ...line(`the left column carries on with sentence number ${i} and more`, 72, 100 + 12 * i, 8),
+      );
+      boxes.push(
+        ...line(`the right column carries on with sentence number ${i} and more`, 330, 100 + 12 * i, 8),
+      );
+    }
+    assert.deepEqual(findTables(buildSegments(boxes, 8), 8, 'page').tables, []);
   });
 });

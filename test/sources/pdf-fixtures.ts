@@ -1,0 +1,142 @@
+/**
+ * PDFs the tests write themselves with pdf-lib (invented content, standard fonts, text layers):
+ * a two-column article, a three-page report with a running header and footer, a page with a
+ * table, and a long document for the page cap.
+ */
+import { PDFDocument, type PDFFont, type PDFPage, StandardFonts } from 'pdf-lib';
+import { wrap } from '../../sources/examples/make-pdfs.ts';
+
+const W = 612;
+const H = 792;
+
+interface Fonts {
+  regular: PDFFont;
+  bold: PDFFont;
+}
+
+async function newDoc(): Promise<{ doc: PDFDocument; f: Fonts }> {
+  const doc = await PDFDocument.create({ updateMetadata: false });
+  const [regular, bold] = await Promise.all([
+    doc.embedFont(StandardFonts.Helvetica),
+    doc.embedFont(StandardFonts.HelveticaBold),
+  ]);
+  return { doc, f: { regular, bold } };
+}
+
+/** Text with its baseline `y` points from the top. */
+function text(page: PDFPage, s: string, x: number, y: number, font: PDFFont, size: number): void {
+  page.drawText(s, { x, y: H - y, font, size });
+}
+
+function textRight(page: PDFPage, s: string, xRight: number, y: number, font: PDFFont, size: number): void {
+  text(page, s, xRight - font.widthOfTextAtSize(s, size), y, font, size);
+}
+
+/** Numbered sentences, so a test can check the order they come out in. */
+export function sentences(tag: string, n: number): string[] {
+  const words = ['harbour', 'lantern', 'meadow', 'copper', 'willow', 'granite', 'orchard', 'falcon'];
+  return Array.from(
+    { length: n },
+    (_, i) =>
+      `Sentence ${tag}${i + 1} tells of the ${words[i % words.length]} by the ${words[(i + 3) % words.length]} and the ${words[(i + 5) % words.length]} beyond it.`,
+  );
+}
+
+/** A title across the page, then two columns of numbered sentences (left L1.., right R1..). */
+export async function twoColumnPdf(): Promise<Uint8Array> {
+  const { doc, f } = await newDoc();
+  const page = doc.addPage([W, H]);
+  text(page, 'Notes from the River Survey', 72, 90, f.bold, 20);
+  const colW = 220;
+  const place = (tag: string, x: number) => {
+    let y = 140;
+    for (const s of sentences(tag, 8)) {
+      for (const line of wrap(s, f.regular, 10, colW)) {
+        text(page, line, x, y, f.regular, 10);
+        y += 13;
+      }
+    }
+  };
+  place('L', 72);
+  place('R', 320);
+  return doc.save({ useObjectStreams: false });
+}
+
+export const HEADER = 'Meridian Ferry Company Annual Review';
+export const FOOTER = 'Confidential draft for the board';
+
+/** Three pages, each with the same running header (top, small) and footer (bottom, with a page number). */
+export async function runningHeadsPdf(): Promise<Uint8Array> {
+  const { doc, f } = await newDoc();
+  for (let p = 1; p <= 3; p++) {
+    const page = doc.addPage([W, H]);
+    text(page, HEADER, 72, 40, f.regular, 8);
+    let y = 110;
+    text(page, `Chapter ${p}`, 72, y, f.bold, 14);
+    y += 28;
+    for (const s of sentences(`P${p}-`, 6)) {
+      for (const line of wrap(s, f.regular, 10, W - 144)) {
+        text(page, line, 72, y, f.regular, 10);
+        y += 13;
+      }
+      y += 6;
+    }
+    text(page, FOOTER, 72, H - 36, f.regular, 8);
+    textRight(page, `Page ${p} of 3`, W - 72, H - 36, f.regular, 8);
+  }
+  return doc.save({ useObjectStreams: false });
+}
+
+export const TABLE_ROWS: [string, string, string][] = [
+  ['Passenger fares', '12,480', '11,935'],
+  ['Freight charges', '7,215', '6,802'],
+  ['Harbour dues', '(1,130)', '(1,004)'],
+  ['Total revenue', '18,565', '17,733'],
+];
+
+/** A paragraph, then a table: a banner heading over two year columns, a label column, right-aligned amounts. */
+export async function tablePdf(): Promise<Uint8Array> {
+  const { doc, f } = await newDoc();
+  const page = doc.addPage([W, H]);
+  text(page, 'Revenue by activity', 72, 90, f.bold, 14);
+  let y = 120;
+  for (const line of wrap(
+    'The table below sets out the revenue of each activity of the company for the two years, in thousands of pounds, as reported to the board.',
+    f.regular,
+    10,
+    W - 144,
+  )) {
+    text(page, line, 72, y, f.regular, 10);
+    y += 13;
+  }
+  y += 20;
+  const c1 = 400;
+  const c2 = 500;
+  text(page, 'Year ended 31 December', 362, y, f.bold, 10);
+  y += 14;
+  textRight(page, '2024', c1, y, f.bold, 10);
+  textRight(page, '2023', c2, y, f.bold, 10);
+  y += 14;
+  textRight(page, "£'000", c1, y, f.regular, 10);
+  textRight(page, "£'000", c2, y, f.regular, 10);
+  y += 18;
+  for (const [label, a, b] of TABLE_ROWS) {
+    text(page, label, 72, y, label.startsWith('Total') ? f.bold : f.regular, 10);
+    textRight(page, a, c1, y, f.regular, 10);
+    textRight(page, b, c2, y, f.regular, 10);
+    y += 15;
+  }
+  y += 20;
+  text(page, 'Figures for 2023 are restated for the sale of the Northgate terminal.', 72, y, f.regular, 10);
+  return doc.save({ useObjectStreams: false });
+}
+
+/** `pages` pages of one short paragraph each. */
+export async function longPdf(pages: number): Promise<Uint8Array> {
+  const { doc, f } = await newDoc();
+  for (let p = 1; p <= pages; p++) {
+    const page = doc.addPage([W, H]);
+    text(page, `This is page number ${p} of a long document.`, 72, 120, f.regular, 12);
+  }
+  return doc.save({ useObjectStreams: false });
+}
