@@ -41,12 +41,13 @@ export function canonicalEqual(a: PyValue, b: PyValue): boolean {
   const work: [PyValue, PyValue][] = [[a, b]];
   while (work.length > 0) {
     const [x, y] = work.pop()!;
-    if (x === y) continue;
-    if (x === null || y === null) return false;
+    // Floats first: \`-0.0 === 0.0\` in JS, but Python writes them "-0.0" and "0.0".
     if (typeof x === 'number') {
       if (typeof y !== 'number' || !sameFloat(x, y)) return false;
       continue;
     }
+    if (x === y) continue;
+    if (x === null || y === null) return false;
     if (typeof x !== 'object' || typeof y !== 'object') return false; // scalars already !==
     if (Array.isArray(x)) {
       if (!Array.isArray(y) || x.length !== y.length) return false;
