@@ -27,6 +27,9 @@ function childPaths(value: Map<string, PyValue> | PyValue[], prefix: string): [s
 const RECURSION_LIMIT = 2000;
 class TooDeep extends Error {}
 
+/** Leaves written by the last `flattenLeaves` (more than its size: dotted paths collided). */
+let writes = 0;
+
 function flattenInto(v: PyValue, prefix: string, leaves: Leaves, depth: number): void {
   if (depth > RECURSION_LIMIT) throw new TooDeep();
   if (Array.isArray(v)) {
@@ -35,12 +38,14 @@ function flattenInto(v: PyValue, prefix: string, leaves: Leaves, depth: number):
     for (const [k, c] of v) flattenInto(c, prefix ? `${prefix}.${k}` : k, leaves, depth + 1);
   } else if (prefix) {
     leaves.set(prefix, v);
+    writes++;
   }
 }
 
 /** `flatten_leaf_paths`: scalar leaves by path. A scalar root (empty prefix) gives none. */
 export function flattenLeaves(root: PyValue | undefined): Leaves {
   const leaves: Leaves = new Map();
+  writes = 0;
   if (root === undefined || !isContainer(root)) return leaves;
   try {
     flattenInto(root, '', leaves, 0);
@@ -50,6 +55,7 @@ export function flattenLeaves(root: PyValue | undefined): Leaves {
   }
   // A very deep value: the same walk with an explicit stack.
   leaves.clear();
+  writes = 0;
   const stack: [string, PyValue][] = childPaths(root, '').reverse();
   while (stack.length > 0) {
     const [path, v] = stack.pop()!;
@@ -58,9 +64,31 @@ export function flattenLeaves(root: PyValue | undefined): Leaves {
       for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
     } else if (path) {
       leaves.set(path, v);
+      writes++;
     }
   }
   return leaves;
+}
+
+/**
+ * The paths the last `flattenLeaves(root)` wrote more than once (a key holding `.` or `[i]`
+ * spelled the same path as a nested one: the reference keeps the later value). Empty, at no
+ * cost, when nothing collided.
+ */
+export function collidedPaths(root: PyValue | undefined, leaves: Leaves): string[] {
+  if (writes === leaves.size) return [];
+  const seen = new Set<string>();
+  const out = new Set<string>();
+  const stack: [string, PyValue][] = root !== undefined && isContainer(root) ? childPaths(root, '') : [];
+  while (stack.length > 0) {
+    const [path, v] = stack.pop()!;
+    if (isContainer(v)) stack.push(...childPaths(v, path));
+    else if (path) {
+      if (seen.has(path)) out.add(path);
+      seen.add(path);
+    }
+  }
+  return [...out];
 }
 
 /**
@@ -99,7 +127,7 @@ export function wildcardPath(path: string): string {
 }
 
 /** One step of a path: a key, or an array index (`null` value when not an integer: no type). */
-export type PathStep = { key: string } | { index: true };
+export type PathStep = { key: string } | { index: number };
 
 /**
  * `split_path`: splits on `.` and `[n]`. Where the reference would crash (`[` without `]`, or
@@ -120,8 +148,9 @@ export function splitPath(path: string): PathStep[] | null {
       token = '';
       const end = path.indexOf(']', i);
       if (end < 0) return null;
-      if (!isPythonInt(path.slice(i + 1, end))) return null;
-      parts.push({ index: true });
+      const digits = path.slice(i + 1, end);
+      if (!isPythonInt(digits)) return null;
+      parts.push({ index: Number.parseInt(digits.replaceAll('_', '').trim(), 10) });
       i = end + 1;
     } else {
       token += ch;

@@ -12,7 +12,16 @@ import {
 } from '../src/core/pyjson.ts';
 import type { Modality, ScoringView } from '../src/core/record.ts';
 import { type SchemaEntry, schemaEntry, validateWithEntry } from '../src/core/schema.ts';
-import { flattenLeaves, type Leaves, presentPaths, wildcardPath } from './paths.ts';
+import { collidedPaths, flattenLeaves, type Leaves, presentPaths, wildcardPath } from './paths.ts';
+import {
+  boolNumberQuirk,
+  collisionQuirk,
+  missingQuirk,
+  perfectQuirk,
+  QuirkNotes,
+  type SobQuirk,
+  typeQuirk,
+} from './quirks.ts';
 import { typePrecision } from './types.ts';
 import { canonicalEqual, pyEquals, tokenF1 } from './values.ts';
 
@@ -56,6 +65,8 @@ export interface Explanation {
   scoring_error?: string;
   /** strict profile: the answer parsed only after recovery (a code fence, a prefix). */
   lenient_parse?: boolean;
+  /** sob profile: the leaves whose score one of the reference's quirks decided. */
+  sob_quirks?: SobQuirk[];
 }
 
 /** Python truthiness of a JSON value. */
@@ -122,21 +133,33 @@ function f1FromCounts(overlap: number, predTotal: number, gtTotal: number): numb
 }
 
 /** Value Accuracy before gates: share of ground-truth leaves present with an equal value. */
-function exactMatch(gt: Leaves, pred: Leaves): number {
+function exactMatch(gt: Leaves, pred: Leaves, notes: QuirkNotes): number {
   if (gt.size === 0) return 1;
   let matches = 0;
   for (const [path, g] of gt) {
     const p = pred.get(path);
-    if (p !== undefined && pyEquals(g, p)) matches++;
+    if (p !== undefined && pyEquals(g, p)) {
+      matches++;
+      if (typeof g !== typeof p && (typeof g === 'boolean' || typeof p === 'boolean'))
+        boolNumberQuirk(notes, path, g, p);
+    }
   }
   return matches / gt.size;
 }
 
 /** Faithfulness before gates: mean token F1, a missing leaf read as null. */
-function meanTokenF1(gt: Leaves, pred: Leaves): number {
+function meanTokenF1(gt: Leaves, pred: Leaves, notes: QuirkNotes): number {
   if (gt.size === 0) return 1;
   let sum = 0;
-  for (const [path, g] of gt) sum += tokenF1(g, pred.get(path) ?? null);
+  for (const [path, g] of gt) {
+    const p = pred.get(path);
+    if (p !== undefined) sum += tokenF1(g, p);
+    else {
+      const f = tokenF1(g, null);
+      if (f > 0) missingQuirk(notes, path, g, f);
+      sum += f;
+    }
+  }
   return sum / gt.size;
 }
 
@@ -167,16 +190,20 @@ export function requiredPaths(schema: unknown, prefix = ''): string[] {
   return out;
 }
 
-/** A ground truth's leaves, flattened once per ground-truth object (readers share one per text). */
-const gtLeavesMemo = new WeakMap<object, Leaves>();
-function groundTruthLeaves(gt: PyValue | undefined): Leaves {
-  if (!(gt instanceof Map || Array.isArray(gt))) return flattenLeaves(gt);
-  let leaves = gtLeavesMemo.get(gt);
-  if (!leaves) {
-    leaves = flattenLeaves(gt);
-    gtLeavesMemo.set(gt, leaves);
+/**
+ * A ground truth's leaves and its colliding dotted paths, flattened once per ground-truth object
+ * (readers share one per text).
+ */
+const gtLeavesMemo = new WeakMap<object, { leaves: Leaves; collided: string[] }>();
+function groundTruthLeaves(gt: PyValue | undefined): { leaves: Leaves; collided: string[] } {
+  if (!(gt instanceof Map || Array.isArray(gt))) return { leaves: flattenLeaves(gt), collided: [] };
+  let memo = gtLeavesMemo.get(gt);
+  if (!memo) {
+    const leaves = flattenLeaves(gt);
+    memo = { leaves, collided: collidedPaths(gt, leaves) };
+    gtLeavesMemo.set(gt, memo);
   }
-  return leaves;
+  return memo;
 }
 
 function sortedUnique(xs: Iterable<string>): string[] {
@@ -305,16 +332,26 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
     else explanation.validation_error = v.reason;
   }
 
-  const gtLeaves = groundTruthLeaves(groundTruth);
+  const notes = new QuirkNotes();
+  const gtFlat = groundTruthLeaves(groundTruth);
+  const gtLeaves = gtFlat.leaves;
+  for (const p of gtFlat.collided) collisionQuirk(notes, p, 'ground truth');
   const predLeaves = structured ? flattenLeaves(candidate) : new Map<string, PyValue>();
+  if (structured) for (const p of collidedPaths(candidate, predLeaves)) collisionQuirk(notes, p, 'answer');
   let overlap = 0;
   for (const p of gtLeaves.keys()) if (predLeaves.has(p)) overlap++;
 
   const rawPathRecall = gtLeaves.size === 0 ? 0 : overlap / gtLeaves.size;
   const rawStructure = f1FromCounts(overlap, predLeaves.size, gtLeaves.size);
-  const rawExact = exactMatch(gtLeaves, predLeaves);
-  const rawTokenF1 = meanTokenF1(gtLeaves, predLeaves);
-  const rawTypes = structured && schemaValid ? typePrecision(predLeaves, schemaCheck.schema()) : 0;
+  const rawExact = exactMatch(gtLeaves, predLeaves, notes);
+  const rawTokenF1 = meanTokenF1(gtLeaves, predLeaves, notes);
+  let rawTypes = 0;
+  if (structured && schemaValid) {
+    const schema = schemaCheck.schema();
+    rawTypes = typePrecision(predLeaves, schema, (path, value, expected) =>
+      typeQuirk(notes, schema, path, value, expected),
+    );
+  }
 
   let required: { recall: number; missing: string[] };
   if (structured && schemaValid) required = requiredKeyRecall(candidate, requiredPathsOf(schemaCheck));
@@ -328,6 +365,11 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
   for (const p of gtLeaves.keys()) if (!predLeaves.has(p)) missingGt.push(p);
   missingGt.sort(compareCodePoints);
 
+  const perfect = canonicalEqual(candidate, groundTruth ?? null);
+  if (!perfect && structured) perfectQuirk(notes, candidate, groundTruth ?? null);
+  const quirks = notes.done();
+  if (quirks) explanation.sob_quirks = quirks;
+
   return {
     ...identity(metadata),
     jsonParse: structured ? 1 : 0,
@@ -340,7 +382,7 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
     structureCoverage: rawStructure * hardening,
     typeSafety: rawTypes * hardening,
     requiredKeyRecall: required.recall,
-    perfect: canonicalEqual(candidate, groundTruth ?? null) ? 1 : 0,
+    perfect: perfect ? 1 : 0,
     missingGtPaths: missingGt,
     missingRequiredPaths: required.missing,
     explanation,

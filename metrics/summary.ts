@@ -38,6 +38,8 @@ export interface SummaryOptions {
   topKErrors: number;
   /** error_analysis is written for the image modality only (as the reference does). */
   errorAnalysis: boolean;
+  /** The profile that scored the rows, written as the summary's `profile` (ours; omitted when unset). */
+  profile?: 'sob' | 'strict';
 }
 
 export const DEFAULT_SUMMARY_OPTIONS: SummaryOptions = {
@@ -333,8 +335,9 @@ export function buildSummary(
   responseFile: string,
   opts: SummaryOptions = DEFAULT_SUMMARY_OPTIONS,
 ): Record<string, unknown> {
-  const payload: Record<string, unknown> = {
-    response_file: responseFile,
+  const payload: Record<string, unknown> = { response_file: responseFile };
+  if (opts.profile) payload.profile = opts.profile;
+  Object.assign(payload, {
     num_records: BigInt(acc.weights.length),
     model_ids: [...acc.modelIds].sort(compareCodePoints),
     data_quality: intCounts(acc.dataQuality),
@@ -342,7 +345,7 @@ export function buildSummary(
       overall: summaryBlock(acc, opts, false),
       overall_weighted: summaryBlock(acc, opts, true),
     },
-  };
+  });
   if (opts.errorAnalysis) {
     const ea: Record<string, unknown> = {};
     if (acc.missingGt.size > 0) ea.top_missing_gt_paths = mostCommon(acc.missingGt, opts.topKErrors);

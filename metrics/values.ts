@@ -20,9 +20,13 @@ export function pyEquals(a: PyValue, b: PyValue): boolean {
   return false;
 }
 
-/** Strict boolean/number semantics for the `strict` profile: booleans never equal numbers. */
+/**
+ * Strict boolean/number semantics for the `strict` profile: booleans never equal numbers; a NaN
+ * equals a NaN (the same value written twice: the ground truth scores 1 against itself).
+ */
 export function strictEquals(a: PyValue, b: PyValue): boolean {
   if (typeof a === 'boolean' || typeof b === 'boolean') return a === b;
+  if (typeof a === 'number' && typeof b === 'number' && Number.isNaN(a)) return Number.isNaN(b);
   return pyEquals(a, b);
 }
 

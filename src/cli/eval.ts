@@ -111,6 +111,9 @@ Layout: <eval-dir>/benchmark (when built), <eval-dir>/runs/<model>/ (one run dir
         : await buildExampleBenchmark(join(evalDir, 'benchmark'));
       if (!existsSync(benchmark)) throw new UserError(`no such benchmark: ${benchmark}`);
       log(`sob eval: ${models.length} model(s) over ${benchmark} -> ${evalDir}`);
+      log(
+        "profile: strict (your own benchmark: the reference's defects fixed; sob score --profile sob for parity)",
+      );
 
       const { createProvider } = await import('../providers/index.ts');
       const { runBenchmark } = await import('../runner/run.ts');
@@ -152,6 +155,8 @@ Layout: <eval-dir>/benchmark (when built), <eval-dir>/runs/<model>/ (one run dir
               {
                 outDir: evaluation,
                 summary: { bootstrapSamples: flags.bootstrapSamples, seed: 42, topKErrors: 20 },
+                // The user's own benchmark: the strict profile (the gold baseline scores 1.000).
+                profile: { profile: 'strict', assertFormats: false },
                 log,
               },
             );

@@ -5,11 +5,12 @@ import type { Command } from 'commander';
 import { UserError } from '../core/errors.ts';
 import type { Modality } from '../core/record.ts';
 import { defaultOutDir, expandInputs, type ScoreTarget, scoreFiles } from '../scoring/score-files.ts';
+import type { ProfileOptions } from '../scoring/score-line.ts';
 import { choiceOption, intOption, log, modalityOption } from './common.ts';
 
 interface ScoreFlags {
   modality?: Modality;
-  profile: 'sob' | 'strict';
+  profile?: 'sob' | 'strict';
   out?: string;
   bootstrapSamples: number;
   seed: number;
@@ -29,6 +30,23 @@ const SHOWN = [
   ['strict_json_em', 'Perfect'],
 ] as const;
 
+/** Which profile scores what, in one line (printed before scoring). */
+export function profileLine(targets: ScoreTarget[], chosen: boolean): string {
+  const count = (p: string) => targets.filter((t) => t.profile?.profile === p).length;
+  const [sobN, strictN] = [count('sob'), count('strict')];
+  const what = (n: number) => `${n} file${n === 1 ? '' : 's'}`;
+  if (chosen || strictN === 0 || sobN === 0) {
+    const p = strictN > 0 ? 'strict' : 'sob';
+    const why = chosen
+      ? 'as asked'
+      : p === 'sob'
+        ? 'the default for response files: parity with the SOB reference; --profile strict fixes its quirks'
+        : "the default for run directories: the reference's defects fixed; --profile sob for parity";
+    return `profile: ${p} (${why})`;
+  }
+  return `profile: sob for ${what(sobN)} (response files: parity with the SOB reference), strict for ${what(strictN)} (run directories)`;
+}
+
 export function registerScore(program: Command): void {
   program
     .command('score')
@@ -44,9 +62,8 @@ export function registerScore(program: Command): void {
     )
     .option(
       '--profile <p>',
-      'sob (parity with the published leaderboard) | strict',
+      "sob (parity with the published leaderboard) | strict (the reference's defects fixed); default: sob for response files, strict for run directories",
       choiceOption(['sob', 'strict'] as const),
-      'sob',
     )
     .option('--assert-formats', 'strict profile: assert `format` (date, email, uri, ...)')
     .option(
@@ -78,21 +95,36 @@ Examples:
   sob score response_x.jsonl --modality image --bootstrap-samples 0
   sob score runs/<run-id>          # a run directory: writes runs/<run-id>/evaluation/...
 
+Profiles: response files (the SOB layout) are scored with the sob profile, the reference's
+numbers quirks included (each row names, in explanation.sob_quirks, the leaves a quirk decided);
+run directories (your own benchmark) with strict, the reference's defects fixed. --profile
+chooses for every input; the summary's "profile" key and a stderr line say which scored.
+
 A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
     )
     .action(async (inputs: string[], flags: ScoreFlags) => {
-      if (flags.assertFormats && flags.profile !== 'strict') {
+      if (flags.assertFormats && flags.profile === 'sob') {
         throw new UserError(
           '--assert-formats needs --profile strict (the sob profile never asserts formats)',
           2,
         );
       }
+      // Response files (the SOB layout) default to the sob profile, where parity is the point; a
+      // run directory is the user's own benchmark: strict, the reference's defects fixed.
+      const strict: ProfileOptions = { profile: 'strict', assertFormats: flags.assertFormats === true };
+      const sobProfile: ProfileOptions = { profile: 'sob', assertFormats: false };
+      const chosen = flags.profile === 'strict' ? strict : flags.profile === 'sob' ? sobProfile : undefined;
       // A run directory (manifest.json + responses.jsonl) is scored into its own evaluation/.
       const { runDirTargets } = await import('../runner/run-dir.ts');
       const targets: ScoreTarget[] = [];
       const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
       const addRun = (run: ScoreTarget[]) =>
-        targets.push(...run.map((t) => (flags.out ? { file: t.file, modelDir: t.modelDir } : t)));
+        targets.push(
+          ...run.map((t) => ({
+            ...(flags.out ? { file: t.file, modelDir: t.modelDir } : t),
+            profile: chosen ?? strict,
+          })),
+        );
       for (const input of inputs) {
         const run = isDir(input) ? runDirTargets(input) : null;
         if (run) {
@@ -108,7 +140,13 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
                 .filter((r): r is NonNullable<typeof r> => r !== null)
             : [];
         if (runs.length > 0) for (const r of runs) addRun(r);
-        else targets.push(...expandInputs([input]).map((file) => ({ file })));
+        else
+          targets.push(
+            ...expandInputs([input]).map((file) => ({
+              file,
+              profile: chosen ?? (flags.assertFormats ? strict : sobProfile),
+            })),
+          );
       }
       const files = targets.map((t) => t.file);
       const outDir = flags.out ?? defaultOutDir();
@@ -116,6 +154,7 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
       log(
         `scoring ${files.length} file${files.length === 1 ? '' : 's'} -> ${targets.every((t) => t.outDir) ? "each run directory's evaluation/" : outDir}`,
       );
+      log(profileLine(targets, flags.profile !== undefined));
       let done = 0;
       const results = await scoreFiles(targets, {
         outDir,
@@ -127,7 +166,6 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
         },
         jobs: flags.jobs,
         recordTimeoutMs: flags.recordTimeoutMs,
-        profile: { profile: flags.profile, assertFormats: flags.assertFormats === true },
         log,
       });
       const header = ['file', 'source', 'n', ...SHOWN.map(([, h]) => h)];

@@ -37,6 +37,8 @@ export interface ScoreTarget {
   modelDir?: string;
   /** Output root for this file; default the run's `outDir`. */
   outDir?: string;
+  /** The profile for this file; default the run's `profile`. */
+  profile?: ProfileOptions;
 }
 
 export interface ScoreOptions {
@@ -49,7 +51,8 @@ export interface ScoreOptions {
   recordTimeoutMs?: number;
   /** A worker's heap budget (MB): an answer too big for it is reported, not fatal. */
   workerMemoryMb?: number;
-  /** `sob` (default, parity with the reference) or `strict`; strict may assert formats. */
+  /** `sob` (default, parity with the reference) or `strict`; strict may assert formats. A
+   * target's own `profile` wins. */
   profile?: ProfileOptions;
   /** How often a progress line goes to `log` (default 5 s). */
   progressIntervalMs?: number;
@@ -161,6 +164,8 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
   const timeoutMs = opts.recordTimeoutMs ?? 20_000;
   const jobs = Math.max(1, Math.min(opts.jobs ?? availableParallelism(), targets.length));
   const results: FileResult[] = new Array(targets.length);
+  const profileOf = (t: ScoreTarget): ProfileOptions =>
+    t.profile ?? opts.profile ?? { profile: 'sob', assertFormats: false };
   let nextTarget = 0;
   let filesDone = 0;
   let recordsSeen = 0;
@@ -179,7 +184,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       return {
         data: out.acc.data(),
         responseFile: st.target.file,
-        opts: { ...opts.summary, errorAnalysis: modality === 'image' },
+        opts: { ...opts.summary, errorAnalysis: modality === 'image', profile: profileOf(st.target).profile },
       };
     });
     let summaries: Record<string, unknown>[];
@@ -319,7 +324,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
           pathModality: st.pathModality,
           forced: opts.modality,
           skip: st.skip,
-          profile: opts.profile ?? { profile: 'sob', assertFormats: false },
+          profile: profileOf(st.target),
         };
         worker.postMessage({ type: 'score', job } satisfies WorkerRequest);
       };
