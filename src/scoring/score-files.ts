@@ -7,26 +7,19 @@
  * is terminated; that record is reported with `scoring_error` and zero scores, and a new worker
  * goes on from where the old one stopped. Nothing already scored is lost.
  */
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  renameSync,
-  statSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { buildSummary, SummaryAccumulator, type SummaryOptions } from '../../metrics/summary.ts';
-import { UserError } from '../core/errors.ts';
-import { modalityFromPath, modelDirName } from '../core/modality.ts';
+import { errorMessage, UserError } from '../core/errors.ts';
+import { refuseSymlink } from '../core/files.ts';
+import { modalityFromPath } from '../core/modality.ts';
 import { dumpsPy } from '../core/pyjson.ts';
-import type { Modality } from '../core/record.ts';
+import { MODALITIES, type Modality } from '../core/record.ts';
+import { cleanEvaluationParent, EvalFolder } from './output.ts';
 import type { LineOutcome, ProfileOptions } from './score-line.ts';
+import { assertDistinctFolders, folderOf } from './targets.ts';
 import type { SummaryJob, WorkerJob, WorkerMessage, WorkerRequest } from './worker.ts';
 import { scoringWorkerUrl } from './worker-bundle.ts';
 
@@ -94,32 +87,14 @@ export function expandInputs(inputs: string[]): string[] {
 
 class Output {
   readonly acc = new SummaryAccumulator();
-  private fd: number;
-  private buf: string[] = [];
-  private bufLen = 0;
-  readonly tmp: string;
-  constructor(readonly dir: string) {
-    mkdirSync(dir, { recursive: true });
-    this.tmp = join(dir, `.eval_records.jsonl.${process.pid}.tmp`);
-    this.fd = openSync(this.tmp, 'w');
-  }
-  write(line: string): void {
-    this.buf.push(line);
-    this.bufLen += line.length;
-    if (this.bufLen > 1 << 20) this.flush();
-  }
-  flush(): void {
-    if (this.buf.length === 0) return;
-    writeSync(this.fd, `${this.buf.join('\n')}\n`);
-    this.buf = [];
-    this.bufLen = 0;
-  }
-  close(): void {
-    this.flush();
-    closeSync(this.fd);
-    renameSync(this.tmp, join(this.dir, 'eval_records.jsonl'));
+  constructor(readonly folder: EvalFolder) {}
+  get dir(): string {
+    return this.folder.dir;
   }
 }
+
+/** Evaluation folders being written by this process, and by which input (one writer each). */
+const claimed = new Map<string, string>();
 
 class FileState {
   readonly outputs = new Map<Modality, Output>();
@@ -127,6 +102,8 @@ class FileState {
   readonly skip: Record<number, string> = {};
   lastLine = 0;
   failed = 0;
+  /** Set when the file cannot be written (a folder in use): the rest of it is not scored. */
+  error?: string;
   constructor(
     readonly target: ScoreTarget,
     readonly pathModality: Modality,
@@ -134,33 +111,58 @@ class FileState {
     readonly onRecord: () => void = () => {},
   ) {}
 
-  accept(o: LineOutcome): void {
-    if (o.line <= this.lastLine) return; // already have it (a message from a replaced worker)
+  /** Takes one outcome; false when the file must stop (its error says why). */
+  accept(o: LineOutcome): boolean {
+    if (this.error) return false;
+    if (o.line <= this.lastLine) return true; // already have it (a message from a replaced worker)
     this.lastLine = o.line;
     this.onRecord();
     if (o.kind === 'malformed') {
       this.malformed.push({ line: o.line, error: o.error });
-      return;
+      return true;
     }
     let out = this.outputs.get(o.modality);
     if (!out) {
-      const dir = join(
-        this.outRoot,
-        o.modality,
-        this.target.modelDir ?? modelDirName(this.target.file, o.modality),
-      );
-      out = new Output(dir);
+      const dir = folderOf(this.target, this.outRoot, o.modality);
+      const owner = claimed.get(dir);
+      try {
+        if (owner !== undefined)
+          throw new UserError(`${owner} and ${this.target.file} would both be written to ${dir}`);
+        out = new Output(new EvalFolder(dir));
+      } catch (e) {
+        this.error = `${this.target.file}: ${errorMessage(e)}`;
+        return false;
+      }
+      claimed.set(dir, this.target.file);
       this.outputs.set(o.modality, out);
     }
-    out.write(o.json);
+    out.folder.write(o.json);
     out.acc.add(o.score);
     if (o.score.explanation.scoring_error) this.failed++;
+    return true;
+  }
+
+  /** Drops every folder this file was building (the old folders stay as they were). */
+  abort(): void {
+    for (const out of this.outputs.values()) {
+      claimed.delete(out.dir);
+      out.folder.abort();
+    }
+    this.outputs.clear();
   }
 }
 
-/** Scores every target; resolves with one result per file, in input order. */
+/**
+ * Scores every target; resolves with one result per file, in input order. Throws a UserError
+ * before scoring anything when two targets would write one evaluation folder.
+ */
 export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Promise<FileResult[]> {
   const log = opts.log ?? (() => {});
+  assertDistinctFolders(targets, opts.outDir, opts.modality);
+  // Leftovers of killed runs (temp folders, folders moved aside, locks) go first.
+  for (const t of targets) if (t.outDir) refuseSymlink(t.outDir, 'evaluation folder');
+  for (const root of new Set(targets.map((t) => t.outDir ?? opts.outDir)))
+    for (const m of MODALITIES) cleanEvaluationParent(resolve(root, m));
   const timeoutMs = opts.recordTimeoutMs ?? 20_000;
   const jobs = Math.max(1, Math.min(opts.jobs ?? availableParallelism(), targets.length));
   const results: FileResult[] = new Array(targets.length);
@@ -177,9 +179,21 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
     summarize: (items: SummaryJob[]) => Promise<Record<string, unknown>[]>,
     error?: string,
   ) => {
+    if (error || st.error) {
+      st.abort();
+      results[idx] = {
+        file: st.target.file,
+        outputs: [],
+        malformed: st.malformed,
+        failed: st.failed,
+        error: error ?? st.error,
+      };
+      filesDone++;
+      return;
+    }
     const outs = [...st.outputs];
     const items: SummaryJob[] = outs.map(([modality, out]) => {
-      out.close();
+      out.folder.closeRows();
       out.acc.dataQuality.malformed_jsonl_line_count = st.malformed.length;
       return {
         data: out.acc.data(),
@@ -194,14 +208,15 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       summaries = items.map((it) => buildSummary(it.data, it.responseFile, it.opts));
     }
     const outputs: ScoredOutput[] = outs.map(([modality, out], i) => {
-      writeFileSync(join(out.dir, 'eval_summary.json'), `${dumpsPy(summaries[i], { indent: 2 })}\n`);
+      out.folder.commit({ 'eval_summary.json': `${dumpsPy(summaries[i], { indent: 2 })}\n` });
+      claimed.delete(out.dir);
       return { modality, dir: out.dir, records: out.acc.n, summary: summaries[i] };
     });
     for (const m of st.malformed.slice(0, 5)) log(`${st.target.file}:${m.line}: skipped: ${m.error}`);
     if (st.malformed.length > 5)
       log(`${st.target.file}: ${st.malformed.length - 5} more malformed lines skipped`);
-    let err = error;
-    if (!err && outputs.length === 0) {
+    let err: string | undefined;
+    if (outputs.length === 0) {
       err = `${st.target.file}: no records to score${st.malformed.length ? ` (${st.malformed.length} malformed lines)` : ''}`;
     }
     results[idx] = { file: st.target.file, outputs, malformed: st.malformed, failed: st.failed, error: err };
@@ -234,6 +249,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         current = null;
         Atomics.store(beat, 0, 0);
         finishFile(c.idx, c.st, summarize, error).then(nextFile, (e: unknown) => {
+          c.st.abort();
           results[c.idx] = {
             file: c.st.target.file,
             outputs: [],
@@ -264,8 +280,18 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
             return;
           }
           if (!current) return;
-          if (msg.type === 'batch') for (const item of msg.items) current.st.accept(item);
-          else if (msg.type === 'done') fileDone();
+          if (msg.type === 'batch') {
+            for (const item of msg.items) {
+              if (current.st.accept(item)) continue;
+              // The file cannot be written (its folder is in use): stop scoring it.
+              const old = worker;
+              worker = null;
+              void old?.terminate();
+              startWorker();
+              fileDone();
+              return;
+            }
+          } else if (msg.type === 'done') fileDone();
           else if (msg.type === 'fatal') fileDone(`${current.st.target.file}: ${msg.error}`);
         });
         w.on('error', (e: Error) => {
