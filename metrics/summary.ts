@@ -83,6 +83,10 @@ export interface DataQuality {
   invalid_schema_input_count: number;
   unknown_difficulty_count: number;
   malformed_jsonl_line_count: number;
+  /** Ours, always: rows whose record id repeats an earlier row's (kept in sob, dropped in strict). */
+  duplicate_record_id_count: number;
+  /** Ours, always: distinct record ids among the rows (a row without an id counts as one). */
+  distinct_record_ids: number;
   /** Ours, only when non-zero: records whose scoring ran out of time or failed. */
   scoring_error_count?: number;
   /** strict profile: answers that parsed only after recovery (both parse rates can be read). */
@@ -96,7 +100,21 @@ export function emptyDataQuality(): DataQuality {
     invalid_schema_input_count: 0,
     unknown_difficulty_count: 0,
     malformed_jsonl_line_count: 0,
+    duplicate_record_id_count: 0,
+    distinct_record_ids: 0,
   };
+}
+
+/** The benchmark the answers were matched to (ours: `eval_summary.json`'s `benchmark`). */
+export interface BenchmarkSummary {
+  path: string;
+  sha256: string;
+  /** The benchmark's records of this modality (its selection, for a run). */
+  records: number;
+  /** Of those, how many have no answer. */
+  missing_ids: number;
+  /** Answers whose id the benchmark does not have (not scored). */
+  unknown_ids: number;
 }
 
 /**
@@ -110,6 +128,7 @@ export interface SummaryData {
   missingGt: Map<string, number>;
   missingRequired: Map<string, number>;
   dataQuality: DataQuality;
+  benchmark?: BenchmarkSummary;
 }
 
 /** Collects what the summary needs, record by record. */
@@ -341,6 +360,17 @@ export function buildSummary(
     num_records: BigInt(acc.weights.length),
     model_ids: [...acc.modelIds].sort(compareCodePoints),
     data_quality: intCounts(acc.dataQuality),
+    ...(acc.benchmark
+      ? {
+          benchmark: {
+            path: acc.benchmark.path,
+            sha256: acc.benchmark.sha256,
+            records: BigInt(acc.benchmark.records),
+            missing_ids: BigInt(acc.benchmark.missing_ids),
+            unknown_ids: BigInt(acc.benchmark.unknown_ids),
+          },
+        }
+      : {}),
     summary: {
       overall: summaryBlock(acc, opts, false),
       overall_weighted: summaryBlock(acc, opts, true),

@@ -116,7 +116,7 @@ Layout: <eval-dir>/benchmark (when built), <eval-dir>/runs/<model>/ (one run dir
       );
 
       const { createProvider } = await import('../providers/index.ts');
-      const { runBenchmark } = await import('../runner/run.ts');
+      const { runBenchmark, resolveBenchmark } = await import('../runner/run.ts');
       const { loadTemplate } = await import('../runner/prompt.ts');
       const { sanitizeModelId } = await import('../runner/run-dir.ts');
       const { scoreFiles } = await import('../scoring/score-files.ts');
@@ -151,7 +151,15 @@ Layout: <eval-dir>/benchmark (when built), <eval-dir>/runs/<model>/ (one run dir
               throw new UserError('interrupted: re-run the same command to resume');
             if (res.status !== 'complete') failed++;
             const scored = await scoreFiles(
-              [{ file: join(res.runDir, 'responses.jsonl'), modelDir: name, outDir: evaluation }],
+              [
+                {
+                  file: join(res.runDir, 'responses.jsonl'),
+                  modelDir: name,
+                  outDir: evaluation,
+                  // Ground truths and schemas from the benchmark; unanswered records reported.
+                  benchmark: { path: resolveBenchmark(benchmark), limit: flags.limit },
+                },
+              ],
               {
                 outDir: evaluation,
                 summary: { bootstrapSamples: flags.bootstrapSamples, seed: 42, topKErrors: 20 },

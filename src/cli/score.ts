@@ -1,15 +1,18 @@
 /** `sob score`: score response files (or folders of them) into the reference's evaluation layout. */
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../core/errors.ts';
-import type { Modality } from '../core/record.ts';
+import { isModality, type Modality } from '../core/record.ts';
+import { readManifest } from '../runner/run-dir.ts';
+import { type BenchmarkRef, fileSha256 } from '../scoring/benchmark.ts';
 import { defaultOutDir, expandInputs, type ScoreTarget, scoreFiles } from '../scoring/score-files.ts';
 import type { ProfileOptions } from '../scoring/score-line.ts';
 import { choiceOption, intOption, log, modalityOption } from './common.ts';
 
 interface ScoreFlags {
   modality?: Modality;
+  benchmark?: string;
   profile?: 'sob' | 'strict';
   out?: string;
   bootstrapSamples: number;
@@ -29,6 +32,33 @@ const SHOWN = [
   ['type_precision', 'Type Saf.'],
   ['strict_json_em', 'Perfect'],
 ] as const;
+
+/**
+ * The benchmark a run directory answered, from its manifest (path, `--source`, `--limit`), when
+ * that file is still there and unchanged; otherwise the response file's own ground truths are
+ * used, and a line says why.
+ */
+function runBenchmark(runDir: string, log: (line: string) => void): BenchmarkRef | undefined {
+  const manifest = readManifest(runDir);
+  const b = manifest?.benchmark as { path?: unknown; sha256?: unknown } | undefined;
+  if (!b || typeof b.path !== 'string') return undefined;
+  const settings = (manifest?.settings ?? {}) as { source?: unknown; limit?: unknown };
+  if (!existsSync(b.path)) {
+    log(`${runDir}: its benchmark ${b.path} is gone: scoring against the ground truths in responses.jsonl`);
+    return undefined;
+  }
+  if (typeof b.sha256 === 'string' && fileSha256(b.path) !== b.sha256) {
+    log(
+      `${runDir}: its benchmark ${b.path} changed since the run: scoring against the ground truths in responses.jsonl`,
+    );
+    return undefined;
+  }
+  return {
+    path: b.path,
+    source: isModality(settings.source) ? settings.source : undefined,
+    limit: typeof settings.limit === 'number' ? settings.limit : undefined,
+  };
+}
 
 /** Which profile scores what, in one line (printed before scoring). */
 export function profileLine(targets: ScoreTarget[], chosen: boolean): string {
@@ -66,6 +96,10 @@ export function registerScore(program: Command): void {
       choiceOption(['sob', 'strict'] as const),
     )
     .option('--assert-formats', 'strict profile: assert `format` (date, email, uri, ...)')
+    .option(
+      '--benchmark <records.jsonl>',
+      "the benchmark the answers belong to: ground truths, schemas and weights come from it, and answers it lacks or records without an answer are reported (a run directory's manifest names its own)",
+    )
     .option(
       '--out <dir>',
       'output root: writes <out>/<modality>/<model>/eval_records.jsonl and eval_summary.json',
@@ -118,11 +152,13 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
       const { runDirTargets } = await import('../runner/run-dir.ts');
       const targets: ScoreTarget[] = [];
       const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
+      const benchmark = flags.benchmark ? { path: resolve(flags.benchmark) } : undefined;
       const addRun = (run: ScoreTarget[]) =>
         targets.push(
           ...run.map((t) => ({
             ...(flags.out ? { file: t.file, modelDir: t.modelDir } : t),
             profile: chosen ?? strict,
+            benchmark: benchmark ?? runBenchmark(dirname(t.file), log),
           })),
         );
       for (const input of inputs) {
@@ -158,6 +194,7 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
       let done = 0;
       const results = await scoreFiles(targets, {
         outDir,
+        benchmark,
         modality: flags.modality,
         summary: {
           bootstrapSamples: flags.bootstrapSamples,

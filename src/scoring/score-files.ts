@@ -15,8 +15,16 @@ import { buildSummary, SummaryAccumulator, type SummaryOptions } from '../../met
 import { errorMessage, UserError } from '../core/errors.ts';
 import { refuseSymlink } from '../core/files.ts';
 import { modalityFromPath } from '../core/modality.ts';
-import { dumpsPy } from '../core/pyjson.ts';
+import { dumpsPy, type PyValue } from '../core/pyjson.ts';
 import { MODALITIES, type Modality } from '../core/record.ts';
+import {
+  type Benchmark,
+  type BenchmarkRef,
+  benchmarkSha256,
+  idsByModality,
+  loadBenchmark,
+  someIds,
+} from './benchmark.ts';
 import { cleanEvaluationParent, EvalFolder } from './output.ts';
 import type { LineOutcome, ProfileOptions } from './score-line.ts';
 import { assertDistinctFolders, folderOf } from './targets.ts';
@@ -32,6 +40,8 @@ export interface ScoreTarget {
   outDir?: string;
   /** The profile for this file; default the run's `profile`. */
   profile?: ProfileOptions;
+  /** The benchmark this file answers (a run directory's); default the run's `benchmark`. */
+  benchmark?: BenchmarkRef;
 }
 
 export interface ScoreOptions {
@@ -47,6 +57,9 @@ export interface ScoreOptions {
   /** `sob` (default, parity with the reference) or `strict`; strict may assert formats. A
    * target's own `profile` wins. */
   profile?: ProfileOptions;
+  /** The benchmark the answers belong to (`--benchmark`): ground truths, schemas and weights
+   * come from it, and ids without a partner are reported. */
+  benchmark?: BenchmarkRef;
   /** How often a progress line goes to `log` (default 5 s). */
   progressIntervalMs?: number;
   log?: (line: string) => void;
@@ -87,10 +100,23 @@ export function expandInputs(inputs: string[]): string[] {
 
 class Output {
   readonly acc = new SummaryAccumulator();
+  /** Each record id's first line (repeats are counted; the strict profile keeps the first). */
+  readonly firstLine = new Map<string, number>();
+  /** Rows without a record id (each counts as one distinct record). */
+  noId = 0;
+  duplicates = 0;
+  readonly repeats: string[] = [];
   constructor(readonly folder: EvalFolder) {}
   get dir(): string {
     return this.folder.dir;
   }
+}
+
+/** A record id as a map key (an int id and a string id never collide); undefined when absent. */
+function idKey(id: PyValue): string | undefined {
+  if (typeof id === 'string') return id === '' ? undefined : id;
+  if (id === null) return undefined;
+  return `\u0000${dumpsPy(id)}`;
 }
 
 /** Evaluation folders being written by this process, and by which input (one writer each). */
@@ -102,12 +128,16 @@ class FileState {
   readonly skip: Record<number, string> = {};
   lastLine = 0;
   failed = 0;
+  /** Answers whose id the known benchmark lacks, by modality. */
+  readonly unknown = new Map<Modality, string[]>();
   /** Set when the file cannot be written (a folder in use): the rest of it is not scored. */
   error?: string;
   constructor(
     readonly target: ScoreTarget,
     readonly pathModality: Modality,
     readonly outRoot: string,
+    /** The strict profile keeps the first row of each record id. */
+    readonly dedupe: boolean,
     readonly onRecord: () => void = () => {},
   ) {}
 
@@ -119,6 +149,12 @@ class FileState {
     this.onRecord();
     if (o.kind === 'malformed') {
       this.malformed.push({ line: o.line, error: o.error });
+      return true;
+    }
+    if (o.kind === 'unknown') {
+      const list = this.unknown.get(o.modality);
+      if (list) list.push(o.recordId);
+      else this.unknown.set(o.modality, [o.recordId]);
       return true;
     }
     let out = this.outputs.get(o.modality);
@@ -136,6 +172,17 @@ class FileState {
       claimed.set(dir, this.target.file);
       this.outputs.set(o.modality, out);
     }
+    const key = idKey(o.score.recordId);
+    if (key === undefined) out.noId++;
+    else {
+      const first = out.firstLine.get(key);
+      if (first !== undefined) {
+        out.duplicates++;
+        if (out.repeats.length < 5)
+          out.repeats.push(`${dumpsPy(o.score.recordId)} (line ${o.line}, first ${first})`);
+        if (this.dedupe) return true;
+      } else out.firstLine.set(key, o.line);
+    }
     out.folder.write(o.json);
     out.acc.add(o.score);
     if (o.score.explanation.scoring_error) this.failed++;
@@ -152,13 +199,44 @@ class FileState {
   }
 }
 
+/** The side file listing a folder's unanswered and unknown ids, when a benchmark is known. */
+export const BENCHMARK_IDS = 'benchmark_ids.json';
+
 /**
  * Scores every target; resolves with one result per file, in input order. Throws a UserError
- * before scoring anything when two targets would write one evaluation folder.
+ * before scoring anything when two targets would write one evaluation folder, or a benchmark
+ * cannot be read.
  */
 export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Promise<FileResult[]> {
   const log = opts.log ?? (() => {});
   assertDistinctFolders(targets, opts.outDir, opts.modality);
+  const benchmarkRef = (t: ScoreTarget) => t.benchmark ?? opts.benchmark;
+  const benchmarks = new Map<number, Benchmark>();
+  targets.forEach((t, i) => {
+    const ref = benchmarkRef(t);
+    if (ref) benchmarks.set(i, loadBenchmark(ref));
+  });
+
+  /** One line per folder on repeated ids and, with a benchmark, on ids without a partner. */
+  const reportIds = (
+    st: FileState,
+    modality: Modality,
+    out: Output,
+    benchIds: Map<Modality, string[]> | undefined,
+    missing: string[],
+  ) => {
+    const name = `${st.target.file} (${modality})`;
+    if (out.duplicates > 0)
+      log(
+        `${name}: ${out.duplicates} rows repeat an earlier record id (${out.firstLine.size + out.noId} distinct): ${out.repeats.join(', ')}${out.duplicates > out.repeats.length ? ', ...' : ''}; ${st.dedupe ? 'strict profile: only the first row of each id is scored' : 'sob profile: every row is scored, as the reference does (--profile strict keeps the first of each id)'}`,
+      );
+    if (!benchIds) return;
+    const unknown = st.unknown.get(modality) ?? [];
+    if (missing.length > 0 || unknown.length > 0)
+      log(
+        `${name}: ${missing.length} of the benchmark's ${benchIds.get(modality)?.length ?? 0} ${modality} records have no answer${missing.length ? ` (${someIds(missing)})` : ''}; ${unknown.length} answers are not in the benchmark${unknown.length ? ` (${someIds(unknown)}; not scored)` : ''}; lists in ${join(out.dir, BENCHMARK_IDS)}`,
+      );
+  };
   // Leftovers of killed runs (temp folders, folders moved aside, locks) go first.
   for (const t of targets) if (t.outDir) refuseSymlink(t.outDir, 'evaluation folder');
   for (const root of new Set(targets.map((t) => t.outDir ?? opts.outDir)))
@@ -192,11 +270,32 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       return;
     }
     const outs = [...st.outputs];
+    const bench = benchmarks.get(idx);
+    const missingByModality = new Map<Modality, string[]>();
+    const benchIds = bench ? idsByModality(bench, opts.modality ?? st.pathModality) : undefined;
+    if (benchIds) {
+      for (const [m, ids] of benchIds) {
+        const answered = st.outputs.get(m)?.firstLine;
+        missingByModality.set(m, answered ? ids.filter((id) => !answered.has(id)) : ids);
+      }
+    }
     const items: SummaryJob[] = outs.map(([modality, out]) => {
       out.folder.closeRows();
-      out.acc.dataQuality.malformed_jsonl_line_count = st.malformed.length;
+      const dq = out.acc.dataQuality;
+      dq.malformed_jsonl_line_count = st.malformed.length;
+      dq.duplicate_record_id_count = out.duplicates;
+      dq.distinct_record_ids = out.firstLine.size + out.noId;
+      const data = out.acc.data();
+      if (bench)
+        data.benchmark = {
+          path: bench.path,
+          sha256: benchmarkSha256(bench),
+          records: benchIds?.get(modality)?.length ?? 0,
+          missing_ids: missingByModality.get(modality)?.length ?? 0,
+          unknown_ids: st.unknown.get(modality)?.length ?? 0,
+        };
       return {
-        data: out.acc.data(),
+        data,
         responseFile: st.target.file,
         opts: { ...opts.summary, errorAnalysis: modality === 'image', profile: profileOf(st.target).profile },
       };
@@ -208,16 +307,48 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       summaries = items.map((it) => buildSummary(it.data, it.responseFile, it.opts));
     }
     const outputs: ScoredOutput[] = outs.map(([modality, out], i) => {
-      out.folder.commit({ 'eval_summary.json': `${dumpsPy(summaries[i], { indent: 2 })}\n` });
+      const files: Record<string, string> = {
+        'eval_summary.json': `${dumpsPy(summaries[i], { indent: 2 })}\n`,
+      };
+      if (bench)
+        files[BENCHMARK_IDS] = `${JSON.stringify(
+          {
+            benchmark: bench.path,
+            missing_ids: missingByModality.get(modality) ?? [],
+            unknown_ids: st.unknown.get(modality) ?? [],
+          },
+          null,
+          2,
+        )}\n`;
+      out.folder.commit(files);
       claimed.delete(out.dir);
+      reportIds(st, modality, out, benchIds, missingByModality.get(modality) ?? []);
       return { modality, dir: out.dir, records: out.acc.n, summary: summaries[i] };
     });
+    if (bench) {
+      // Benchmark records of a source this file has no answer for at all.
+      for (const [m, missing] of missingByModality)
+        if (!st.outputs.has(m) && missing.length > 0)
+          log(
+            `${st.target.file}: none of the benchmark's ${missing.length} ${m} records has an answer (no ${m} folder written); ids: ${someIds(missing)}`,
+          );
+      for (const [m, ids] of st.unknown)
+        if (!st.outputs.has(m))
+          log(
+            `${st.target.file}: ${ids.length} ${m} answers are not in the benchmark (not scored): ${someIds(ids)}`,
+          );
+    }
     for (const m of st.malformed.slice(0, 5)) log(`${st.target.file}:${m.line}: skipped: ${m.error}`);
     if (st.malformed.length > 5)
       log(`${st.target.file}: ${st.malformed.length - 5} more malformed lines skipped`);
     let err: string | undefined;
     if (outputs.length === 0) {
-      err = `${st.target.file}: no records to score${st.malformed.length ? ` (${st.malformed.length} malformed lines)` : ''}`;
+      const unknown = [...st.unknown.values()].reduce((n, l) => n + l.length, 0);
+      const why = [
+        st.malformed.length ? `${st.malformed.length} malformed lines` : '',
+        unknown ? `${unknown} answers not in the benchmark` : '',
+      ].filter(Boolean);
+      err = `${st.target.file}: no records to score${why.length ? ` (${why.join(', ')})` : ''}`;
     }
     results[idx] = { file: st.target.file, outputs, malformed: st.malformed, failed: st.failed, error: err };
     filesDone++;
@@ -351,6 +482,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
           forced: opts.modality,
           skip: st.skip,
           profile: profileOf(st.target),
+          benchmark: benchmarkRef(st.target),
         };
         worker.postMessage({ type: 'score', job } satisfies WorkerRequest);
       };
@@ -367,9 +499,15 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         const t = targets[idx];
         current = {
           idx,
-          st: new FileState(t, modalityFromPath(t.file), t.outDir ?? opts.outDir, () => {
-            recordsSeen++;
-          }),
+          st: new FileState(
+            t,
+            modalityFromPath(t.file),
+            t.outDir ?? opts.outDir,
+            profileOf(t).profile === 'strict',
+            () => {
+              recordsSeen++;
+            },
+          ),
         };
         dispatch();
       };

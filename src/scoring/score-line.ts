@@ -13,13 +13,16 @@ import {
 import { scoreRecordStrict } from '../../metrics/strict.ts';
 import type { ParsedLine } from '../core/jsonl.ts';
 import { recordModality } from '../core/modality.ts';
-import { dumpsPy, type PyValue, parsePyJson } from '../core/pyjson.ts';
-import { type Modality, scoringView } from '../core/record.ts';
+import { dumpsPy, type PyObject, type PyValue, parsePyJson } from '../core/pyjson.ts';
+import { type Modality, type ScoringView, scoringView } from '../core/record.ts';
 import { isKnownSchemaText } from '../core/schema.ts';
+import type { BenchmarkRecord } from './benchmark.ts';
 
 export type LineOutcome =
   | { kind: 'row'; line: number; modality: Modality; score: RecordScore; json: string }
-  | { kind: 'malformed'; line: number; error: string };
+  | { kind: 'malformed'; line: number; error: string }
+  /** An answer whose id the known benchmark does not have: reported, not scored. */
+  | { kind: 'unknown'; line: number; modality: Modality; recordId: string };
 
 /** Ground truths by their source text (the same record recurs in every model's file). */
 const groundTruths = new Map<string, PyValue>();
@@ -32,20 +35,71 @@ export interface ProfileOptions {
   assertFormats: boolean;
 }
 
-export function scoreParsedLine(
+/** What a line is scored with besides itself. */
+export interface LineContext {
+  pathModality: Modality;
+  forced?: Modality;
+  profile: ProfileOptions;
+  /** When a benchmark is known: its records by id (ground truth, schema and weight come from it). */
+  benchmark?: Map<string, BenchmarkRecord>;
+}
+
+/** The answer's metadata with the benchmark record's weight fields and source over it. */
+function withBenchmarkMetadata(metadata: PyObject, b: BenchmarkRecord): PyObject {
+  const m: PyObject = new Map(metadata);
+  for (const [k, v] of [
+    ['schema_complexity', b.schemaComplexity],
+    ['difficulty', b.difficulty],
+  ] as const) {
+    if (v === undefined) m.delete(k);
+    else m.set(k, v as PyValue);
+  }
+  if (b.modality) m.set('source', b.modality);
+  return m;
+}
+
+/**
+ * The record's view for scoring, with the benchmark's ground truth, schema and weight put in when
+ * a benchmark is known; or the outcome that stops it (not a record, an id the benchmark lacks).
+ */
+function viewOf(
   parsed: ParsedLine,
-  pathModality: Modality,
-  forced?: Modality,
-  profile: ProfileOptions = { profile: 'sob', assertFormats: false },
-): LineOutcome {
+  ctx: LineContext,
+): { view: ScoringView; modality: Modality } | Exclude<LineOutcome, { kind: 'row' }> {
   if (!parsed.ok) return { kind: 'malformed', line: parsed.line, error: `not JSON: ${parsed.error}` };
   const v = scoringView(parsed.value, parsed.spans);
   if (!v.ok) return { kind: 'malformed', line: parsed.line, error: v.error };
+  const view = v.view;
+  if (ctx.benchmark) {
+    const id = view.metadata.get('record_id');
+    const b = typeof id === 'string' ? ctx.benchmark.get(id) : undefined;
+    if (!b)
+      return {
+        kind: 'unknown',
+        line: parsed.line,
+        modality: recordModality(view.metadata, ctx.pathModality, ctx.forced),
+        recordId: typeof id === 'string' ? id : id === undefined ? '(no record_id)' : dumpsPy(id),
+      };
+    view.metadata = withBenchmarkMetadata(view.metadata, b);
+    view.schema = undefined;
+    view.schemaPlain = undefined;
+    view.schemaText = b.schemaText;
+    view.groundTruth = undefined;
+    view.groundTruthText = b.groundTruthText;
+  }
+  return { view, modality: recordModality(view.metadata, ctx.pathModality, ctx.forced) };
+}
+
+export function scoreParsedLine(parsed: ParsedLine, ctx: LineContext): LineOutcome {
+  const { profile } = ctx;
+  const vm = viewOf(parsed, ctx);
+  if ('kind' in vm) return vm;
+  const view = vm.view;
   // A schema the reader skipped is checked here: parsed the first time its text is seen.
-  const text = v.view.schemaText;
+  const text = view.schemaText;
   if (text !== undefined && (text.startsWith('{') || text.startsWith('[')) && !isKnownSchemaText(text)) {
     try {
-      v.view.schemaPlain = parseSchemaText(text);
+      view.schemaPlain = parseSchemaText(text);
     } catch (e) {
       return {
         kind: 'malformed',
@@ -55,7 +109,7 @@ export function scoreParsedLine(
     }
   }
   // A ground truth the reader skipped is built from its text, once per distinct text.
-  const gtText = v.view.groundTruthText;
+  const gtText = view.groundTruthText;
   if (gtText !== undefined) {
     let gt = groundTruths.get(gtText);
     if (gt === undefined) {
@@ -71,26 +125,26 @@ export function scoreParsedLine(
       if (groundTruths.size >= 20_000) groundTruths.clear();
       groundTruths.set(gtText, gt);
     }
-    v.view.groundTruth = gt;
+    view.groundTruth = gt;
   }
-  const modality = recordModality(v.view.metadata, pathModality, forced);
+  const modality = vm.modality;
   const score =
     profile.profile === 'strict'
-      ? scoreRecordStrict(v.view, { modality, assertFormats: profile.assertFormats })
-      : scoreRecord(v.view, { modality });
+      ? scoreRecordStrict(view, { modality, assertFormats: profile.assertFormats })
+      : scoreRecord(view, { modality });
   return { kind: 'row', line: parsed.line, modality, score, json: dumpsPy(toReferenceRow(score, modality)) };
 }
 
 /** The row for a record that could not be scored (time or memory budget): all scores 0. */
-export function failedLine(
-  parsed: ParsedLine,
-  reason: string,
-  job: { pathModality: Modality; forced?: Modality },
-): LineOutcome {
-  if (!parsed.ok) return { kind: 'malformed', line: parsed.line, error: `not JSON: ${parsed.error}` };
-  const v = scoringView(parsed.value);
-  if (!v.ok) return { kind: 'malformed', line: parsed.line, error: v.error };
-  const modality = recordModality(v.view.metadata, job.pathModality, job.forced);
-  const score = failedRecordScore(v.view.metadata, reason);
-  return { kind: 'row', line: parsed.line, modality, score, json: dumpsPy(toReferenceRow(score, modality)) };
+export function failedLine(parsed: ParsedLine, reason: string, ctx: LineContext): LineOutcome {
+  const vm = viewOf(parsed, ctx);
+  if ('kind' in vm) return vm;
+  const score = failedRecordScore(vm.view.metadata, reason);
+  return {
+    kind: 'row',
+    line: parsed.line,
+    modality: vm.modality,
+    score,
+    json: dumpsPy(toReferenceRow(score, vm.modality)),
+  };
 }

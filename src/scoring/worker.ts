@@ -8,7 +8,14 @@ import { buildSummary, type SummaryData, type SummaryOptions } from '../../metri
 import { parseLine, readLinesSync } from '../core/jsonl.ts';
 import { type Modality, SCORING_SKIP_KEYS, SCORING_SPAN_KEYS } from '../core/record.ts';
 import { prepareStrict } from '../core/schema.ts';
-import { failedLine, type LineOutcome, type ProfileOptions, scoreParsedLine } from './score-line.ts';
+import { type BenchmarkRef, loadBenchmark } from './benchmark.ts';
+import {
+  failedLine,
+  type LineContext,
+  type LineOutcome,
+  type ProfileOptions,
+  scoreParsedLine,
+} from './score-line.ts';
 
 export interface WorkerJob {
   file: string;
@@ -18,6 +25,8 @@ export interface WorkerJob {
   /** Lines that already ran out of time or memory: reported as failed, not scored again. */
   skip: Record<number, string>;
   profile: ProfileOptions;
+  /** The benchmark the answers belong to, when known. */
+  benchmark?: BenchmarkRef;
 }
 
 export interface SummaryJob {
@@ -40,17 +49,19 @@ const port = parentPort!;
 
 async function run(job: WorkerJob): Promise<void> {
   if (job.profile.profile === 'strict') await prepareStrict(job.profile.assertFormats);
+  const ctx: LineContext = {
+    pathModality: job.pathModality,
+    forced: job.forced,
+    profile: job.profile,
+    benchmark: job.benchmark ? loadBenchmark(job.benchmark).records : undefined,
+  };
   let batch: LineOutcome[] = [];
   for (const l of readLinesSync(job.file, job.startLine)) {
     Atomics.store(beat, 0, l.line);
     Atomics.add(beat, 1, 1);
     const parsed = parseLine(l, SCORING_SPAN_KEYS, SCORING_SKIP_KEYS);
     const skipped = job.skip[l.line];
-    batch.push(
-      skipped === undefined
-        ? scoreParsedLine(parsed, job.pathModality, job.forced, job.profile)
-        : failedLine(parsed, skipped, job),
-    );
+    batch.push(skipped === undefined ? scoreParsedLine(parsed, ctx) : failedLine(parsed, skipped, ctx));
     Atomics.store(beat, 0, 0);
     if (batch.length >= 32) {
       port.postMessage({ type: 'batch', items: batch } satisfies WorkerMessage);
