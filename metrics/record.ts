@@ -305,6 +305,12 @@ function checkSchema(view: ScoringView): SchemaFacts {
 
 export interface ScoreOptions {
   modality: Modality;
+  /**
+   * Told when the work that depends on the schema (its check, its validator, the answer's
+   * validation) starts (true) and ends (false): a caller with a time budget can then tell a
+   * schema that stalls from an answer that does.
+   */
+  schemaPhase?: (on: boolean) => void;
 }
 
 /** Scores one response record exactly as the SOB reference does (`sob` profile). */
@@ -312,6 +318,7 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
   const { metadata, groundTruth } = view;
   const explanation: Explanation = {};
 
+  opts.schemaPhase?.(true);
   const schemaCheck = checkSchema(view);
   const schemaValid = schemaCheck.entry.valid;
   if (!schemaValid) explanation.schema_error = schemaCheck.entry.reason;
@@ -331,6 +338,7 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
     if (v.valid) jsonPass = 1;
     else explanation.validation_error = v.reason;
   }
+  opts.schemaPhase?.(false);
 
   const notes = new QuirkNotes();
   const gtFlat = groundTruthLeaves(groundTruth);

@@ -29,6 +29,8 @@ import { strictEquals, tokenF1 } from './values.ts';
 export interface StrictOptions {
   modality: Modality;
   assertFormats: boolean;
+  /** As `ScoreOptions.schemaPhase` (record.ts). */
+  schemaPhase?: (on: boolean) => void;
 }
 
 export type StrictScore = RecordScore & { lenientParse: number };
@@ -200,6 +202,7 @@ export function scoreRecordStrict(view: ScoringView, opts: StrictOptions): Stric
   if (!structured)
     explanation.not_structured = 'the answer is not a JSON object or array, even after recovery';
 
+  opts.schemaPhase?.(true);
   const src = schemaSourceOf(view);
   const plain = () => src.plain() as object;
   const entry = strictSchemaEntry(src.key, plain, opts.assertFormats);
@@ -211,6 +214,9 @@ export function scoreRecordStrict(view: ScoringView, opts: StrictOptions): Stric
     if (v.valid) jsonPass = 1;
     else explanation.validation_error = v.reason;
   }
+  const typeSafety =
+    structured && entry.valid ? strictTypeSafety(answer.value as PyValue, plain()) * jsonPass : 0;
+  opts.schemaPhase?.(false);
 
   const gt = pointerLeaves(view.groundTruth);
   const pred = structured ? pointerLeaves(answer.value) : new Map<string, PyValue>();
@@ -258,7 +264,7 @@ export function scoreRecordStrict(view: ScoringView, opts: StrictOptions): Stric
     faithfulness: rawTokens * h * gate,
     pathRecall: (gt.size === 0 ? 0 : overlap / gt.size) * h,
     structureCoverage: structure * h,
-    typeSafety: structured && entry.valid ? strictTypeSafety(answer.value as PyValue, plain()) * h : 0,
+    typeSafety,
     requiredKeyRecall: requiredRecall,
     perfect: deepEquals(answer.value, view.groundTruth) ? 1 : 0,
     missingGtPaths: missing.map(displayPath).sort(compareCodePoints),

@@ -10,7 +10,7 @@
 
 import { createRequire } from 'node:module';
 import { Ajv, type ValidateFunction } from 'ajv';
-import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
+import type { RegExpEngine, RegExpLike, SchemaValidateFunction } from 'ajv/dist/types/index.js';
 import { errorMessage } from './errors.ts';
 import { pythonRegexError, translatePythonRegex } from './pyregex.ts';
 
@@ -53,23 +53,80 @@ const pyRegExp = Object.assign(
 ) satisfies RegExpEngine;
 const regexCache = new Map<string, RegExpLike>();
 
+/** A JSON value as one string: equal strings iff equal values (object keys in any order). */
+function canonicalKey(v: unknown): string {
+  if (v === null || typeof v !== 'object') {
+    if (typeof v === 'string') return JSON.stringify(v);
+    if (typeof v === 'number') return Number.isNaN(v) ? 'NaN' : Object.is(v, -0) ? '0' : String(v);
+    return String(v);
+  }
+  if (Array.isArray(v)) return `[${v.map(canonicalKey).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonicalKey(o[k])}`)
+    .join(',')}}`;
+}
+
+/**
+ * `uniqueItems` in linear time. ajv compares every pair of items that are not all scalars (the
+ * meta-schemas' `enum` has `items: true`, so a 200,000-value `enum` cost 2e10 comparisons in the
+ * schema check); here each item is keyed by its canonical text, with the same equality (values,
+ * key order ignored, `1` and `1.0` equal, `true` and `1` not) and the same first pair reported.
+ */
+function linearUniqueItems(ajv: Ajv): Ajv {
+  ajv.removeKeyword('uniqueItems');
+  const validate: SchemaValidateFunction = (unique: boolean, data: unknown[]): boolean => {
+    validate.errors = undefined;
+    if (!unique || data.length < 2) return true;
+    let keys: string[];
+    try {
+      keys = data.map(canonicalKey);
+    } catch {
+      return true; // nested too deep to key: not asserted (the instance is still validated otherwise)
+    }
+    // ajv's answer: the last item with an equal one before it, and the nearest such one.
+    const last = new Map<string, number>();
+    let pair: [number, number] | undefined;
+    keys.forEach((k, i) => {
+      const j = last.get(k);
+      if (j !== undefined) pair = [i, j];
+      last.set(k, i);
+    });
+    if (!pair) return true;
+    const [i, j] = pair;
+    validate.errors = [
+      {
+        keyword: 'uniqueItems',
+        params: { i, j },
+        message: `must NOT have duplicate items (items ## ${j} and ${i} are identical)`,
+      },
+    ];
+    return false;
+  };
+  ajv.addKeyword({ keyword: 'uniqueItems', type: 'array', schemaType: 'boolean', errors: true, validate });
+  return ajv;
+}
+
 let metaAjv: Ajv | undefined;
 let metaValidate: ValidateFunction | undefined;
 
 function metaValidator(): ValidateFunction {
   if (metaValidate) return metaValidate;
   // Formats must be known when ajv compiles its meta-schema, i.e. at construction.
-  metaAjv = new Ajv({
-    strict: false,
-    validateFormats: true,
-    allErrors: false,
-    code: { regExp: pyRegExp },
-    formats: {
-      regex: { type: 'string', validate: (s: string) => pythonRegexError(s) === null },
-      uri: true,
-      'uri-reference': true,
-    },
-  });
+  metaAjv = linearUniqueItems(
+    new Ajv({
+      strict: false,
+      validateFormats: true,
+      allErrors: false,
+      code: { regExp: pyRegExp },
+      formats: {
+        regex: { type: 'string', validate: (s: string) => pythonRegexError(s) === null },
+        uri: true,
+        'uri-reference': true,
+      },
+    }),
+  );
   // ajv's built-in copy of the meta-schema is compiled before any format is known, so its
   // `format: "regex"` would never be asserted: compile our own copy under another id.
   const meta = { ...(draft07Meta as Record<string, unknown>), $id: 'urn:sob-eval:draft-07-meta#' };
@@ -103,17 +160,19 @@ const validatorCache = new Map<string, ValidateFunction | string>();
 const VALIDATOR_CACHE_MAX = 2048;
 
 function ajvForInstances(): Ajv {
-  instanceAjv ??= new Ajv({
-    strict: false,
-    allErrors: false,
-    validateFormats: false,
-    validateSchema: false,
-    addUsedSchema: false,
-    inlineRefs: true,
-    // Unoptimized code generation compiles ~4x faster; each schema is compiled once per worker
-    // and validated only a few times, so compile time is what counts.
-    code: { regExp: pyRegExp, optimize: false },
-  });
+  instanceAjv ??= linearUniqueItems(
+    new Ajv({
+      strict: false,
+      allErrors: false,
+      validateFormats: false,
+      validateSchema: false,
+      addUsedSchema: false,
+      inlineRefs: true,
+      // Unoptimized code generation compiles ~4x faster; each schema is compiled once per worker
+      // and validated only a few times, so compile time is what counts.
+      code: { regExp: pyRegExp, optimize: false },
+    }),
+  );
   return instanceAjv;
 }
 
@@ -258,13 +317,15 @@ export async function prepareStrict(assertFormats: boolean): Promise<void> {
     const key = `${d}:${assertFormats}`;
     if (dialectAjvs.has(key)) continue;
     const Cls = await loadDialectClass(d);
-    const ajv = new Cls({
-      strict: false,
-      allErrors: false,
-      validateFormats: assertFormats,
-      addUsedSchema: false,
-      code: { optimize: false },
-    });
+    const ajv = linearUniqueItems(
+      new Cls({
+        strict: false,
+        allErrors: false,
+        validateFormats: assertFormats,
+        addUsedSchema: false,
+        code: { optimize: false },
+      }),
+    );
     if (d === 'draft-06') {
       const meta06 = (await import('ajv/dist/refs/json-schema-draft-06.json', { with: { type: 'json' } }))
         .default;

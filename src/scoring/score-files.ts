@@ -26,7 +26,7 @@ import {
   someIds,
 } from './benchmark.ts';
 import { cleanEvaluationParent, EvalFolder } from './output.ts';
-import type { LineOutcome, ProfileOptions } from './score-line.ts';
+import { type LineOutcome, type ProfileOptions, SCHEMA_TIMED_OUT } from './score-line.ts';
 import { assertDistinctFolders, folderOf } from './targets.ts';
 import type { SummaryJob, WorkerJob, WorkerMessage, WorkerRequest } from './worker.ts';
 import { scoringWorkerUrl } from './worker-bundle.ts';
@@ -128,6 +128,8 @@ class FileState {
   readonly skip: Record<number, string> = {};
   lastLine = 0;
   failed = 0;
+  /** Records not run because their schema ran over the time budget before. */
+  remembered = 0;
   /** Answers whose id the known benchmark lacks, by modality. */
   readonly unknown = new Map<Modality, string[]>();
   /** Set when the file cannot be written (a folder in use): the rest of it is not scored. */
@@ -185,7 +187,10 @@ class FileState {
     }
     out.folder.write(o.json);
     out.acc.add(o.score);
-    if (o.score.explanation.scoring_error) this.failed++;
+    if (o.score.explanation.scoring_error) {
+      this.failed++;
+      if (o.score.explanation.scoring_error === SCHEMA_TIMED_OUT) this.remembered++;
+    }
     return true;
   }
 
@@ -198,6 +203,9 @@ class FileState {
     this.outputs.clear();
   }
 }
+
+/** How many schema texts that ran over time are remembered (per `sob score`). */
+const TIMED_OUT_MAX = 4096;
 
 /** The side file listing a folder's unanswered and unknown ids, when a benchmark is known. */
 export const BENCHMARK_IDS = 'benchmark_ids.json';
@@ -249,6 +257,17 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
   let nextTarget = 0;
   let filesDone = 0;
   let recordsSeen = 0;
+  // Schema texts that ran over the time budget (their hashes), shared with every worker.
+  const timedOut = new SharedArrayBuffer(4 * (1 + 2 * TIMED_OUT_MAX));
+  const timedOutTable = new Int32Array(timedOut);
+  const rememberTimedOut = (a: number, b: number) => {
+    const n = Atomics.load(timedOutTable, 0);
+    if (n >= TIMED_OUT_MAX) return;
+    for (let i = 0; i < n; i++) if (timedOutTable[1 + 2 * i] === a && timedOutTable[2 + 2 * i] === b) return;
+    timedOutTable[1 + 2 * n] = a;
+    timedOutTable[2 + 2 * n] = b;
+    Atomics.store(timedOutTable, 0, n + 1);
+  };
 
   /** Closes a file's outputs and writes its summaries (computed by `summarize`, on a worker). */
   const finishFile = async (
@@ -338,6 +357,10 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
             `${st.target.file}: ${ids.length} ${m} answers are not in the benchmark (not scored): ${someIds(ids)}`,
           );
     }
+    if (st.remembered > 0)
+      log(
+        `${st.target.file}: ${st.remembered} records share a schema that ran over the time budget earlier: reported with scoring_error, not run again`,
+      );
     for (const m of st.malformed.slice(0, 5)) log(`${st.target.file}:${m.line}: skipped: ${m.error}`);
     if (st.malformed.length > 5)
       log(`${st.target.file}: ${st.malformed.length - 5} more malformed lines skipped`);
@@ -356,7 +379,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
 
   const runSlot = (): Promise<void> =>
     new Promise<void>((resolveSlot) => {
-      const heartbeat = new SharedArrayBuffer(8);
+      const heartbeat = new SharedArrayBuffer(20);
       const beat = new Int32Array(heartbeat);
       let worker: Worker | null = null;
       let current: { idx: number; st: FileState } | null = null;
@@ -394,7 +417,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
 
       const startWorker = () => {
         const w = new Worker(scoringWorkerUrl(), {
-          workerData: { heartbeat },
+          workerData: { heartbeat, timedOut },
           resourceLimits: {
             maxOldGenerationSizeMb: opts.workerMemoryMb ?? 3072,
             maxYoungGenerationSizeMb: 48,
@@ -450,7 +473,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         Atomics.store(beat, 0, 0);
       };
 
-      const replaceWorker = (reason: string) => {
+      const replaceWorker = (reason: string, overTime = false) => {
         const old = worker;
         worker = null;
         void old?.terminate();
@@ -459,7 +482,13 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         const st = current.st;
         if (line > 0 && st.skip[line] === undefined) {
           st.skip[line] = reason;
-          log(`${st.target.file}:${line}: ${reason}; reported with scoring_error`);
+          // Over time inside schema work: every record with that schema text is reported the same
+          // way, by every worker, without running it again.
+          const inSchema = overTime && Atomics.load(beat, 4) === 1;
+          if (inSchema) rememberTimedOut(Atomics.load(beat, 2), Atomics.load(beat, 3));
+          log(
+            `${st.target.file}:${line}: ${reason}; reported with scoring_error${inSchema ? ' (it was in its schema: every later record with that schema is reported the same way, not run again)' : ''}`,
+          );
         } else {
           // No progress possible on this file.
           startWorker();
@@ -523,7 +552,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
             seenAt = now;
             return;
           }
-          if (line > 0 && now - seenAt > timeoutMs) replaceWorker(`scoring exceeded ${timeoutMs} ms`);
+          if (line > 0 && now - seenAt > timeoutMs) replaceWorker(`scoring exceeded ${timeoutMs} ms`, true);
         },
         Math.min(250, Math.max(10, timeoutMs / 4)),
       );

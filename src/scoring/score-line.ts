@@ -7,6 +7,7 @@ import {
   failedRecordScore,
   parseSchemaText,
   type RecordScore,
+  schemaSourceOf,
   scoreRecord,
   toReferenceRow,
 } from '../../metrics/record.ts';
@@ -42,7 +43,14 @@ export interface LineContext {
   profile: ProfileOptions;
   /** When a benchmark is known: its records by id (ground truth, schema and weight come from it). */
   benchmark?: Map<string, BenchmarkRecord>;
+  /** Told the schema text while schema-dependent work runs (null when it ends). */
+  schemaPhase?: (schemaKey: string | null) => void;
+  /** Whether a schema text already ran over the time budget (its records are not run again). */
+  timedOut?: (schemaKey: string) => boolean;
 }
+
+/** The `scoring_error` of a record whose schema ran over the time budget on an earlier record. */
+export const SCHEMA_TIMED_OUT = 'its schema ran over the time budget on an earlier record (not run again)';
 
 /** The answer's metadata with the benchmark record's weight fields and source over it. */
 function withBenchmarkMetadata(metadata: PyObject, b: BenchmarkRecord): PyObject {
@@ -128,10 +136,26 @@ export function scoreParsedLine(parsed: ParsedLine, ctx: LineContext): LineOutco
     view.groundTruth = gt;
   }
   const modality = vm.modality;
+  let schemaPhase: ((on: boolean) => void) | undefined;
+  if (ctx.schemaPhase || ctx.timedOut) {
+    const key = schemaSourceOf(view).key;
+    if (ctx.timedOut?.(key)) {
+      const failed = failedRecordScore(view.metadata, SCHEMA_TIMED_OUT);
+      return {
+        kind: 'row',
+        line: parsed.line,
+        modality,
+        score: failed,
+        json: dumpsPy(toReferenceRow(failed, modality)),
+      };
+    }
+    const phase = ctx.schemaPhase;
+    if (phase) schemaPhase = (on) => phase(on ? key : null);
+  }
   const score =
     profile.profile === 'strict'
-      ? scoreRecordStrict(view, { modality, assertFormats: profile.assertFormats })
-      : scoreRecord(view, { modality });
+      ? scoreRecordStrict(view, { modality, assertFormats: profile.assertFormats, schemaPhase })
+      : scoreRecord(view, { modality, schemaPhase });
   return { kind: 'row', line: parsed.line, modality, score, json: dumpsPy(toReferenceRow(score, modality)) };
 }
 

@@ -43,9 +43,50 @@ export type WorkerMessage =
   | { type: 'summaries'; summaries: Record<string, unknown>[] }
   | { type: 'fatal'; error: string };
 
-const { heartbeat } = workerData as { heartbeat: SharedArrayBuffer };
+const { heartbeat, timedOut } = workerData as { heartbeat: SharedArrayBuffer; timedOut: SharedArrayBuffer };
+/** [line being scored, records started, schema hash (2 words), 1 while schema work runs]. */
 const beat = new Int32Array(heartbeat);
 const port = parentPort!;
+/** Shared by every worker: [count, then a 64-bit hash per schema text that ran over time]. */
+const timedOutTable = new Int32Array(timedOut);
+
+/** Two 32-bit FNV-1a hashes (different offsets) of a schema text, once per text. */
+const hashes = new Map<string, [number, number]>();
+function hashOf(text: string): [number, number] {
+  let h = hashes.get(text);
+  if (h) return h;
+  let a = 0x811c9dc5;
+  let b = 0x01000193;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+  }
+  h = [a | 0, (b ^ text.length) | 0];
+  if (hashes.size >= 4096) hashes.clear();
+  hashes.set(text, h);
+  return h;
+}
+
+const schemaPhase = (key: string | null) => {
+  if (key === null) {
+    Atomics.store(beat, 4, 0);
+    return;
+  }
+  const [a, b] = hashOf(key);
+  Atomics.store(beat, 2, a);
+  Atomics.store(beat, 3, b);
+  Atomics.store(beat, 4, 1);
+};
+
+const isTimedOut = (key: string): boolean => {
+  const n = Atomics.load(timedOutTable, 0);
+  if (n === 0) return false;
+  const [a, b] = hashOf(key);
+  for (let i = 0; i < n; i++)
+    if (timedOutTable[1 + 2 * i] === a && timedOutTable[2 + 2 * i] === b) return true;
+  return false;
+};
 
 async function run(job: WorkerJob): Promise<void> {
   if (job.profile.profile === 'strict') await prepareStrict(job.profile.assertFormats);
@@ -54,6 +95,8 @@ async function run(job: WorkerJob): Promise<void> {
     forced: job.forced,
     profile: job.profile,
     benchmark: job.benchmark ? loadBenchmark(job.benchmark).records : undefined,
+    schemaPhase,
+    timedOut: isTimedOut,
   };
   let batch: LineOutcome[] = [];
   for (const l of readLinesSync(job.file, job.startLine)) {
@@ -63,6 +106,7 @@ async function run(job: WorkerJob): Promise<void> {
     const skipped = job.skip[l.line];
     batch.push(skipped === undefined ? scoreParsedLine(parsed, ctx) : failedLine(parsed, skipped, ctx));
     Atomics.store(beat, 0, 0);
+    Atomics.store(beat, 4, 0);
     if (batch.length >= 32) {
       port.postMessage({ type: 'batch', items: batch } satisfies WorkerMessage);
       batch = [];
