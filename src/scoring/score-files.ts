@@ -14,7 +14,7 @@ import { Worker } from 'node:worker_threads';
 import { buildSummary, SummaryAccumulator, type SummaryOptions } from '../../metrics/summary.ts';
 import { errorMessage, UserError } from '../core/errors.ts';
 import { refuseSymlink } from '../core/files.ts';
-import { modalityFromPath } from '../core/modality.ts';
+import { pathModality } from '../core/modality.ts';
 import { dumpsPy, type PyValue } from '../core/pyjson.ts';
 import { MODALITIES, type Modality } from '../core/record.ts';
 import {
@@ -130,18 +130,25 @@ class FileState {
   failed = 0;
   /** Records not run because their schema ran over the time budget before. */
   remembered = 0;
+  /** Records scored as text only because nothing told their modality. */
+  defaulted = 0;
+  readonly pathModality: Modality;
+  readonly pathDefaulted: boolean;
   /** Answers whose id the known benchmark lacks, by modality. */
   readonly unknown = new Map<Modality, string[]>();
   /** Set when the file cannot be written (a folder in use): the rest of it is not scored. */
   error?: string;
   constructor(
     readonly target: ScoreTarget,
-    readonly pathModality: Modality,
     readonly outRoot: string,
     /** The strict profile keeps the first row of each record id. */
     readonly dedupe: boolean,
     readonly onRecord: () => void = () => {},
-  ) {}
+  ) {
+    const p = pathModality(target.file);
+    this.pathModality = p.modality;
+    this.pathDefaulted = p.defaulted;
+  }
 
   /** Takes one outcome; false when the file must stop (its error says why). */
   accept(o: LineOutcome): boolean {
@@ -185,6 +192,7 @@ class FileState {
         if (this.dedupe) return true;
       } else out.firstLine.set(key, o.line);
     }
+    if (o.defaulted) this.defaulted++;
     out.folder.write(o.json);
     out.acc.add(o.score);
     if (o.score.explanation.scoring_error) {
@@ -357,6 +365,10 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
             `${st.target.file}: ${ids.length} ${m} answers are not in the benchmark (not scored): ${someIds(ids)}`,
           );
     }
+    if (st.defaulted > 0)
+      log(
+        `${st.target.file}: ${st.defaulted === 1 ? '1 record names' : `${st.defaulted} records name`} no source (metadata.source) and the file name does not tell one (text_response, image_response, audio_response, _image, _audio): scored as text; --modality chooses`,
+      );
     if (st.remembered > 0)
       log(
         `${st.target.file}: ${st.remembered} records share a schema that ran over the time budget earlier: reported with scoring_error, not run again`,
@@ -508,6 +520,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
           file: st.target.file,
           startLine: st.lastLine + 1,
           pathModality: st.pathModality,
+          pathDefaulted: st.pathDefaulted,
           forced: opts.modality,
           skip: st.skip,
           profile: profileOf(st.target),
@@ -528,15 +541,9 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         const t = targets[idx];
         current = {
           idx,
-          st: new FileState(
-            t,
-            modalityFromPath(t.file),
-            t.outDir ?? opts.outDir,
-            profileOf(t).profile === 'strict',
-            () => {
-              recordsSeen++;
-            },
-          ),
+          st: new FileState(t, t.outDir ?? opts.outDir, profileOf(t).profile === 'strict', () => {
+            recordsSeen++;
+          }),
         };
         dispatch();
       };

@@ -13,14 +13,22 @@ import {
 } from '../../metrics/record.ts';
 import { scoreRecordStrict } from '../../metrics/strict.ts';
 import type { ParsedLine } from '../core/jsonl.ts';
-import { recordModality } from '../core/modality.ts';
+import { namesModality, recordModality } from '../core/modality.ts';
 import { dumpsPy, type PyObject, type PyValue, parsePyJson } from '../core/pyjson.ts';
 import { type Modality, type ScoringView, scoringView } from '../core/record.ts';
 import { isKnownSchemaText } from '../core/schema.ts';
 import type { BenchmarkRecord } from './benchmark.ts';
 
 export type LineOutcome =
-  | { kind: 'row'; line: number; modality: Modality; score: RecordScore; json: string }
+  | {
+      kind: 'row';
+      line: number;
+      modality: Modality;
+      score: RecordScore;
+      json: string;
+      /** The modality is the default (text): no source on the record, nothing in the file name. */
+      defaulted?: true;
+    }
   | { kind: 'malformed'; line: number; error: string }
   /** An answer whose id the known benchmark does not have: reported, not scored. */
   | { kind: 'unknown'; line: number; modality: Modality; recordId: string };
@@ -39,6 +47,8 @@ export interface ProfileOptions {
 /** What a line is scored with besides itself. */
 export interface LineContext {
   pathModality: Modality;
+  /** Nothing in the file's path tells its modality (`pathModality` is the default, text). */
+  pathDefaulted?: boolean;
   forced?: Modality;
   profile: ProfileOptions;
   /** When a benchmark is known: its records by id (ground truth, schema and weight come from it). */
@@ -73,7 +83,7 @@ function withBenchmarkMetadata(metadata: PyObject, b: BenchmarkRecord): PyObject
 function viewOf(
   parsed: ParsedLine,
   ctx: LineContext,
-): { view: ScoringView; modality: Modality } | Exclude<LineOutcome, { kind: 'row' }> {
+): { view: ScoringView; modality: Modality; defaulted?: true } | Exclude<LineOutcome, { kind: 'row' }> {
   if (!parsed.ok) return { kind: 'malformed', line: parsed.line, error: `not JSON: ${parsed.error}` };
   const v = scoringView(parsed.value, parsed.spans);
   if (!v.ok) return { kind: 'malformed', line: parsed.line, error: v.error };
@@ -95,7 +105,10 @@ function viewOf(
     view.groundTruth = undefined;
     view.groundTruthText = b.groundTruthText;
   }
-  return { view, modality: recordModality(view.metadata, ctx.pathModality, ctx.forced) };
+  const modality = recordModality(view.metadata, ctx.pathModality, ctx.forced);
+  if (ctx.pathDefaulted && !ctx.forced && !namesModality(view.metadata))
+    return { view, modality, defaulted: true };
+  return { view, modality };
 }
 
 export function scoreParsedLine(parsed: ParsedLine, ctx: LineContext): LineOutcome {
@@ -156,7 +169,15 @@ export function scoreParsedLine(parsed: ParsedLine, ctx: LineContext): LineOutco
     profile.profile === 'strict'
       ? scoreRecordStrict(view, { modality, assertFormats: profile.assertFormats, schemaPhase })
       : scoreRecord(view, { modality, schemaPhase });
-  return { kind: 'row', line: parsed.line, modality, score, json: dumpsPy(toReferenceRow(score, modality)) };
+  const row: LineOutcome = {
+    kind: 'row',
+    line: parsed.line,
+    modality,
+    score,
+    json: dumpsPy(toReferenceRow(score, modality)),
+  };
+  if (vm.defaulted) row.defaulted = true;
+  return row;
 }
 
 /** The row for a record that could not be scored (time or memory budget): all scores 0. */

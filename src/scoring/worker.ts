@@ -21,6 +21,7 @@ export interface WorkerJob {
   file: string;
   startLine: number;
   pathModality: Modality;
+  pathDefaulted: boolean;
   forced?: Modality;
   /** Lines that already ran out of time or memory: reported as failed, not scored again. */
   skip: Record<number, string>;
@@ -92,6 +93,7 @@ async function run(job: WorkerJob): Promise<void> {
   if (job.profile.profile === 'strict') await prepareStrict(job.profile.assertFormats);
   const ctx: LineContext = {
     pathModality: job.pathModality,
+    pathDefaulted: job.pathDefaulted,
     forced: job.forced,
     profile: job.profile,
     benchmark: job.benchmark ? loadBenchmark(job.benchmark).records : undefined,
