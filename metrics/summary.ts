@@ -87,6 +87,8 @@ export interface DataQuality {
   duplicate_record_id_count: number;
   /** Ours, always: distinct record ids among the rows (a row without an id counts as one). */
   distinct_record_ids: number;
+  /** Ours, always: records whose schema the provider refused (left out of rows and means). */
+  schema_rejected_count: number;
   /** Ours, only when non-zero: records whose scoring ran out of time or failed. */
   scoring_error_count?: number;
   /** strict profile: answers that parsed only after recovery (both parse rates can be read). */
@@ -102,6 +104,7 @@ export function emptyDataQuality(): DataQuality {
     malformed_jsonl_line_count: 0,
     duplicate_record_id_count: 0,
     distinct_record_ids: 0,
+    schema_rejected_count: 0,
   };
 }
 

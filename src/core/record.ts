@@ -43,6 +43,8 @@ export interface ScoringView {
   schemaPlain?: unknown;
   /** The ground truth's source text, when the reader skipped building it (`SCORING_SKIP_KEYS`). */
   groundTruthText?: string;
+  /** `eval_info.schema_rejected`: the provider refused the schema (no answer to score). */
+  schemaRejected?: boolean;
 }
 
 /** The second-level keys whose raw text the scorer can use (see `parseLine`). */
@@ -81,9 +83,11 @@ export function scoringView(
     return { ok: false, error: `"${issue.path.join('.')}" must be a JSON object` };
   }
   const { metadata = EMPTY, input = EMPTY, output = EMPTY } = parsed.data;
+  const evalInfo = line.get('eval_info');
   return {
     ok: true,
     view: {
+      schemaRejected: evalInfo instanceof Map && evalInfo.get('schema_rejected') === true,
       metadata,
       schema: input.get('json_schema'),
       groundTruth: output.get('ground_truth'),

@@ -136,6 +136,8 @@ class FileState {
   readonly pathDefaulted: boolean;
   /** Answers whose id the known benchmark lacks, by modality. */
   readonly unknown = new Map<Modality, string[]>();
+  /** Records whose schema the provider refused, by modality (their ids). */
+  readonly rejected = new Map<Modality, string[]>();
   /** Set when the file cannot be written (a folder in use): the rest of it is not scored. */
   error?: string;
   constructor(
@@ -160,10 +162,11 @@ class FileState {
       this.malformed.push({ line: o.line, error: o.error });
       return true;
     }
-    if (o.kind === 'unknown') {
-      const list = this.unknown.get(o.modality);
+    if (o.kind === 'unknown' || o.kind === 'rejected') {
+      const byModality = o.kind === 'unknown' ? this.unknown : this.rejected;
+      const list = byModality.get(o.modality);
       if (list) list.push(o.recordId);
-      else this.unknown.set(o.modality, [o.recordId]);
+      else byModality.set(o.modality, [o.recordId]);
       return true;
     }
     let out = this.outputs.get(o.modality);
@@ -302,8 +305,13 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
     const benchIds = bench ? idsByModality(bench, opts.modality ?? st.pathModality) : undefined;
     if (benchIds) {
       for (const [m, ids] of benchIds) {
+        // A record the provider refused was asked: it is not missing.
         const answered = st.outputs.get(m)?.firstLine;
-        missingByModality.set(m, answered ? ids.filter((id) => !answered.has(id)) : ids);
+        const refused = new Set(st.rejected.get(m) ?? []);
+        missingByModality.set(
+          m,
+          ids.filter((id) => !answered?.has(id) && !refused.has(id)),
+        );
       }
     }
     const items: SummaryJob[] = outs.map(([modality, out]) => {
@@ -312,6 +320,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       dq.malformed_jsonl_line_count = st.malformed.length;
       dq.duplicate_record_id_count = out.duplicates;
       dq.distinct_record_ids = out.firstLine.size + out.noId;
+      dq.schema_rejected_count = st.rejected.get(modality)?.length ?? 0;
       const data = out.acc.data();
       if (bench)
         data.benchmark = {
@@ -365,6 +374,11 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
             `${st.target.file}: ${ids.length} ${m} answers are not in the benchmark (not scored): ${someIds(ids)}`,
           );
     }
+    const refused = [...st.rejected.values()].reduce((n, l) => n + l.length, 0);
+    if (refused > 0)
+      log(
+        `${st.target.file}: ${refused} records whose schema the provider refused (eval_info.schema_rejected) are left out of the scores (data_quality.schema_rejected_count)`,
+      );
     if (st.defaulted > 0)
       log(
         `${st.target.file}: ${st.defaulted === 1 ? '1 record names' : `${st.defaulted} records name`} no source (metadata.source) and the file name does not tell one (text_response, image_response, audio_response, _image, _audio): scored as text; --modality chooses`,
@@ -382,6 +396,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       const why = [
         st.malformed.length ? `${st.malformed.length} malformed lines` : '',
         unknown ? `${unknown} answers not in the benchmark` : '',
+        refused ? `${refused} with a schema the provider refused` : '',
       ].filter(Boolean);
       err = `${st.target.file}: no records to score${why.length ? ` (${why.join(', ')})` : ''}`;
     }

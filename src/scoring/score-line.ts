@@ -31,7 +31,9 @@ export type LineOutcome =
     }
   | { kind: 'malformed'; line: number; error: string }
   /** An answer whose id the known benchmark does not have: reported, not scored. */
-  | { kind: 'unknown'; line: number; modality: Modality; recordId: string };
+  | { kind: 'unknown'; line: number; modality: Modality; recordId: string }
+  /** A record whose schema the provider refused (`eval_info.schema_rejected`): counted, not scored. */
+  | { kind: 'rejected'; line: number; modality: Modality; recordId: string };
 
 /** Ground truths by their source text (the same record recurs in every model's file). */
 const groundTruths = new Map<string, PyValue>();
@@ -106,6 +108,15 @@ function viewOf(
     view.groundTruthText = b.groundTruthText;
   }
   const modality = recordModality(view.metadata, ctx.pathModality, ctx.forced);
+  if (view.schemaRejected) {
+    const id = view.metadata.get('record_id');
+    return {
+      kind: 'rejected',
+      line: parsed.line,
+      modality,
+      recordId: typeof id === 'string' ? id : id === undefined ? '' : dumpsPy(id),
+    };
+  }
   if (ctx.pathDefaulted && !ctx.forced && !namesModality(view.metadata))
     return { view, modality, defaulted: true };
   return { view, modality };
