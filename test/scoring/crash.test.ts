@@ -1,9 +1,10 @@
 /**
- * Issue 9 item 6: evaluation folders are whole or absent. `sob score` is SIGKILLed at 12 moments
- * spread over its run; after each kill every model folder is either absent or whole and
- * consistent (its rows and summary are those of the previous run or of the new one, and the
- * summary's num_records is its number of rows); after the next complete run no temp folder,
- * folder moved aside or lock file remains.
+ * Issue 9 item 6: evaluation folders are whole or absent. `sob score` is SIGKILLed at 16 moments
+ * spread over its run (12 over earlier results, 4 into a fresh folder); after each kill every
+ * model folder is either absent or whole and consistent (its rows and summary are those of the
+ * previous run or of the new one, and the summary's num_records is its number of rows); after the
+ * next complete run no temp folder, folder moved aside or lock file remains, inside or beside the
+ * model folders.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -42,6 +43,16 @@ function folder(out: string, model: string): { rows: string; summary: string } |
   };
 }
 
+/** Every dot-entry (temp file or folder, folder moved aside, lock) anywhere under `dir`. */
+function dotEntries(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (e.name.startsWith('.')) out.push(join(dir, e.name));
+    else if (e.isDirectory()) out.push(...dotEntries(join(dir, e.name)));
+  }
+  return out;
+}
+
 function killAfter(args: string[], ms: number): Promise<void> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [SOB, ...args], { cwd: tmp, stdio: 'ignore' });
@@ -53,7 +64,7 @@ function killAfter(args: string[], ms: number): Promise<void> {
   });
 }
 
-test('SIGKILL at 12 moments over a run (6 files): every folder whole and consistent, or absent; no leftovers', async () => {
+test('SIGKILL at 16 moments over a run (6 files): every folder whole and consistent, or absent; no leftovers', async () => {
   // The expected folders of each run, and how long a whole run takes.
   const expected = { previous: join(tmp, 'previous'), next: join(tmp, 'new') };
   assert.equal(sob(['score', ...FILES, '--out', expected.previous, ...PREVIOUS], tmp).code, 0);
@@ -87,15 +98,28 @@ test('SIGKILL at 12 moments over a run (6 files): every folder whole and consist
       else assert.fail(`kill ${i} at ${at} ms: ${model} is neither the previous nor the new run's folder`);
     }
   }
+  // Into a fresh folder: what a killed first run leaves is absent or whole, never rows alone.
+  for (let i = 0; i < 4; i++) {
+    const fresh = join(tmp, `fresh-${i}`);
+    const at = Math.round((spanMs * (i + Math.random())) / 4);
+    await killAfter(['score', ...FILES, '--out', fresh, ...NEW], at);
+    for (const model of MODELS) {
+      const got = folder(fresh, model);
+      if (got === null) seen.absent++;
+      else {
+        assert.deepEqual(got, folder(expected.next, model), `fresh kill ${i} at ${at} ms: ${model}`);
+        seen.next++;
+      }
+    }
+  }
   console.log(
-    `12 kills over ${Math.round(spanMs)} ms (a run: ${fullMs} ms); folders seen: ${JSON.stringify(seen)}`,
+    `16 kills over ${Math.round(spanMs)} ms (a run: ${fullMs} ms); folders seen: ${JSON.stringify(seen)}`,
   );
   assert.ok(seen.previous + seen.next > 0);
 
-  // The next complete run: every folder the new one, nothing left beside them.
+  // The next complete run: every folder the new one, nothing left beside or inside them.
   assert.equal(sob(['score', ...FILES, '--out', out, ...NEW], tmp).code, 0);
   for (const model of MODELS) assert.deepEqual(folder(out, model), folder(expected.next, model));
-  const leftovers = readdirSync(join(out, 'image')).filter((n) => n.startsWith('.'));
-  assert.deepEqual(leftovers, []);
+  assert.deepEqual(dotEntries(out), []);
   assert.deepEqual(readdirSync(join(out, 'image')).sort(), [...MODELS].sort());
 });
