@@ -92,32 +92,57 @@ export function collidedPaths(root: PyValue | undefined, leaves: Leaves): string
 }
 
 /**
- * `flatten_present_paths`: every non-empty path, containers included, down to `maxDepth` steps.
- * The caller only compares them with required paths, and a path at depth k is at least k - 1
- * characters long, so nothing deeper than the longest required path + 1 can match; the bound
- * keeps a 100,000-level answer from costing O(depth^2) memory.
+ * The paths a required-key check can match: each required path (indices as `[]`) and its
+ * prefixes that end where a key or an index starts.
  */
-export function presentPaths(root: PyValue | undefined, maxDepth = Number.POSITIVE_INFINITY): Set<string> {
-  const paths = new Set<string>();
-  if (root === undefined || !isContainer(root)) return paths;
-  if (maxDepth <= RECURSION_LIMIT) {
-    const walk = (v: PyValue, prefix: string, depth: number): void => {
-      if (prefix) paths.add(prefix);
-      if (depth >= maxDepth) return;
-      if (Array.isArray(v)) for (let i = 0; i < v.length; i++) walk(v[i], `${prefix}[${i}]`, depth + 1);
-      else if (v instanceof Map) for (const [k, c] of v) walk(c, prefix ? `${prefix}.${k}` : k, depth + 1);
-    };
-    walk(root, '', 0);
-    return paths;
+export function requiredPrefixes(required: Iterable<string>): Set<string> {
+  const out = new Set<string>();
+  for (const r of required) {
+    if (out.has(r)) continue;
+    out.add(r);
+    for (let i = r.length - 1; i > 0; i--) {
+      const c = r.charCodeAt(i);
+      if (c !== 0x2e && c !== 0x5b) continue; // '.' or '['
+      const p = r.slice(0, i);
+      if (out.has(p)) break; // its own prefixes are in already
+      out.add(p);
+    }
   }
-  const stack: [string, PyValue, number][] = childPaths(root, '').map(([p, v]) => [p, v, 1]);
+  return out;
+}
+
+/**
+ * The required paths some node of `root` spells: the reference's `flatten_present_paths` (every
+ * node's path, containers included) with `[n]` read as `[]`, intersected with `required`, but
+ * without building the paths no required path starts with (a node whose path is not in
+ * `prefixes` has no descendant worth a look). Iterative.
+ */
+export function foundRequiredPaths(
+  root: PyValue | undefined,
+  required: ReadonlySet<string>,
+  prefixes: ReadonlySet<string>,
+): Set<string> {
+  const found = new Set<string>();
+  if (root === undefined || !isContainer(root)) return found;
+  const stack: [string, Map<string, PyValue> | PyValue[]][] = [['', root]];
   while (stack.length > 0) {
-    const [path, v, depth] = stack.pop()!;
-    if (path) paths.add(path);
-    if (depth < maxDepth && isContainer(v))
-      for (const [p, c] of childPaths(v, path)) stack.push([p, c, depth + 1]);
+    const [prefix, v] = stack.pop()!;
+    if (Array.isArray(v)) {
+      // Every element has the same wildcarded path.
+      const p = `${prefix}[]`;
+      if (required.has(p)) found.add(p);
+      if (prefixes.has(p)) for (const c of v) if (isContainer(c)) stack.push([p, c]);
+    } else {
+      for (const [k, c] of v) {
+        // A key's own "[3]" is wildcarded too (no "[n]" can span the "." between key and prefix).
+        const key = k.includes('[') ? wildcardPath(k) : k;
+        const p = prefix ? `${prefix}.${key}` : key;
+        if (required.has(p)) found.add(p);
+        if (isContainer(c) && prefixes.has(p)) stack.push([p, c]);
+      }
+    }
   }
-  return paths;
+  return found;
 }
 
 /** `[3]` -> `[]` (Python's `\d` is any Unicode decimal digit). */

@@ -12,7 +12,7 @@ import {
 } from '../src/core/pyjson.ts';
 import type { Modality, ScoringView } from '../src/core/record.ts';
 import { type SchemaEntry, schemaEntry, validateWithEntry } from '../src/core/schema.ts';
-import { collidedPaths, flattenLeaves, type Leaves, presentPaths, wildcardPath } from './paths.ts';
+import { collidedPaths, flattenLeaves, foundRequiredPaths, type Leaves, requiredPrefixes } from './paths.ts';
 import {
   boolNumberQuirk,
   collisionQuirk,
@@ -23,7 +23,7 @@ import {
   typeQuirk,
 } from './quirks.ts';
 import { typePrecision } from './types.ts';
-import { canonicalEqual, pyEquals, tokenF1 } from './values.ts';
+import { canonicalEqual, normalizeTokens, pyEquals, tokenF1Known } from './values.ts';
 
 export const DIFFICULTY_WEIGHTS: Record<string, number> = { easy: 1, medium: 2, hard: 3 };
 export const WEIGHT_FIELD_PRIORITY = ['schema_complexity', 'difficulty'] as const;
@@ -148,19 +148,23 @@ function exactMatch(gt: Leaves, pred: Leaves, notes: QuirkNotes): number {
 }
 
 /** Faithfulness before gates: mean token F1, a missing leaf read as null. */
-function meanTokenF1(gt: Leaves, pred: Leaves, notes: QuirkNotes): number {
-  if (gt.size === 0) return 1;
+function meanTokenF1(gt: GroundTruthFacts, pred: Leaves, notes: QuirkNotes): number {
+  const { leaves } = gt;
+  if (leaves.size === 0) return 1;
+  const tokens = gtTokens(gt);
   let sum = 0;
-  for (const [path, g] of gt) {
+  let i = 0;
+  for (const [path, g] of leaves) {
     const p = pred.get(path);
-    if (p !== undefined) sum += tokenF1(g, p);
+    if (p !== undefined) sum += tokenF1Known(g, tokens[i], p);
     else {
-      const f = tokenF1(g, null);
+      const f = tokenF1Known(g, tokens[i], null);
       if (f > 0) missingQuirk(notes, path, g, f);
       sum += f;
     }
+    i++;
   }
-  return sum / gt.size;
+  return sum / leaves.size;
 }
 
 /** `required_paths`: required keys of object schemas, recursively; arrays recurse with `[]`. */
@@ -190,20 +194,37 @@ export function requiredPaths(schema: unknown, prefix = ''): string[] {
   return out;
 }
 
-/**
- * A ground truth's leaves and its colliding dotted paths, flattened once per ground-truth object
- * (readers share one per text).
- */
-const gtLeavesMemo = new WeakMap<object, { leaves: Leaves; collided: string[] }>();
-function groundTruthLeaves(gt: PyValue | undefined): { leaves: Leaves; collided: string[] } {
-  if (!(gt instanceof Map || Array.isArray(gt))) return { leaves: flattenLeaves(gt), collided: [] };
-  let memo = gtLeavesMemo.get(gt);
+/** What every record with this ground truth shares, computed once per ground-truth object. */
+interface GroundTruthFacts {
+  leaves: Leaves;
+  /** Dotted paths that collided (a key holding "." or "[i]"). */
+  collided: string[];
+  /** The leaf paths, sorted by code point (missing paths are a filter of them, already sorted). */
+  sorted: string[];
+  /** Each leaf's tokens, in `leaves` order (built on first use). */
+  tokens?: string[][];
+}
+
+/** Readers share one ground-truth object per distinct text, so the facts are kept per object. */
+const gtMemo = new WeakMap<object, GroundTruthFacts>();
+function groundTruthFacts(gt: PyValue | undefined): GroundTruthFacts {
+  const structured = gt instanceof Map || Array.isArray(gt);
+  let memo = structured ? gtMemo.get(gt) : undefined;
   if (!memo) {
     const leaves = flattenLeaves(gt);
-    memo = { leaves, collided: collidedPaths(gt, leaves) };
-    gtLeavesMemo.set(gt, memo);
+    memo = {
+      leaves,
+      collided: collidedPaths(gt, leaves),
+      sorted: [...leaves.keys()].sort(compareCodePoints),
+    };
+    if (structured) gtMemo.set(gt, memo);
   }
   return memo;
+}
+
+function gtTokens(facts: GroundTruthFacts): string[][] {
+  facts.tokens ??= [...facts.leaves.values()].map((v) => normalizeTokens(v));
+  return facts.tokens;
 }
 
 function sortedUnique(xs: Iterable<string>): string[] {
@@ -211,28 +232,28 @@ function sortedUnique(xs: Iterable<string>): string[] {
 }
 
 /** The sorted, unique required paths of a valid schema, computed once per schema. */
-const requiredMemo = new WeakMap<SchemaEntry, { req: string[]; longest: number }>();
-function requiredPathsOf(facts: SchemaFacts): { req: string[]; longest: number } {
+interface Required {
+  req: string[];
+  set: Set<string>;
+  prefixes: Set<string>;
+}
+const requiredMemo = new WeakMap<SchemaEntry, Required>();
+function requiredPathsOf(facts: SchemaFacts): Required {
   let r = requiredMemo.get(facts.entry);
   if (!r) {
     const req = sortedUnique(requiredPaths(facts.schema()));
-    let longest = 0;
-    for (const p of req) longest = Math.max(longest, p.length);
-    r = { req, longest };
+    r = { req, set: new Set(req), prefixes: requiredPrefixes(req) };
     requiredMemo.set(facts.entry, r);
   }
   return r;
 }
 
-function requiredKeyRecall(
-  candidate: PyValue,
-  required: { req: string[]; longest: number },
-): { recall: number; missing: string[] } {
-  const { req, longest } = required;
+/** `required_key_recall`: required paths found among the answer's paths (indices as `[]`). */
+function requiredKeyRecall(candidate: PyValue, required: Required): { recall: number; missing: string[] } {
+  const { req } = required;
   if (req.length === 0) return { recall: 1, missing: [] };
-  const present = new Set<string>();
-  for (const p of presentPaths(candidate, longest + 1)) present.add(wildcardPath(p));
-  const missing = req.filter((p) => !present.has(p));
+  const found = foundRequiredPaths(candidate, required.set, required.prefixes);
+  const missing = found.size === req.length ? [] : req.filter((p) => !found.has(p));
   return { recall: (req.length - missing.length) / req.length, missing };
 }
 
@@ -341,7 +362,7 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
   opts.schemaPhase?.(false);
 
   const notes = new QuirkNotes();
-  const gtFlat = groundTruthLeaves(groundTruth);
+  const gtFlat = groundTruthFacts(groundTruth);
   const gtLeaves = gtFlat.leaves;
   for (const p of gtFlat.collided) collisionQuirk(notes, p, 'ground truth');
   const predLeaves = structured ? flattenLeaves(candidate) : new Map<string, PyValue>();
@@ -352,7 +373,7 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
   const rawPathRecall = gtLeaves.size === 0 ? 0 : overlap / gtLeaves.size;
   const rawStructure = f1FromCounts(overlap, predLeaves.size, gtLeaves.size);
   const rawExact = exactMatch(gtLeaves, predLeaves, notes);
-  const rawTokenF1 = meanTokenF1(gtLeaves, predLeaves, notes);
+  const rawTokenF1 = meanTokenF1(gtFlat, predLeaves, notes);
   let rawTypes = 0;
   if (structured && schemaValid) {
     const schema = schemaCheck.schema();
@@ -369,9 +390,7 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
   const gate = coverageGate(opts.modality, rawStructure);
   if (gate < 1) explanation.coverage_gate = gate;
 
-  const missingGt: string[] = [];
-  for (const p of gtLeaves.keys()) if (!predLeaves.has(p)) missingGt.push(p);
-  missingGt.sort(compareCodePoints);
+  const missingGt = overlap === gtLeaves.size ? [] : gtFlat.sorted.filter((p) => !predLeaves.has(p));
 
   const perfect = canonicalEqual(candidate, groundTruth ?? null);
   if (!perfect && structured) perfectQuirk(notes, candidate, groundTruth ?? null);

@@ -120,8 +120,18 @@ export function tokenF1(gt: PyValue | undefined, pred: PyValue | undefined): num
   // The same scalar of the same type has the same tokens: F1 is 1 (also when both are empty).
   if (gt === pred || (typeof gt === 'number' && typeof pred === 'number' && Object.is(gt, pred))) return 1;
   if ((gt === undefined || gt === null) && (pred === undefined || pred === null)) return 1;
-  const g = normalizeTokens(gt);
-  const p = normalizeTokens(pred);
+  return tokenListF1(normalizeTokens(gt), normalizeTokens(pred));
+}
+
+/** `tokenF1` with the ground truth's tokens already known (`gTokens = normalizeTokens(gt)`). */
+export function tokenF1Known(gt: PyValue, gTokens: string[], pred: PyValue | undefined): number {
+  if (gt === pred || (typeof gt === 'number' && typeof pred === 'number' && Object.is(gt, pred))) return 1;
+  if (gt === null && (pred === undefined || pred === null)) return 1;
+  return tokenListF1(gTokens, normalizeTokens(pred));
+}
+
+/** Multiset-overlap F1 of two token lists. */
+function tokenListF1(g: string[], p: string[]): number {
   if (g.length === 0 && p.length === 0) return 1;
   if (g.length === 0 || p.length === 0) return 0;
   let overlap = 0;
