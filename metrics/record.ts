@@ -4,10 +4,13 @@
  */
 import {
   compareCodePoints,
+  dumpsPy,
+  floatJson,
   isStructured,
   type PyObject,
   type PyValue,
   parsePyJson,
+  pyJsonString,
   toPlain,
 } from '../src/core/pyjson.ts';
 import type { Modality, ScoringView } from '../src/core/record.ts';
@@ -443,6 +446,33 @@ export function failedRecordScore(metadata: PyObject, reason: string): RecordSco
     missingRequiredPaths: [],
     explanation: { scoring_error: reason },
   };
+}
+
+/**
+ * `dumpsPy(toReferenceRow(s, modality))`, written directly: one string built per record instead
+ * of an object walked by the generic writer (the same bytes).
+ */
+export function referenceRowJson(s: RecordScore, modality: Modality): string {
+  const str = (v: PyValue) => (typeof v === 'string' ? pyJsonString(v) : dumpsPy(v));
+  const list = (xs: string[]) => (xs.length === 0 ? '[]' : `[${xs.map((x) => pyJsonString(x)).join(', ')}]`);
+  let out =
+    `{"record_id": ${str(s.recordId)}, "model_id": ${str(s.modelId)}, "schema_complexity": ${str(s.schemaComplexity)}` +
+    `, "question_difficulty": ${str(s.questionDifficulty)}, "difficulty": ${pyJsonString(s.difficulty)}` +
+    `, "weighting_basis": ${pyJsonString(s.weightingBasis)}, "difficulty_weight": ${floatJson(s.weight)}` +
+    `, "known_difficulty": ${s.knownDifficulty ? '1.0' : '0.0'}, "json_parse_success": ${floatJson(s.jsonParse)}` +
+    `, "json_root_structured": ${floatJson(s.rootStructured)}, "schema_valid_input": ${floatJson(s.schemaValidInput)}` +
+    `, "schema_compliance": ${floatJson(s.jsonPass)}, "leaf_value_em": ${floatJson(s.valueAccuracy)}` +
+    `, "value_token_f1": ${floatJson(s.faithfulness)}, "hier_path_recall": ${floatJson(s.pathRecall)}` +
+    `, "path_set_f1": ${floatJson(s.structureCoverage)}, "type_precision": ${floatJson(s.typeSafety)}` +
+    `, "required_key_recall": ${floatJson(s.requiredKeyRecall)}, "strict_json_em": ${floatJson(s.perfect)}`;
+  if (modality === 'image')
+    out += `, "missing_gt_paths": ${list(s.missingGtPaths)}, "missing_required_paths": ${list(s.missingRequiredPaths)}`;
+  if (s.lenientParse !== undefined) out += `, "lenient_parse": ${floatJson(s.lenientParse)}`;
+  for (const _ in s.explanation) {
+    out += `, "explanation": ${dumpsPy(s.explanation as Record<string, unknown>)}`;
+    break;
+  }
+  return `${out}}`;
 }
 
 /** The reference's row (`eval_records.jsonl`), field names and order as it writes them. */

@@ -83,12 +83,51 @@ const ARTICLES_ASCII = /(?<![A-Za-z0-9_])(?:a|an|the)(?![A-Za-z0-9_])/g;
 const SPLIT_ASCII = new RegExp(`[${ASCII_WS}]+`);
 const NON_ASCII = /[^\x00-\x7f]/;
 
-/** Tokens of strings seen before (ground-truth values recur across every model scored). */
+/** Tokens of non-ASCII strings seen before (ground-truth values recur across every model scored). */
 const tokenCache = new Map<string, string[]>();
 const TOKEN_CACHE_MAX = 200_000;
 
+/** Word characters of ASCII text: A-Z, a-z, 0-9, _. */
+function isAsciiWord(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95;
+}
+
+/**
+ * `tokenize` of ASCII text in one pass (lowercase words, every other character a separator, the
+ * articles dropped), with no regex and no cache; null at the first non-ASCII character.
+ */
+function asciiTokens(s: string): string[] | null {
+  const out: string[] = [];
+  const n = s.length;
+  let i = 0;
+  while (i < n) {
+    const c = s.charCodeAt(i);
+    if (c > 0x7f) return null;
+    if (!isAsciiWord(c)) {
+      i++;
+      continue;
+    }
+    const start = i;
+    for (i++; i < n; i++) {
+      const d = s.charCodeAt(i);
+      if (d > 0x7f) return null;
+      if (!isAsciiWord(d)) break;
+    }
+    const w = s.slice(start, i).toLowerCase();
+    if (w !== 'a' && w !== 'an' && w !== 'the') out.push(w);
+  }
+  return out;
+}
+
 /** `normalize_tokens`: str(), lowercase, punctuation to spaces, articles out, split. */
 export function normalizeTokens(value: PyValue | undefined): string[] {
+  if (typeof value === 'string') {
+    const fast = asciiTokens(value);
+    if (fast) return fast;
+  } else if (typeof value === 'number' || typeof value === 'bigint') {
+    const fast = asciiTokens(pyStr(value));
+    if (fast) return fast;
+  }
   if (typeof value === 'string' && value.length < 4096) {
     let hit = tokenCache.get(value);
     if (hit === undefined) {

@@ -404,7 +404,10 @@ export function compareCodePoints(a: string, b: string): number {
 
 type Dumpable = PyValue | { [k: string]: unknown } | readonly unknown[] | undefined;
 
-function floatJson(x: number): string {
+/** json.dumps of a float (NaN and the infinities as Python writes them). */
+export function floatJson(x: number): string {
+  if (x === 0 && !Object.is(x, -0)) return '0.0';
+  if (x === 1) return '1.0';
   if (Number.isNaN(x)) return 'NaN';
   if (x === Number.POSITIVE_INFINITY) return 'Infinity';
   if (x === Number.NEGATIVE_INFINITY) return '-Infinity';

@@ -7,9 +7,9 @@ import {
   failedRecordScore,
   parseSchemaText,
   type RecordScore,
+  referenceRowJson,
   schemaSourceOf,
   scoreRecord,
-  toReferenceRow,
 } from '../../metrics/record.ts';
 import { scoreRecordStrict } from '../../metrics/strict.ts';
 import type { ParsedLine } from '../core/jsonl.ts';
@@ -170,7 +170,7 @@ export function scoreParsedLine(parsed: ParsedLine, ctx: LineContext): LineOutco
         line: parsed.line,
         modality,
         score: failed,
-        json: dumpsPy(toReferenceRow(failed, modality)),
+        json: referenceRowJson(failed, modality),
       };
     }
     const phase = ctx.schemaPhase;
@@ -185,7 +185,7 @@ export function scoreParsedLine(parsed: ParsedLine, ctx: LineContext): LineOutco
     line: parsed.line,
     modality,
     score,
-    json: dumpsPy(toReferenceRow(score, modality)),
+    json: referenceRowJson(score, modality),
   };
   if (vm.defaulted) row.defaulted = true;
   return row;
@@ -201,6 +201,6 @@ export function failedLine(parsed: ParsedLine, reason: string, ctx: LineContext)
     line: parsed.line,
     modality: vm.modality,
     score,
-    json: dumpsPy(toReferenceRow(score, vm.modality)),
+    json: referenceRowJson(score, vm.modality),
   };
 }
