@@ -14,9 +14,10 @@ import { Worker } from 'node:worker_threads';
 import { buildSummary, SummaryAccumulator, type SummaryOptions } from '../../metrics/summary.ts';
 import { errorMessage, UserError } from '../core/errors.ts';
 import { refuseSymlink } from '../core/files.ts';
+import { parseLine, readLinesSync } from '../core/jsonl.ts';
 import { pathModality } from '../core/modality.ts';
 import { dumpsPy, type PyValue } from '../core/pyjson.ts';
-import { MODALITIES, type Modality } from '../core/record.ts';
+import { MODALITIES, type Modality, SCORING_SKIP_KEYS, SCORING_SPAN_KEYS } from '../core/record.ts';
 import {
   type Benchmark,
   type BenchmarkRef,
@@ -26,7 +27,13 @@ import {
   someIds,
 } from './benchmark.ts';
 import { cleanEvaluationParent, EvalFolder } from './output.ts';
-import { type LineOutcome, type ProfileOptions, SCHEMA_TIMED_OUT } from './score-line.ts';
+import {
+  type LineOutcome,
+  type ProfileOptions,
+  SCHEMA_TIMED_OUT,
+  schemaKeyOfLine,
+  schemaTextHash,
+} from './score-line.ts';
 import { assertDistinctFolders, folderOf } from './targets.ts';
 import type { SummaryJob, WorkerJob, WorkerMessage, WorkerRequest } from './worker.ts';
 import { scoringWorkerUrl } from './worker-bundle.ts';
@@ -271,7 +278,20 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
   // Schema texts that ran over the time budget (their hashes), shared with every worker.
   const timedOut = new SharedArrayBuffer(4 * (1 + 2 * TIMED_OUT_MAX));
   const timedOutTable = new Int32Array(timedOut);
-  const rememberTimedOut = (a: number, b: number) => {
+  /** The schema of `file:line` ran over time: its text's hash goes to every worker. */
+  const rememberTimedOut = (st: FileState, line: number) => {
+    let key: string | undefined;
+    for (const l of readLinesSync(st.target.file, line)) {
+      const ref = benchmarkRef(st.target);
+      key = schemaKeyOfLine(parseLine(l, SCORING_SPAN_KEYS, SCORING_SKIP_KEYS), {
+        pathModality: st.pathModality,
+        profile: profileOf(st.target),
+        benchmark: ref ? loadBenchmark(ref).records : undefined,
+      });
+      break;
+    }
+    if (key === undefined) return;
+    const [a, b] = schemaTextHash(key);
     const n = Atomics.load(timedOutTable, 0);
     if (n >= TIMED_OUT_MAX) return;
     for (let i = 0; i < n; i++) if (timedOutTable[1 + 2 * i] === a && timedOutTable[2 + 2 * i] === b) return;
@@ -406,7 +426,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
 
   const runSlot = (): Promise<void> =>
     new Promise<void>((resolveSlot) => {
-      const heartbeat = new SharedArrayBuffer(20);
+      const heartbeat = new SharedArrayBuffer(12);
       const beat = new Int32Array(heartbeat);
       let worker: Worker | null = null;
       let current: { idx: number; st: FileState } | null = null;
@@ -511,8 +531,8 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
           st.skip[line] = reason;
           // Over time inside schema work: every record with that schema text is reported the same
           // way, by every worker, without running it again.
-          const inSchema = overTime && Atomics.load(beat, 4) === 1;
-          if (inSchema) rememberTimedOut(Atomics.load(beat, 2), Atomics.load(beat, 3));
+          const inSchema = overTime && Atomics.load(beat, 2) === 1;
+          if (inSchema) rememberTimedOut(st, line);
           log(
             `${st.target.file}:${line}: ${reason}; reported with scoring_error${inSchema ? ' (it was in its schema: every later record with that schema is reported the same way, not run again)' : ''}`,
           );

@@ -55,10 +55,31 @@ export interface LineContext {
   profile: ProfileOptions;
   /** When a benchmark is known: its records by id (ground truth, schema and weight come from it). */
   benchmark?: Map<string, BenchmarkRecord>;
-  /** Told the schema text while schema-dependent work runs (null when it ends). */
-  schemaPhase?: (schemaKey: string | null) => void;
+  /** Told when schema-dependent work starts (true) and ends (false). */
+  schemaPhase?: (on: boolean) => void;
   /** Whether a schema text already ran over the time budget (its records are not run again). */
-  timedOut?: (schemaKey: string) => boolean;
+  timedOut?: (schemaKey: () => string) => boolean;
+}
+
+/** Two 32-bit FNV-1a hashes of a schema text (how timed-out schemas are told apart across threads). */
+export function schemaTextHash(text: string): [number, number] {
+  let a = 0x811c9dc5;
+  let b = 0x01000193;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+  }
+  return [a | 0, (b ^ text.length) | 0];
+}
+
+/**
+ * The schema text (the cache key) a line is scored with: the benchmark record's when a benchmark
+ * is known, else the line's own. Undefined when the line has no record to score.
+ */
+export function schemaKeyOfLine(parsed: ParsedLine, ctx: LineContext): string | undefined {
+  const vm = viewOf(parsed, ctx);
+  return 'kind' in vm ? undefined : schemaSourceOf(vm.view).key;
 }
 
 /** The `scoring_error` of a record whose schema ran over the time budget on an earlier record. */
@@ -160,22 +181,17 @@ export function scoreParsedLine(parsed: ParsedLine, ctx: LineContext): LineOutco
     view.groundTruth = gt;
   }
   const modality = vm.modality;
-  let schemaPhase: ((on: boolean) => void) | undefined;
-  if (ctx.schemaPhase || ctx.timedOut) {
-    const key = schemaSourceOf(view).key;
-    if (ctx.timedOut?.(key)) {
-      const failed = failedRecordScore(view.metadata, SCHEMA_TIMED_OUT);
-      return {
-        kind: 'row',
-        line: parsed.line,
-        modality,
-        score: failed,
-        json: referenceRowJson(failed, modality),
-      };
-    }
-    const phase = ctx.schemaPhase;
-    if (phase) schemaPhase = (on) => phase(on ? key : null);
+  if (ctx.timedOut?.(() => schemaSourceOf(view).key)) {
+    const failed = failedRecordScore(view.metadata, SCHEMA_TIMED_OUT);
+    return {
+      kind: 'row',
+      line: parsed.line,
+      modality,
+      score: failed,
+      json: referenceRowJson(failed, modality),
+    };
   }
+  const schemaPhase = ctx.schemaPhase;
   const score =
     profile.profile === 'strict'
       ? scoreRecordStrict(view, { modality, assertFormats: profile.assertFormats, schemaPhase })

@@ -14,6 +14,7 @@ import {
   type LineContext,
   type LineOutcome,
   type ProfileOptions,
+  schemaTextHash,
   scoreParsedLine,
 } from './score-line.ts';
 
@@ -45,47 +46,33 @@ export type WorkerMessage =
   | { type: 'fatal'; error: string };
 
 const { heartbeat, timedOut } = workerData as { heartbeat: SharedArrayBuffer; timedOut: SharedArrayBuffer };
-/** [line being scored, records started, schema hash (2 words), 1 while schema work runs]. */
+/** [line being scored, records started, 1 while schema work runs]. */
 const beat = new Int32Array(heartbeat);
 const port = parentPort!;
 /** Shared by every worker: [count, then a 64-bit hash per schema text that ran over time]. */
 const timedOutTable = new Int32Array(timedOut);
 
-/** Two 32-bit FNV-1a hashes (different offsets) of a schema text, once per text. */
+/** Hashes of the schema texts seen while the timed-out table is not empty. */
 const hashes = new Map<string, [number, number]>();
-function hashOf(text: string): [number, number] {
-  let h = hashes.get(text);
-  if (h) return h;
-  let a = 0x811c9dc5;
-  let b = 0x01000193;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x5bd1e995);
-  }
-  h = [a | 0, (b ^ text.length) | 0];
-  if (hashes.size >= 4096) hashes.clear();
-  hashes.set(text, h);
-  return h;
-}
 
-const schemaPhase = (key: string | null) => {
-  if (key === null) {
-    Atomics.store(beat, 4, 0);
-    return;
-  }
-  const [a, b] = hashOf(key);
-  Atomics.store(beat, 2, a);
-  Atomics.store(beat, 3, b);
-  Atomics.store(beat, 4, 1);
+/** Raised while schema work runs: a record over time then is its schema's fault. */
+const schemaPhase = (on: boolean) => {
+  Atomics.store(beat, 2, on ? 1 : 0);
 };
 
-const isTimedOut = (key: string): boolean => {
+/** Whether a schema text ran over time on any worker (one load while none has). */
+const isTimedOut = (keyOf: () => string): boolean => {
   const n = Atomics.load(timedOutTable, 0);
   if (n === 0) return false;
-  const [a, b] = hashOf(key);
+  const key = keyOf();
+  let h = hashes.get(key);
+  if (!h) {
+    h = schemaTextHash(key);
+    if (hashes.size >= 4096) hashes.clear();
+    hashes.set(key, h);
+  }
   for (let i = 0; i < n; i++)
-    if (timedOutTable[1 + 2 * i] === a && timedOutTable[2 + 2 * i] === b) return true;
+    if (timedOutTable[1 + 2 * i] === h[0] && timedOutTable[2 + 2 * i] === h[1]) return true;
   return false;
 };
 
@@ -108,7 +95,7 @@ async function run(job: WorkerJob): Promise<void> {
     const skipped = job.skip[l.line];
     batch.push(skipped === undefined ? scoreParsedLine(parsed, ctx) : failedLine(parsed, skipped, ctx));
     Atomics.store(beat, 0, 0);
-    Atomics.store(beat, 4, 0);
+    Atomics.store(beat, 2, 0);
     if (batch.length >= 32) {
       port.postMessage({ type: 'batch', items: batch } satisfies WorkerMessage);
       batch = [];
