@@ -178,30 +178,13 @@ export class SummaryAccumulator {
 
 // -- Bootstrap ---------------------------------------------------------------------------------
 
-const PASSES = SUMMARY_METRICS.length + CATEGORIES.length;
-/** Up to 64 MB of Uint16 indices per seed: every n up to ~2,100 at 1,000 samples. */
-const INDEX_CACHE_MAX_ENTRIES = 32_000_000;
-const indexCache = new Map<string, (Uint16Array | Uint32Array)[]>();
+/** Bootstrap passes, in the order the generator is used: the ten metrics, then the categories. */
+export const PASSES = SUMMARY_METRICS.length + CATEGORIES.length;
 
-/**
- * The resample indices for every pass of one summary. They depend only on (seed, n, samples),
- * so scoring many models on one benchmark draws them once. Null when too large to keep.
- */
-function cachedIndices(seed: number, n: number, samples: number): (Uint16Array | Uint32Array)[] | null {
-  if (PASSES * samples * n > INDEX_CACHE_MAX_ENTRIES) return null;
-  const key = `${seed}:${n}:${samples}`;
-  const hit = indexCache.get(key);
-  if (hit) return hit;
-  const rng = new PyRandom(seed);
-  const passes: (Uint16Array | Uint32Array)[] = [];
-  for (let p = 0; p < PASSES; p++) {
-    const arr = n <= 0xffff ? new Uint16Array(samples * n) : new Uint32Array(samples * n);
-    rng.fillRandrange(n, arr);
-    passes.push(arr);
-  }
-  if (indexCache.size >= 2) indexCache.delete(indexCache.keys().next().value as string);
-  indexCache.set(key, passes);
-  return passes;
+/** Each pass's 95% interval: `low[p]`, `high[p]` (p as in `PASSES`). */
+export interface Intervals {
+  low: Float64Array;
+  high: Float64Array;
 }
 
 function percentileBounds(sorted: Float64Array): [number, number] {
@@ -228,38 +211,94 @@ function mean(values: Float64Array, weights: Float64Array | null): number {
   return s / tw;
 }
 
+const KEY_INDEX = new Map<string, number>(SUMMARY_METRICS.map(([k], i) => [k, i]));
+
+/** Each row's category score: the plain mean of its components. */
+export function categoryColumns(data: Pick<SummaryData, 'columns'>): Float64Array[] {
+  const n = data.columns[0]?.length ?? 0;
+  return CATEGORIES.map(([, components]) => {
+    const cols = components.map((k) => data.columns[KEY_INDEX.get(k)!]);
+    const values = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      let s = 0;
+      for (const c of cols) s += c[i];
+      values[i] = s / cols.length;
+    }
+    return values;
+  });
+}
+
+/** What one summary's bootstrap needs: its `PASSES` columns, and its weights when weighted. */
+export interface BootstrapInput {
+  columns: Float64Array[];
+  weights: Float64Array | null;
+}
+
 /**
- * One bootstrap pass: `samples` resamples of n rows, each estimate the (weighted) mean, then
- * the 2.5% / 97.5% order statistics. `draw` supplies the indices of resample s.
+ * The bootstrap intervals of several summaries of equal n at once. The resample indices depend
+ * only on (seed, n, samples), and every model scored on one benchmark has the same n: each
+ * resample is drawn once (Python's `random.Random(seed)`, bit for bit) and applied to every
+ * summary, so no index is stored (memory does not grow with n) and none is drawn twice. Each
+ * estimate is summed in the same order as one summary alone would (the same bits).
  */
-function bootstrapPass(
-  values: Float64Array,
-  weights: Float64Array | null,
-  samples: number,
-  indicesOf: (s: number, out: Uint16Array | Uint32Array) => Uint16Array | Uint32Array,
-  scratch: Uint16Array | Uint32Array,
-): [number, number] {
-  const n = values.length;
-  if (n === 0) return [0, 0];
-  const est = new Float64Array(samples);
-  for (let s = 0; s < samples; s++) {
-    const idx = indicesOf(s, scratch);
-    let sum = 0;
-    if (weights) {
-      let tw = 0;
-      for (let i = 0; i < n; i++) tw += weights[idx[i]];
-      for (let i = 0; i < n; i++) {
-        const j = idx[i];
-        sum += values[j] * weights[j];
+export function bootstrapIntervals(inputs: BootstrapInput[], seed: number, samplesAsked: number): Intervals[] {
+  const out = inputs.map(() => ({ low: new Float64Array(PASSES), high: new Float64Array(PASSES) }));
+  const n = inputs[0]?.columns[0]?.length ?? 0;
+  const samples = Math.max(0, samplesAsked);
+  if (n === 0 || samples === 0) return out;
+  const rng = new PyRandom(seed);
+  const idx = n <= 0xffff ? new Uint16Array(n) : new Uint32Array(n);
+  const est = inputs.map(() => new Float64Array(samples));
+  // All weights positive: a constant column's estimate is that constant, whatever the draw.
+  const positive = inputs.map((d) => d.weights === null || d.weights.every((w) => w > 0));
+  for (let p = 0; p < PASSES; p++) {
+    // A column of all 0 or all 1 (every answer parsed, say) needs no sums: its bounds are itself.
+    const constant = inputs.map((d, f) => {
+      const v = d.columns[p];
+      const c = v[0];
+      if (c !== 0 && c !== 1) return null;
+      if (c === 1 && !positive[f]) return null;
+      for (let i = 1; i < n; i++) if (v[i] !== c) return null;
+      return c;
+    });
+    for (let s = 0; s < samples; s++) {
+      rng.fillRandrange(n, idx);
+      for (let f = 0; f < inputs.length; f++) {
+        if (constant[f] !== null) continue;
+        const values = inputs[f].columns[p];
+        const weights = inputs[f].weights;
+        let sum = 0;
+        if (weights) {
+          let tw = 0;
+          for (let i = 0; i < n; i++) {
+            const j = idx[i];
+            tw += weights[j];
+            sum += values[j] * weights[j];
+          }
+          est[f][s] = tw === 0 ? 0 : sum / tw;
+        } else {
+          for (let i = 0; i < n; i++) sum += values[idx[i]];
+          est[f][s] = sum / n;
+        }
       }
-      est[s] = tw === 0 ? 0 : sum / tw;
-    } else {
-      for (let i = 0; i < n; i++) sum += values[idx[i]];
-      est[s] = sum / n;
+    }
+    for (let f = 0; f < inputs.length; f++) {
+      const c = constant[f];
+      if (c !== null) {
+        out[f].low[p] = c;
+        out[f].high[p] = c;
+        continue;
+      }
+      est[f].sort();
+      [out[f].low[p], out[f].high[p]] = percentileBounds(est[f]);
     }
   }
-  est.sort();
-  return percentileBounds(est);
+  return out;
+}
+
+/** The bootstrap input of one summary (plain or weighted). */
+export function bootstrapInput(data: SummaryData, weighted: boolean): BootstrapInput {
+  return { columns: [...data.columns, ...categoryColumns(data)], weights: weighted ? data.weights : null };
 }
 
 interface Interval {
@@ -272,47 +311,30 @@ function summarize(
   acc: SummaryData,
   opts: SummaryOptions,
   weighted: boolean,
+  given?: Intervals,
 ): { metrics: Interval[]; categories: Interval[] } {
-  const n = acc.weights.length;
-  const seed = opts.seed + (weighted ? 1 : 0);
-  const samples = Math.max(0, opts.bootstrapSamples);
   const weights = weighted ? acc.weights : null;
-  const cached = n > 0 && samples > 0 ? cachedIndices(seed, n, samples) : null;
-  const rng = cached ? null : new PyRandom(seed);
-  const scratch = n <= 0xffff ? new Uint16Array(n) : new Uint32Array(n);
-  let pass = 0;
-  const runPass = (values: Float64Array): [number, number] => {
-    const p = pass++;
-    const indicesOf = cached
-      ? (s: number) => cached[p].subarray(s * n, (s + 1) * n)
-      : (_s: number, out: Uint16Array | Uint32Array) => {
-          rng!.fillRandrange(n, out);
-          return out;
-        };
-    return bootstrapPass(values, weights, samples, indicesOf, scratch);
+  const input = bootstrapInput(acc, weighted);
+  const iv =
+    given ?? bootstrapIntervals([input], opts.seed + (weighted ? 1 : 0), opts.bootstrapSamples)[0];
+  const at = (p: number): Interval => ({
+    mean: mean(input.columns[p], weights),
+    low: iv.low[p],
+    high: iv.high[p],
+  });
+  return {
+    metrics: SUMMARY_METRICS.map((_, i) => at(i)),
+    categories: CATEGORIES.map((_, i) => at(SUMMARY_METRICS.length + i)),
   };
-
-  const metrics = acc.columns.map((values) => {
-    const [low, high] = runPass(values);
-    return { mean: mean(values, weights), low, high };
-  });
-  const keyIndex = new Map<string, number>(SUMMARY_METRICS.map(([k], i) => [k, i]));
-  const categories = CATEGORIES.map(([, components]) => {
-    const cols = components.map((k) => acc.columns[keyIndex.get(k)!]);
-    const values = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
-      let s = 0;
-      for (const c of cols) s += c[i];
-      values[i] = s / cols.length;
-    }
-    const [low, high] = runPass(values);
-    return { mean: mean(values, weights), low, high };
-  });
-  return { metrics, categories };
 }
 
-function summaryBlock(acc: SummaryData, opts: SummaryOptions, weighted: boolean): Record<string, unknown> {
-  const { metrics, categories } = summarize(acc, opts, weighted);
+function summaryBlock(
+  acc: SummaryData,
+  opts: SummaryOptions,
+  weighted: boolean,
+  given?: Intervals,
+): Record<string, unknown> {
+  const { metrics, categories } = summarize(acc, opts, weighted, given);
   const metricsOut: Record<string, unknown> = {};
   SUMMARY_METRICS.forEach(([key, name], i) => {
     metricsOut[key] = {
@@ -351,11 +373,15 @@ function intCounts(dq: DataQuality): Record<string, bigint> {
   return out;
 }
 
-/** The reference's `eval_summary.json` payload (bigints are ints, numbers floats). */
+/**
+ * The reference's `eval_summary.json` payload (bigints are ints, numbers floats). `intervals`:
+ * the bootstrap's, when already computed with other summaries (`bootstrapIntervals`).
+ */
 export function buildSummary(
   acc: SummaryData,
   responseFile: string,
   opts: SummaryOptions = DEFAULT_SUMMARY_OPTIONS,
+  intervals?: { plain: Intervals; weighted: Intervals },
 ): Record<string, unknown> {
   const payload: Record<string, unknown> = { response_file: responseFile };
   if (opts.profile) payload.profile = opts.profile;
@@ -375,8 +401,8 @@ export function buildSummary(
         }
       : {}),
     summary: {
-      overall: summaryBlock(acc, opts, false),
-      overall_weighted: summaryBlock(acc, opts, true),
+      overall: summaryBlock(acc, opts, false, intervals?.plain),
+      overall_weighted: summaryBlock(acc, opts, true, intervals?.weighted),
     },
   });
   if (opts.errorAnalysis) {

@@ -18,7 +18,8 @@ import {
   closeSync,
   constants,
   existsSync,
-  fsyncSync,
+  promises as fsp,
+  fsync,
   lstatSync,
   mkdirSync,
   openSync,
@@ -43,13 +44,13 @@ const OLD_MARK = '.old-';
 const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
 /** Writes a whole file into a folder this process just created (no temp name needed there). */
-function writeNew(file: string, data: string): void {
-  const fd = openSync(file, CREATE, 0o644);
+async function writeNew(file: string, data: string): Promise<void> {
+  const fh = await fsp.open(file, CREATE, 0o644);
   try {
-    writeSync(fd, data);
-    fsyncSync(fd);
+    await fh.writeFile(data);
+    await fh.sync();
   } finally {
-    closeSync(fd);
+    await fh.close();
   }
 }
 
@@ -139,20 +140,22 @@ export class EvalFolder {
     this.bufLen = 0;
   }
 
-  /** Ends the rows (the summary is computed after). */
-  closeRows(): void {
-    if (this.closed) return;
+  /** Ends the rows (the summary is computed after; the file is synced when committed). */
+  endRows(): void {
     this.flush();
-    fsyncSync(this.fd);
-    closeSync(this.fd);
-    this.closed = true;
   }
 
-  /** Writes the summary (and side files), then swaps the folder in whole; releases the lock. */
-  commit(files: Record<string, string>): void {
+  /**
+   * Writes the summary (and side files), syncs, then swaps the folder in whole; releases the
+   * lock. Asynchronous: the disk's latency never holds up scoring.
+   */
+  async commit(files: Record<string, string>): Promise<void> {
     try {
-      this.closeRows();
-      for (const [name, data] of Object.entries(files)) writeNew(join(this.tmp, name), data);
+      this.flush();
+      await new Promise<void>((resolve, reject) => fsync(this.fd, (e) => (e ? reject(e) : resolve())));
+      closeSync(this.fd);
+      this.closed = true;
+      for (const [name, data] of Object.entries(files)) await writeNew(join(this.tmp, name), data);
       let aside: string | undefined;
       if (existsSync(this.dir) || isLink(this.dir)) {
         aside = join(
@@ -162,7 +165,7 @@ export class EvalFolder {
         renameSync(this.dir, aside);
       }
       renameSync(this.tmp, this.dir);
-      if (aside) rmSync(aside, { recursive: true, force: true });
+      if (aside) await fsp.rm(aside, { recursive: true, force: true });
     } finally {
       this.lock.release();
     }

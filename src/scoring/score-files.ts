@@ -6,50 +6,39 @@
  * Each record has a time budget. A worker stuck on one record (a catastrophic `pattern`, say)
  * is terminated; that record is reported with `scoring_error` and zero scores, and a new worker
  * goes on from where the old one stopped. Nothing already scored is lost.
+ *
+ * The bootstrap runs once the rows are in, for many files together: every file of the same size
+ * uses the same resample indices, so each is drawn once, on the workers (the plain and the
+ * weighted summaries in parallel), without storing any (memory flat in the input's size). Files
+ * wait for it at most `FLUSH_MS`, so a long run's finished folders keep landing as it goes.
+ * Folders are then written and swapped in asynchronously: the disk never holds up scoring.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { buildSummary, SummaryAccumulator, type SummaryOptions } from '../../metrics/summary.ts';
+import {
+  type BootstrapInput,
+  bootstrapInput,
+  bootstrapIntervals,
+  buildSummary,
+  type Intervals,
+  type SummaryData,
+  type SummaryOptions,
+} from '../../metrics/summary.ts';
 import { errorMessage, UserError } from '../core/errors.ts';
 import { refuseSymlink } from '../core/files.ts';
-import { parseLine, readLinesSync } from '../core/jsonl.ts';
-import { pathModality } from '../core/modality.ts';
-import { dumpsPy, type PyValue } from '../core/pyjson.ts';
-import { MODALITIES, type Modality, SCORING_SKIP_KEYS, SCORING_SPAN_KEYS } from '../core/record.ts';
-import {
-  type Benchmark,
-  type BenchmarkRef,
-  benchmarkSha256,
-  idsByModality,
-  loadBenchmark,
-  someIds,
-} from './benchmark.ts';
-import { cleanEvaluationParent, EvalFolder } from './output.ts';
-import {
-  type LineOutcome,
-  type ProfileOptions,
-  SCHEMA_TIMED_OUT,
-  schemaKeyOfLine,
-  schemaTextHash,
-} from './score-line.ts';
-import { assertDistinctFolders, folderOf } from './targets.ts';
-import type { SummaryJob, WorkerJob, WorkerMessage, WorkerRequest } from './worker.ts';
+import { dumpsPy } from '../core/pyjson.ts';
+import { MODALITIES, type Modality } from '../core/record.ts';
+import { type Benchmark, type BenchmarkRef, loadBenchmark, someIds } from './benchmark.ts';
+import { FileState, type Output, type ScoreTarget } from './file-state.ts';
+import { cleanEvaluationParent } from './output.ts';
+import type { ProfileOptions } from './score-line.ts';
+import { assertDistinctFolders } from './targets.ts';
+import type { WorkerJob, WorkerMessage, WorkerRequest } from './worker.ts';
 import { scoringWorkerUrl } from './worker-bundle.ts';
 
-export interface ScoreTarget {
-  /** The response JSONL file. */
-  file: string;
-  /** Output folder name under `<out>/<modality>/`; default from the file name. */
-  modelDir?: string;
-  /** Output root for this file; default the run's `outDir`. */
-  outDir?: string;
-  /** The profile for this file; default the run's `profile`. */
-  profile?: ProfileOptions;
-  /** The benchmark this file answers (a run directory's); default the run's `benchmark`. */
-  benchmark?: BenchmarkRef;
-}
+export type { ScoreTarget } from './file-state.ts';
 
 export interface ScoreOptions {
   outDir: string;
@@ -105,128 +94,32 @@ export function expandInputs(inputs: string[]): string[] {
   return files;
 }
 
-class Output {
-  readonly acc = new SummaryAccumulator();
-  /** Each record id's first line (repeats are counted; the strict profile keeps the first). */
-  readonly firstLine = new Map<string, number>();
-  /** Rows without a record id (each counts as one distinct record). */
-  noId = 0;
-  duplicates = 0;
-  readonly repeats: string[] = [];
-  constructor(readonly folder: EvalFolder) {}
-  get dir(): string {
-    return this.folder.dir;
-  }
-}
-
-/** A record id as a map key (an int id and a string id never collide); undefined when absent. */
-function idKey(id: PyValue): string | undefined {
-  if (typeof id === 'string') return id === '' ? undefined : id;
-  if (id === null) return undefined;
-  return `\u0000${dumpsPy(id)}`;
-}
-
-/** Evaluation folders being written by this process, and by which input (one writer each). */
-const claimed = new Map<string, string>();
-
-class FileState {
-  readonly outputs = new Map<Modality, Output>();
-  readonly malformed: { line: number; error: string }[] = [];
-  readonly skip: Record<number, string> = {};
-  lastLine = 0;
-  failed = 0;
-  /** Records not run because their schema ran over the time budget before. */
-  remembered = 0;
-  /** Records scored as text only because nothing told their modality. */
-  defaulted = 0;
-  readonly pathModality: Modality;
-  readonly pathDefaulted: boolean;
-  /** Answers whose id the known benchmark lacks, by modality. */
-  readonly unknown = new Map<Modality, string[]>();
-  /** Records whose schema the provider refused, by modality (their ids). */
-  readonly rejected = new Map<Modality, string[]>();
-  /** Set when the file cannot be written (a folder in use): the rest of it is not scored. */
-  error?: string;
-  constructor(
-    readonly target: ScoreTarget,
-    readonly outRoot: string,
-    /** The strict profile keeps the first row of each record id. */
-    readonly dedupe: boolean,
-    readonly onRecord: () => void = () => {},
-  ) {
-    const p = pathModality(target.file);
-    this.pathModality = p.modality;
-    this.pathDefaulted = p.defaulted;
-  }
-
-  /** Takes one outcome; false when the file must stop (its error says why). */
-  accept(o: LineOutcome): boolean {
-    if (this.error) return false;
-    if (o.line <= this.lastLine) return true; // already have it (a message from a replaced worker)
-    this.lastLine = o.line;
-    this.onRecord();
-    if (o.kind === 'malformed') {
-      this.malformed.push({ line: o.line, error: o.error });
-      return true;
-    }
-    if (o.kind === 'unknown' || o.kind === 'rejected') {
-      const byModality = o.kind === 'unknown' ? this.unknown : this.rejected;
-      const list = byModality.get(o.modality);
-      if (list) list.push(o.recordId);
-      else byModality.set(o.modality, [o.recordId]);
-      return true;
-    }
-    let out = this.outputs.get(o.modality);
-    if (!out) {
-      const dir = folderOf(this.target, this.outRoot, o.modality);
-      const owner = claimed.get(dir);
-      try {
-        if (owner !== undefined)
-          throw new UserError(`${owner} and ${this.target.file} would both be written to ${dir}`);
-        out = new Output(new EvalFolder(dir));
-      } catch (e) {
-        this.error = `${this.target.file}: ${errorMessage(e)}`;
-        return false;
-      }
-      claimed.set(dir, this.target.file);
-      this.outputs.set(o.modality, out);
-    }
-    const key = idKey(o.score.recordId);
-    if (key === undefined) out.noId++;
-    else {
-      const first = out.firstLine.get(key);
-      if (first !== undefined) {
-        out.duplicates++;
-        if (out.repeats.length < 5)
-          out.repeats.push(`${dumpsPy(o.score.recordId)} (line ${o.line}, first ${first})`);
-        if (this.dedupe) return true;
-      } else out.firstLine.set(key, o.line);
-    }
-    if (o.defaulted) this.defaulted++;
-    out.folder.write(o.json);
-    out.acc.add(o.score);
-    if (o.score.explanation.scoring_error) {
-      this.failed++;
-      if (o.score.explanation.scoring_error === SCHEMA_TIMED_OUT) this.remembered++;
-    }
-    return true;
-  }
-
-  /** Drops every folder this file was building (the old folders stay as they were). */
-  abort(): void {
-    for (const out of this.outputs.values()) {
-      claimed.delete(out.dir);
-      out.folder.abort();
-    }
-    this.outputs.clear();
-  }
-}
-
 /** How many schema texts that ran over time are remembered (per `sob score`). */
 const TIMED_OUT_MAX = 4096;
 
 /** The side file listing a folder's unanswered and unknown ids, when a benchmark is known. */
 export const BENCHMARK_IDS = 'benchmark_ids.json';
+
+/** The longest a finished file waits for its bootstrap (others may join it) before it runs. */
+const FLUSH_MS = 10_000;
+/** ...or until this many rows wait (their columns are held in memory until then). */
+const FLUSH_ROWS = 2_000_000;
+
+/** A folder whose rows are in, waiting for its bootstrap. */
+interface Pending {
+  st: FileState;
+  out: Output;
+  data: SummaryData;
+  opts: SummaryOptions;
+}
+
+/** One bootstrap (plain or weighted) over summaries of equal size. */
+interface BootstrapTask {
+  seed: number;
+  samples: number;
+  inputs: BootstrapInput[];
+  done: (intervals: Intervals[]) => void;
+}
 
 /**
  * Scores every target; resolves with one result per file, in input order. Throws a UserError
@@ -242,31 +135,11 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
     const ref = benchmarkRef(t);
     if (ref) benchmarks.set(i, loadBenchmark(ref));
   });
-
-  /** One line per folder on repeated ids and, with a benchmark, on ids without a partner. */
-  const reportIds = (
-    st: FileState,
-    modality: Modality,
-    out: Output,
-    benchIds: Map<Modality, string[]> | undefined,
-    missing: string[],
-  ) => {
-    const name = `${st.target.file} (${modality})`;
-    if (out.duplicates > 0)
-      log(
-        `${name}: ${out.duplicates} rows repeat an earlier record id (${out.firstLine.size + out.noId} distinct): ${out.repeats.join(', ')}${out.duplicates > out.repeats.length ? ', ...' : ''}; ${st.dedupe ? 'strict profile: only the first row of each id is scored' : 'sob profile: every row is scored, as the reference does (--profile strict keeps the first of each id)'}`,
-      );
-    if (!benchIds) return;
-    const unknown = st.unknown.get(modality) ?? [];
-    if (missing.length > 0 || unknown.length > 0)
-      log(
-        `${name}: ${missing.length} of the benchmark's ${benchIds.get(modality)?.length ?? 0} ${modality} records have no answer${missing.length ? ` (${someIds(missing)})` : ''}; ${unknown.length} answers are not in the benchmark${unknown.length ? ` (${someIds(unknown)}; not scored)` : ''}; lists in ${join(out.dir, BENCHMARK_IDS)}`,
-      );
-  };
   // Leftovers of killed runs (temp folders, folders moved aside, locks) go first.
   for (const t of targets) if (t.outDir) refuseSymlink(t.outDir, 'evaluation folder');
   for (const root of new Set(targets.map((t) => t.outDir ?? opts.outDir)))
     for (const m of MODALITIES) cleanEvaluationParent(resolve(root, m));
+
   const timeoutMs = opts.recordTimeoutMs ?? 20_000;
   const jobs = Math.max(1, Math.min(opts.jobs ?? availableParallelism(), targets.length));
   const results: FileResult[] = new Array(targets.length);
@@ -275,18 +148,22 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
   let nextTarget = 0;
   let filesDone = 0;
   let recordsSeen = 0;
+  let scoring = 0; // slots scoring a file right now
+
   // Schema texts that ran over the time budget (their hashes), shared with every worker.
   const timedOut = new SharedArrayBuffer(4 * (1 + 2 * TIMED_OUT_MAX));
   const timedOutTable = new Int32Array(timedOut);
   /** The schema of `file:line` ran over time: its text's hash goes to every worker. */
-  const rememberTimedOut = (st: FileState, line: number) => {
+  const rememberTimedOut = async (st: FileState, line: number) => {
+    const { parseLine, readLinesSync } = await import('../core/jsonl.ts');
+    const { SCORING_SKIP_KEYS, SCORING_SPAN_KEYS } = await import('../core/record.ts');
+    const { schemaKeyOfLine, schemaTextHash } = await import('./score-line.ts');
     let key: string | undefined;
     for (const l of readLinesSync(st.target.file, line)) {
-      const ref = benchmarkRef(st.target);
       key = schemaKeyOfLine(parseLine(l, SCORING_SPAN_KEYS, SCORING_SKIP_KEYS), {
         pathModality: st.pathModality,
         profile: profileOf(st.target),
-        benchmark: ref ? loadBenchmark(ref).records : undefined,
+        benchmark: st.benchmark?.records,
       });
       break;
     }
@@ -300,128 +177,221 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
     Atomics.store(timedOutTable, 0, n + 1);
   };
 
-  /** Closes a file's outputs and writes its summaries (computed by `summarize`, on a worker). */
-  const finishFile = async (
-    idx: number,
-    st: FileState,
-    summarize: (items: SummaryJob[]) => Promise<Record<string, unknown>[]>,
-    error?: string,
-  ) => {
-    if (error || st.error) {
-      st.abort();
-      results[idx] = {
-        file: st.target.file,
-        outputs: [],
-        malformed: st.malformed,
-        failed: st.failed,
-        error: error ?? st.error,
-      };
-      filesDone++;
-      return;
-    }
-    const outs = [...st.outputs];
-    const bench = benchmarks.get(idx);
-    const missingByModality = new Map<Modality, string[]>();
-    const benchIds = bench ? idsByModality(bench, opts.modality ?? st.pathModality) : undefined;
-    if (benchIds) {
-      for (const [m, ids] of benchIds) {
-        // A record the provider refused was asked: it is not missing.
-        const answered = st.outputs.get(m)?.firstLine;
-        const refused = new Set(st.rejected.get(m) ?? []);
-        missingByModality.set(
-          m,
-          ids.filter((id) => !answered?.has(id) && !refused.has(id)),
+  // -- Files: rows in, then summaries, then folders swapped in ---------------------------------
+
+  /** Folders of each file still to be written; a file's result is complete when it is 0. */
+  const remaining = new Map<number, { outputs: ScoredOutput[]; left: number }>();
+  const commits: Promise<void>[] = [];
+  let pending: Pending[] = [];
+  let pendingSince = 0;
+  let pendingRows = 0;
+  const tasks: BootstrapTask[] = [];
+
+  const fail = (st: FileState, error: string) => {
+    st.abort();
+    results[st.idx] = {
+      file: st.target.file,
+      outputs: [],
+      malformed: st.malformed,
+      failed: st.failed,
+      error,
+    };
+    filesDone++;
+  };
+
+  /** The lines a finished file says on stderr (repeats, benchmark ids, refusals, defaults...). */
+  const reportFile = (st: FileState) => {
+    const file = st.target.file;
+    const bench = st.benchmarkIds(opts.modality);
+    for (const out of st.outputs.values()) {
+      const name = `${file} (${out.modality})`;
+      if (out.duplicates > 0)
+        log(
+          `${name}: ${out.duplicates} rows repeat an earlier record id (${out.firstLine.size + out.noId} distinct): ${out.repeats.join(', ')}${out.duplicates > out.repeats.length ? ', ...' : ''}; ${st.dedupe ? 'strict profile: only the first row of each id is scored' : 'sob profile: every row is scored, as the reference does (--profile strict keeps the first of each id)'}`,
         );
-      }
+      if (!bench) continue;
+      const missing = bench.missing.get(out.modality) ?? [];
+      const unknown = st.unknown.get(out.modality) ?? [];
+      if (missing.length > 0 || unknown.length > 0)
+        log(
+          `${name}: ${missing.length} of the benchmark's ${bench.ids.get(out.modality)?.length ?? 0} ${out.modality} records have no answer${missing.length ? ` (${someIds(missing)})` : ''}; ${unknown.length} answers are not in the benchmark${unknown.length ? ` (${someIds(unknown)}; not scored)` : ''}; lists in ${join(out.dir, BENCHMARK_IDS)}`,
+        );
     }
-    const items: SummaryJob[] = outs.map(([modality, out]) => {
-      out.folder.closeRows();
-      const dq = out.acc.dataQuality;
-      dq.malformed_jsonl_line_count = st.malformed.length;
-      dq.duplicate_record_id_count = out.duplicates;
-      dq.distinct_record_ids = out.firstLine.size + out.noId;
-      dq.schema_rejected_count = st.rejected.get(modality)?.length ?? 0;
-      const data = out.acc.data();
-      if (bench)
-        data.benchmark = {
-          path: bench.path,
-          sha256: benchmarkSha256(bench),
-          records: benchIds?.get(modality)?.length ?? 0,
-          missing_ids: missingByModality.get(modality)?.length ?? 0,
-          unknown_ids: st.unknown.get(modality)?.length ?? 0,
-        };
-      return {
-        data,
-        responseFile: st.target.file,
-        opts: { ...opts.summary, errorAnalysis: modality === 'image', profile: profileOf(st.target).profile },
-      };
-    });
-    let summaries: Record<string, unknown>[];
-    try {
-      summaries = items.length > 0 ? await summarize(items) : [];
-    } catch {
-      summaries = items.map((it) => buildSummary(it.data, it.responseFile, it.opts));
-    }
-    const outputs: ScoredOutput[] = outs.map(([modality, out], i) => {
-      const files: Record<string, string> = {
-        'eval_summary.json': `${dumpsPy(summaries[i], { indent: 2 })}\n`,
-      };
-      if (bench)
-        files[BENCHMARK_IDS] = `${JSON.stringify(
-          {
-            benchmark: bench.path,
-            missing_ids: missingByModality.get(modality) ?? [],
-            unknown_ids: st.unknown.get(modality) ?? [],
-          },
-          null,
-          2,
-        )}\n`;
-      out.folder.commit(files);
-      claimed.delete(out.dir);
-      reportIds(st, modality, out, benchIds, missingByModality.get(modality) ?? []);
-      return { modality, dir: out.dir, records: out.acc.n, summary: summaries[i] };
-    });
     if (bench) {
       // Benchmark records of a source this file has no answer for at all.
-      for (const [m, missing] of missingByModality)
+      for (const [m, missing] of bench.missing)
         if (!st.outputs.has(m) && missing.length > 0)
           log(
-            `${st.target.file}: none of the benchmark's ${missing.length} ${m} records has an answer (no ${m} folder written); ids: ${someIds(missing)}`,
+            `${file}: none of the benchmark's ${missing.length} ${m} records has an answer (no ${m} folder written); ids: ${someIds(missing)}`,
           );
       for (const [m, ids] of st.unknown)
         if (!st.outputs.has(m))
-          log(
-            `${st.target.file}: ${ids.length} ${m} answers are not in the benchmark (not scored): ${someIds(ids)}`,
-          );
+          log(`${file}: ${ids.length} ${m} answers are not in the benchmark (not scored): ${someIds(ids)}`);
     }
     const refused = [...st.rejected.values()].reduce((n, l) => n + l.length, 0);
     if (refused > 0)
       log(
-        `${st.target.file}: ${refused} records whose schema the provider refused (eval_info.schema_rejected) are left out of the scores (data_quality.schema_rejected_count)`,
+        `${file}: ${refused} records whose schema the provider refused (eval_info.schema_rejected) are left out of the scores (data_quality.schema_rejected_count)`,
       );
     if (st.defaulted > 0)
       log(
-        `${st.target.file}: ${st.defaulted === 1 ? '1 record names' : `${st.defaulted} records name`} no source (metadata.source) and the file name does not tell one (text_response, image_response, audio_response, _image, _audio): scored as text; --modality chooses`,
+        `${file}: ${st.defaulted === 1 ? '1 record names' : `${st.defaulted} records name`} no source (metadata.source) and the file name does not tell one (text_response, image_response, audio_response, _image, _audio): scored as text; --modality chooses`,
       );
     if (st.remembered > 0)
       log(
-        `${st.target.file}: ${st.remembered} records share a schema that ran over the time budget earlier: reported with scoring_error, not run again`,
+        `${file}: ${st.remembered} records share a schema that ran over the time budget earlier: reported with scoring_error, not run again`,
       );
-    for (const m of st.malformed.slice(0, 5)) log(`${st.target.file}:${m.line}: skipped: ${m.error}`);
-    if (st.malformed.length > 5)
-      log(`${st.target.file}: ${st.malformed.length - 5} more malformed lines skipped`);
-    let err: string | undefined;
-    if (outputs.length === 0) {
+    for (const m of st.malformed.slice(0, 5)) log(`${file}:${m.line}: skipped: ${m.error}`);
+    if (st.malformed.length > 5) log(`${file}: ${st.malformed.length - 5} more malformed lines skipped`);
+  };
+
+  /** A file's rows are all in: its folders wait for their bootstrap; lines on what it held. */
+  const rowsDone = (st: FileState, error?: string) => {
+    if (error || st.error) return fail(st, (error ?? st.error)!);
+    const done = st.endRows(opts.modality);
+    reportFile(st);
+    if (done.length === 0) {
       const unknown = [...st.unknown.values()].reduce((n, l) => n + l.length, 0);
+      const refused = [...st.rejected.values()].reduce((n, l) => n + l.length, 0);
       const why = [
         st.malformed.length ? `${st.malformed.length} malformed lines` : '',
         unknown ? `${unknown} answers not in the benchmark` : '',
         refused ? `${refused} with a schema the provider refused` : '',
       ].filter(Boolean);
-      err = `${st.target.file}: no records to score${why.length ? ` (${why.join(', ')})` : ''}`;
+      return fail(st, `${st.target.file}: no records to score${why.length ? ` (${why.join(', ')})` : ''}`);
     }
-    results[idx] = { file: st.target.file, outputs, malformed: st.malformed, failed: st.failed, error: err };
+    remaining.set(st.idx, { outputs: [], left: done.length });
+    if (pending.length === 0) pendingSince = Date.now();
+    for (const { out, data } of done) {
+      pending.push({
+        st,
+        out,
+        data,
+        opts: {
+          ...opts.summary,
+          errorAnalysis: out.modality === 'image',
+          profile: profileOf(st.target).profile,
+        },
+      });
+      pendingRows += data.weights.length;
+    }
+  };
+
+  const folderDone = (st: FileState, o: ScoredOutput) => {
+    const r = remaining.get(st.idx);
+    if (!r) return; // another folder of this file failed: the file is reported failed
+    r.outputs.push(o);
+    if (--r.left > 0) return;
+    remaining.delete(st.idx);
+    // In modality order of first appearance, as the rows came.
+    const order = [...st.outputs.keys()];
+    r.outputs.sort((a, b) => order.indexOf(a.modality) - order.indexOf(b.modality));
+    results[st.idx] = {
+      file: st.target.file,
+      outputs: r.outputs,
+      malformed: st.malformed,
+      failed: st.failed,
+    };
     filesDone++;
+  };
+
+  const folderFailed = (st: FileState, out: Output, e: unknown) => {
+    out.folder.abort();
+    st.release(out);
+    const r = remaining.get(st.idx);
+    if (r) remaining.delete(st.idx);
+    if (results[st.idx]) return;
+    results[st.idx] = {
+      file: st.target.file,
+      outputs: r?.outputs ?? [],
+      malformed: st.malformed,
+      failed: st.failed,
+      error: `${st.target.file}: could not write ${out.dir}: ${errorMessage(e)}`,
+    };
+    filesDone++;
+  };
+
+  /** Writes one folder (summary, side file) and swaps it in, in the background. */
+  const commit = (p: Pending, intervals: { plain: Intervals; weighted: Intervals }) => {
+    const { st, out, data } = p;
+    let summary: Record<string, unknown>;
+    const files: Record<string, string> = {};
+    try {
+      summary = buildSummary(data, st.target.file, p.opts, intervals);
+      files['eval_summary.json'] = `${dumpsPy(summary, { indent: 2 })}\n`;
+      const bench = st.benchmarkIds(opts.modality);
+      if (st.benchmark && bench)
+        files[BENCHMARK_IDS] = `${JSON.stringify(
+          {
+            benchmark: st.benchmark.path,
+            missing_ids: bench.missing.get(out.modality) ?? [],
+            unknown_ids: st.unknown.get(out.modality) ?? [],
+          },
+          null,
+          2,
+        )}\n`;
+    } catch (e) {
+      folderFailed(st, out, e);
+      return;
+    }
+    commits.push(
+      out.folder.commit(files).then(
+        () => {
+          st.release(out);
+          folderDone(st, { modality: out.modality, dir: out.dir, records: out.acc.n, summary });
+        },
+        (e: unknown) => folderFailed(st, out, e),
+      ),
+    );
+  };
+
+  /**
+   * Turns the waiting folders into bootstrap tasks (one plain and one weighted per size), when
+   * forced (nothing else to score) or when they have waited long enough.
+   */
+  const flush = (force: boolean): void => {
+    if (pending.length === 0) return;
+    if (!force && Date.now() - pendingSince < FLUSH_MS && pendingRows < FLUSH_ROWS) return;
+    const batch = pending;
+    pending = [];
+    pendingRows = 0;
+    const groups = new Map<string, Pending[]>();
+    for (const p of batch) {
+      const key = `${p.data.weights.length}:${p.opts.bootstrapSamples}:${p.opts.seed}`;
+      const g = groups.get(key);
+      if (g) g.push(p);
+      else groups.set(key, [p]);
+    }
+    for (const group of groups.values()) {
+      const { seed, bootstrapSamples: samples } = group[0].opts;
+      const got: { plain?: Intervals[]; weighted?: Intervals[] } = {};
+      const finish = () => {
+        if (!got.plain || !got.weighted) return;
+        group.forEach((p, i) => {
+          commit(p, { plain: got.plain![i], weighted: got.weighted![i] });
+        });
+      };
+      for (const weighted of [false, true]) {
+        const inputs = group.map((p) => bootstrapInput(p.data, weighted));
+        const done = (iv: Intervals[]) => {
+          got[weighted ? 'weighted' : 'plain'] = iv;
+          finish();
+        };
+        const taskSeed = seed + (weighted ? 1 : 0);
+        // Nothing to draw: no need for a worker.
+        if (samples <= 0 || group[0].data.weights.length === 0)
+          done(bootstrapIntervals(inputs, taskSeed, samples));
+        else tasks.push({ seed: taskSeed, samples, inputs, done });
+      }
+    }
+  };
+
+  // -- Worker slots ----------------------------------------------------------------------------
+
+  /** Slots with nothing to do, waiting for the others' files to finish (then the bootstrap). */
+  const idle: (() => void)[] = [];
+  const wakeIdle = () => {
+    for (const w of idle.splice(0)) w();
   };
 
   const runSlot = (): Promise<void> =>
@@ -429,37 +399,27 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       const heartbeat = new SharedArrayBuffer(12);
       const beat = new Int32Array(heartbeat);
       let worker: Worker | null = null;
-      let current: { idx: number; st: FileState } | null = null;
+      let current: FileState | null = null;
+      let task: BootstrapTask | null = null;
       let seenSeq = -1;
       let seenAt = Date.now();
       let watchdog: NodeJS.Timeout | null = null;
-      let pendingSummary: {
-        resolve: (s: Record<string, unknown>[]) => void;
-        reject: (e: Error) => void;
-      } | null = null;
-
-      const summarize = (items: SummaryJob[]) =>
-        new Promise<Record<string, unknown>[]>((resolveSummary, reject) => {
-          if (!worker) return reject(new Error('no worker'));
-          pendingSummary = { resolve: resolveSummary, reject };
-          worker.postMessage({ type: 'summarize', items } satisfies WorkerRequest);
-        });
 
       const fileDone = (error?: string) => {
-        const c = current!;
+        const st = current!;
         current = null;
+        scoring--;
         Atomics.store(beat, 0, 0);
-        finishFile(c.idx, c.st, summarize, error).then(nextFile, (e: unknown) => {
-          c.st.abort();
-          results[c.idx] = {
-            file: c.st.target.file,
-            outputs: [],
-            malformed: c.st.malformed,
-            failed: c.st.failed,
-            error: `${c.st.target.file}: could not write results: ${e instanceof Error ? e.message : String(e)}`,
-          };
-          nextFile();
-        });
+        rowsDone(st, error);
+        next();
+      };
+
+      /** A bootstrap task's intervals (null: its worker failed, run it here instead). */
+      const taskDone = (iv: Intervals[] | null) => {
+        const t = task!;
+        task = null;
+        t.done(iv ?? bootstrapIntervals(t.inputs, t.seed, t.samples));
+        next();
       };
 
       const startWorker = () => {
@@ -473,17 +433,15 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         });
         w.on('message', (msg: WorkerMessage) => {
           if (w !== worker) return;
-          if (msg.type === 'summaries' || (msg.type === 'fatal' && pendingSummary)) {
-            const p = pendingSummary;
-            pendingSummary = null;
-            if (msg.type === 'summaries') p?.resolve(msg.summaries);
-            else p?.reject(new Error(msg.error));
+          if (task) {
+            if (msg.type === 'intervals') taskDone(msg.intervals);
+            else if (msg.type === 'fatal') taskDone(null);
             return;
           }
           if (!current) return;
           if (msg.type === 'batch') {
             for (const item of msg.items) {
-              if (current.st.accept(item)) continue;
+              if (current.accept(item)) continue;
               // The file cannot be written (its folder is in use): stop scoring it.
               const old = worker;
               worker = null;
@@ -493,15 +451,14 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
               return;
             }
           } else if (msg.type === 'done') fileDone();
-          else if (msg.type === 'fatal') fileDone(`${current.st.target.file}: ${msg.error}`);
+          else if (msg.type === 'fatal') fileDone(`${current.target.file}: ${msg.error}`);
         });
         w.on('error', (e: Error) => {
           if (w !== worker) return;
-          if (pendingSummary) {
-            const p = pendingSummary;
-            pendingSummary = null;
-            p.reject(e);
+          if (task) {
+            worker = null;
             startWorker();
+            taskDone(null);
             return;
           }
           // Out of memory or a crash inside one record: report that record, go on after it.
@@ -509,11 +466,10 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         });
         w.on('exit', () => {
           if (w !== worker) return;
-          if (pendingSummary) {
-            const p = pendingSummary;
-            pendingSummary = null;
-            p.reject(new Error('scoring worker exited'));
+          if (task) {
+            worker = null;
             startWorker();
+            taskDone(null);
           } else if (current) replaceWorker('scoring worker exited unexpectedly');
         });
         worker = w;
@@ -526,29 +482,28 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         void old?.terminate();
         if (!current) return;
         const line = Atomics.load(beat, 0);
-        const st = current.st;
+        const st = current;
         if (line > 0 && st.skip[line] === undefined) {
           st.skip[line] = reason;
           // Over time inside schema work: every record with that schema text is reported the same
           // way, by every worker, without running it again.
           const inSchema = overTime && Atomics.load(beat, 2) === 1;
-          if (inSchema) rememberTimedOut(st, line);
           log(
             `${st.target.file}:${line}: ${reason}; reported with scoring_error${inSchema ? ' (it was in its schema: every later record with that schema is reported the same way, not run again)' : ''}`,
           );
-        } else {
-          // No progress possible on this file.
           startWorker();
-          fileDone(`${st.target.file}: ${reason}`);
+          if (inSchema) void rememberTimedOut(st, line).finally(dispatch);
+          else dispatch();
           return;
         }
+        // No progress possible on this file.
         startWorker();
-        dispatch();
+        fileDone(`${st.target.file}: ${reason}`);
       };
 
       const dispatch = () => {
         if (!current || !worker) return;
-        const st = current.st;
+        const st = current;
         seenSeq = -1;
         seenAt = Date.now();
         const job: WorkerJob = {
@@ -564,23 +519,48 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         worker.postMessage({ type: 'score', job } satisfies WorkerRequest);
       };
 
-      const nextFile = () => {
-        if (nextTarget >= targets.length) {
-          if (watchdog) clearInterval(watchdog);
-          void worker?.terminate();
-          worker = null;
-          resolveSlot();
+      /** What this slot does next: a bootstrap task, a file, wait for the others, or stop. */
+      const next = () => {
+        flush(nextTarget >= targets.length && scoring === 0);
+        if (tasks.length > 0) {
+          task = tasks.shift()!;
+          wakeIdle();
+          if (!worker) startWorker();
+          worker!.postMessage({
+            type: 'bootstrap',
+            inputs: task.inputs,
+            seed: task.seed,
+            samples: task.samples,
+          } satisfies WorkerRequest);
           return;
         }
-        const idx = nextTarget++;
-        const t = targets[idx];
-        current = {
-          idx,
-          st: new FileState(t, t.outDir ?? opts.outDir, profileOf(t).profile === 'strict', () => {
-            recordsSeen++;
-          }),
-        };
-        dispatch();
+        if (nextTarget < targets.length) {
+          const idx = nextTarget++;
+          const t = targets[idx];
+          scoring++;
+          current = new FileState(
+            idx,
+            t,
+            t.outDir ?? opts.outDir,
+            profileOf(t).profile === 'strict',
+            benchmarks.get(idx),
+            () => {
+              recordsSeen++;
+            },
+          );
+          dispatch();
+          return;
+        }
+        if (scoring > 0) {
+          // Others are still scoring: their folders join the last bootstrap.
+          idle.push(next);
+          return;
+        }
+        wakeIdle();
+        if (watchdog) clearInterval(watchdog);
+        void worker?.terminate();
+        worker = null;
+        resolveSlot();
       };
 
       watchdog = setInterval(
@@ -600,7 +580,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       );
 
       startWorker();
-      nextFile();
+      next();
     });
 
   // Progress on long work: a line every 5 s on stderr (files done, records scored, rate).
@@ -614,6 +594,8 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
   progress.unref();
   try {
     await Promise.all(Array.from({ length: jobs }, runSlot));
+    // Every folder's write lands before the results are given.
+    for (let i = 0; i < commits.length; i++) await commits[i];
   } finally {
     clearInterval(progress);
   }

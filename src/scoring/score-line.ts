@@ -18,6 +18,7 @@ import { dumpsPy, type PyObject, type PyValue, parsePyJson } from '../core/pyjso
 import { type Modality, type ScoringView, scoringView } from '../core/record.ts';
 import { isKnownSchemaText } from '../core/schema.ts';
 import type { BenchmarkRecord } from './benchmark.ts';
+import { SCHEMA_TIMED_OUT } from './verdicts.ts';
 
 export type LineOutcome =
   | {
@@ -81,9 +82,6 @@ export function schemaKeyOfLine(parsed: ParsedLine, ctx: LineContext): string | 
   const vm = viewOf(parsed, ctx);
   return 'kind' in vm ? undefined : schemaSourceOf(vm.view).key;
 }
-
-/** The `scoring_error` of a record whose schema ran over the time budget on an earlier record. */
-export const SCHEMA_TIMED_OUT = 'its schema ran over the time budget on an earlier record (not run again)';
 
 /** The answer's metadata with the benchmark record's weight fields and source over it. */
 function withBenchmarkMetadata(metadata: PyObject, b: BenchmarkRecord): PyObject {

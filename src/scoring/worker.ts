@@ -1,10 +1,11 @@
 /**
  * A scoring worker: streams one response file from a given line, scores each record and posts
- * the rows back in batches; then, asked to, computes that file's summaries (the bootstrap). Before each record it bumps a shared heartbeat so the parent can
- * tell a record that runs over its time budget (a catastrophic regex, say) and replace the worker.
+ * the rows back in batches; asked to, runs a bootstrap (the intervals of many files at once).
+ * Before each record it bumps a shared heartbeat so the parent can tell a record that runs over
+ * its time budget (a catastrophic regex, say) and replace the worker.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { buildSummary, type SummaryData, type SummaryOptions } from '../../metrics/summary.ts';
+import { type BootstrapInput, bootstrapIntervals, type Intervals } from '../../metrics/summary.ts';
 import { parseLine, readLinesSync } from '../core/jsonl.ts';
 import { type Modality, SCORING_SKIP_KEYS, SCORING_SPAN_KEYS } from '../core/record.ts';
 import { prepareStrict } from '../core/schema.ts';
@@ -31,18 +32,14 @@ export interface WorkerJob {
   benchmark?: BenchmarkRef;
 }
 
-export interface SummaryJob {
-  data: SummaryData;
-  responseFile: string;
-  opts: SummaryOptions;
-}
-
-export type WorkerRequest = { type: 'score'; job: WorkerJob } | { type: 'summarize'; items: SummaryJob[] };
+export type WorkerRequest =
+  | { type: 'score'; job: WorkerJob }
+  | { type: 'bootstrap'; inputs: BootstrapInput[]; seed: number; samples: number };
 
 export type WorkerMessage =
   | { type: 'batch'; items: LineOutcome[] }
   | { type: 'done' }
-  | { type: 'summaries'; summaries: Record<string, unknown>[] }
+  | { type: 'intervals'; intervals: Intervals[] }
   | { type: 'fatal'; error: string };
 
 const { heartbeat, timedOut } = workerData as { heartbeat: SharedArrayBuffer; timedOut: SharedArrayBuffer };
@@ -106,11 +103,14 @@ async function run(job: WorkerJob): Promise<void> {
 }
 
 port.on('message', (req: WorkerRequest) => {
-  if (req.type === 'summarize') {
-    // The bootstrap runs here, so summaries of different files use both cores.
+  if (req.type === 'bootstrap') {
+    // The bootstrap of many files at once (see bootstrapIntervals), off the main thread.
     try {
-      const summaries = req.items.map((it) => buildSummary(it.data, it.responseFile, it.opts));
-      port.postMessage({ type: 'summaries', summaries } satisfies WorkerMessage);
+      const intervals = bootstrapIntervals(req.inputs, req.seed, req.samples);
+      port.postMessage(
+        { type: 'intervals', intervals } satisfies WorkerMessage,
+        intervals.flatMap((iv) => [iv.low.buffer as ArrayBuffer, iv.high.buffer as ArrayBuffer]),
+      );
     } catch (e) {
       port.postMessage({
         type: 'fatal',
