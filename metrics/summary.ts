@@ -241,7 +241,11 @@ export interface BootstrapInput {
  * summary, so no index is stored (memory does not grow with n) and none is drawn twice. Each
  * estimate is summed in the same order as one summary alone would (the same bits).
  */
-export function bootstrapIntervals(inputs: BootstrapInput[], seed: number, samplesAsked: number): Intervals[] {
+export function bootstrapIntervals(
+  inputs: BootstrapInput[],
+  seed: number,
+  samplesAsked: number,
+): Intervals[] {
   const out = inputs.map(() => ({ low: new Float64Array(PASSES), high: new Float64Array(PASSES) }));
   const n = inputs[0]?.columns[0]?.length ?? 0;
   const samples = Math.max(0, samplesAsked);
@@ -315,8 +319,7 @@ function summarize(
 ): { metrics: Interval[]; categories: Interval[] } {
   const weights = weighted ? acc.weights : null;
   const input = bootstrapInput(acc, weighted);
-  const iv =
-    given ?? bootstrapIntervals([input], opts.seed + (weighted ? 1 : 0), opts.bootstrapSamples)[0];
+  const iv = given ?? bootstrapIntervals([input], opts.seed + (weighted ? 1 : 0), opts.bootstrapSamples)[0];
   const at = (p: number): Interval => ({
     mean: mean(input.columns[p], weights),
     low: iv.low[p],
