@@ -9,8 +9,8 @@
  */
 
 import { createRequire } from 'node:module';
-import { Ajv, type ValidateFunction } from 'ajv';
-import type { RegExpEngine, RegExpLike, SchemaValidateFunction } from 'ajv/dist/types/index.js';
+import { _, Ajv, str, type ValidateFunction } from 'ajv';
+import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
 import { errorMessage } from './errors.ts';
 import { pythonRegexError, translatePythonRegex } from './pyregex.ts';
 
@@ -69,42 +69,56 @@ function canonicalKey(v: unknown): string {
 }
 
 /**
- * `uniqueItems` in linear time. ajv compares every pair of items that are not all scalars (the
- * meta-schemas' `enum` has `items: true`, so a 200,000-value `enum` cost 2e10 comparisons in the
- * schema check); here each item is keyed by its canonical text, with the same equality (values,
- * key order ignored, `1` and `1.0` equal, `true` and `1` not) and the same first pair reported.
+ * The first repeated item as ajv reports it, `[i, j]` (the last item with an equal one before
+ * it, and the nearest such one), or null: in linear time, each item keyed by its canonical text
+ * (values; key order ignored; `1` and `1.0` equal, `true` and `1` not).
+ */
+export function firstDuplicate(data: unknown[]): [number, number] | null {
+  if (data.length < 2) return null;
+  let keys: string[];
+  try {
+    keys = data.map(canonicalKey);
+  } catch {
+    return null; // nested too deep to key: not asserted (the instance is still validated otherwise)
+  }
+  const last = new Map<string, number>();
+  let pair: [number, number] | null = null;
+  keys.forEach((k, i) => {
+    const j = last.get(k);
+    if (j !== undefined) pair = [i, j];
+    last.set(k, i);
+  });
+  return pair;
+}
+
+/**
+ * `uniqueItems` in linear time (`firstDuplicate`): ajv compares every pair of items that are not
+ * all scalars, and the meta-schemas' `enum` has `items: true`, so a 200,000-value `enum` cost
+ * 2e10 comparisons in the schema check. Generated code calls `sobFirstDuplicate` by name, so a
+ * validator's standalone code (shared between workers) carries it too.
  */
 function linearUniqueItems(ajv: Ajv): Ajv {
   ajv.removeKeyword('uniqueItems');
-  const validate: SchemaValidateFunction = (unique: boolean, data: unknown[]): boolean => {
-    validate.errors = undefined;
-    if (!unique || data.length < 2) return true;
-    let keys: string[];
-    try {
-      keys = data.map(canonicalKey);
-    } catch {
-      return true; // nested too deep to key: not asserted (the instance is still validated otherwise)
-    }
-    // ajv's answer: the last item with an equal one before it, and the nearest such one.
-    const last = new Map<string, number>();
-    let pair: [number, number] | undefined;
-    keys.forEach((k, i) => {
-      const j = last.get(k);
-      if (j !== undefined) pair = [i, j];
-      last.set(k, i);
-    });
-    if (!pair) return true;
-    const [i, j] = pair;
-    validate.errors = [
-      {
-        keyword: 'uniqueItems',
-        params: { i, j },
-        message: `must NOT have duplicate items (items ## ${j} and ${i} are identical)`,
-      },
-    ];
-    return false;
-  };
-  ajv.addKeyword({ keyword: 'uniqueItems', type: 'array', schemaType: 'boolean', errors: true, validate });
+  ajv.addKeyword({
+    keyword: 'uniqueItems',
+    type: 'array',
+    schemaType: 'boolean',
+    error: {
+      message: ({ params }) =>
+        str`must NOT have duplicate items (items ## ${params.j} and ${params.i} are identical)`,
+      params: ({ params }) => _`{i: ${params.i}, j: ${params.j}}`,
+    },
+    code(cxt) {
+      const { gen, data, schema } = cxt;
+      if (!schema) return;
+      const fn = gen.scopeValue('func', { ref: firstDuplicate, code: _`sobFirstDuplicate` });
+      const dup = gen.const('dup', _`${fn}(${data})`);
+      const i = gen.const('i', _`${dup} === null ? 0 : ${dup}[0]`);
+      const j = gen.const('j', _`${dup} === null ? 0 : ${dup}[1]`);
+      cxt.setParams({ i, j });
+      cxt.fail(_`${dup} !== null`);
+    },
+  });
   return ajv;
 }
 
@@ -168,9 +182,10 @@ function ajvForInstances(): Ajv {
       validateSchema: false,
       addUsedSchema: false,
       inlineRefs: true,
-      // Unoptimized code generation compiles ~4x faster; each schema is compiled once per worker
-      // and validated only a few times, so compile time is what counts.
-      code: { regExp: pyRegExp, optimize: false },
+      // Unoptimized code generation compiles ~4x faster; each schema is compiled once and
+      // validated only a few times, so compile time is what counts. The source is kept: a
+      // validator compiled on one worker is handed to the others as code (`validatorCode`).
+      code: { regExp: pyRegExp, optimize: false, source: true },
     }),
   );
   return instanceAjv;
@@ -200,6 +215,8 @@ export type InstanceCheck = { valid: true } | { valid: false; reason: string };
 
 /** What is known of one schema text: its validity and, once needed, its compiled validator. */
 export interface SchemaEntry {
+  /** The schema text it is cached under ('' when none). */
+  key?: string;
   valid: boolean;
   reason?: string;
   validate?: ValidateFunction | string;
@@ -218,7 +235,7 @@ export function schemaEntry(key: string, plain: () => unknown): SchemaEntry {
   if (!e) {
     const schema = plain();
     const c = checkDraft7Schema(schema);
-    e = c.valid ? { valid: true, schema } : { valid: false, reason: c.reason, schema };
+    e = c.valid ? { key, valid: true, schema } : { key, valid: false, reason: c.reason, schema };
     if (key) {
       if (entries.size >= VALIDATOR_CACHE_MAX) entries.clear();
       entries.set(key, e);
@@ -235,11 +252,15 @@ export function isKnownSchemaText(key: string): boolean {
 /** Validates with an entry's validator, compiling it on first use; never throws. */
 export function validateWithEntry(entry: SchemaEntry, plain: () => object, instance: unknown): InstanceCheck {
   if (entry.validate === undefined) {
-    try {
-      entry.validate = ajvForInstances().compile(plain());
-    } catch (e) {
-      entry.validate = `schema cannot be compiled: ${errorMessage(e)}`;
-    }
+    const compile = (): ValidateFunction | string => {
+      try {
+        return ajvForInstances().compile(plain());
+      } catch (e) {
+        return `schema cannot be compiled: ${errorMessage(e)}`;
+      }
+    };
+    // May throw SchemaDeferred: another worker is compiling this schema right now.
+    entry.validate = validatorSource && entry.key ? validatorSource(entry.key, compile) : compile();
   }
   const v = entry.validate;
   if (typeof v === 'string') return { valid: false, reason: v };
@@ -253,6 +274,54 @@ export function validateWithEntry(entry: SchemaEntry, plain: () => object, insta
   } catch (e) {
     return { valid: false, reason: `validation failed: ${errorMessage(e)}` };
   }
+}
+
+// -------------------------------------------------------------------------------------------
+// Validators compiled once per schema text across worker threads: the one that compiles it hands
+// its standalone code to the others (see src/scoring/validators.ts).
+
+/**
+ * Where a schema's validator comes from: `compile` here, or the code another thread compiled.
+ * May throw `SchemaDeferred` when another thread is compiling that schema text right now.
+ */
+export type ValidatorSource = (
+  key: string,
+  compile: () => ValidateFunction | string,
+) => ValidateFunction | string;
+
+let validatorSource: ValidatorSource | undefined;
+
+export function setValidatorSource(source: ValidatorSource | undefined): void {
+  validatorSource = source;
+}
+
+/** Thrown while another thread compiles the schema a record needs: score that record later. */
+export class SchemaDeferred extends Error {
+  constructor(readonly slot: number) {
+    super('schema being compiled elsewhere');
+  }
+}
+
+/** A compiled validator as standalone code (a CommonJS module body). */
+export function validatorCode(v: ValidateFunction): string {
+  const standaloneCode = requireJson('ajv/dist/standalone').default as (
+    ajv: Ajv,
+    v: ValidateFunction,
+  ) => string;
+  return standaloneCode(ajvForInstances(), v);
+}
+
+/** A validator back from its standalone code (the functions it names supplied). */
+export function validatorFromCode(code: string): ValidateFunction {
+  const module: { exports: { default?: ValidateFunction } } = { exports: {} };
+  new Function('module', 'exports', 'require', 'pyRegExp', 'sobFirstDuplicate', code)(
+    module,
+    module.exports,
+    requireJson,
+    pyRegExp,
+    firstDuplicate,
+  );
+  return module.exports as unknown as ValidateFunction;
 }
 
 /** Validates an instance (plain JS value) under a schema; never throws. */

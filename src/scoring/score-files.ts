@@ -16,7 +16,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker } from 'node:worker_threads';
 import {
   type BootstrapInput,
   bootstrapInput,
@@ -31,6 +31,7 @@ import { refuseSymlink } from '../core/files.ts';
 import { dumpsPy } from '../core/pyjson.ts';
 import { MODALITIES, type Modality } from '../core/record.ts';
 import { type Benchmark, type BenchmarkRef, loadBenchmark, someIds } from './benchmark.ts';
+import { ClaimsRelay, claimsBuffer } from './claims.ts';
 import { FileState, type Output, type ScoreTarget } from './file-state.ts';
 import { cleanEvaluationParent } from './output.ts';
 import type { ProfileOptions } from './score-line.ts';
@@ -48,7 +49,12 @@ export interface ScoreOptions {
   jobs?: number;
   /** A record's scoring time budget. */
   recordTimeoutMs?: number;
-  /** A worker's heap budget (MB): an answer too big for it is reported, not fatal. */
+  /**
+   * A worker's heap budget (MB, default 3072): an answer too big for it is reported, not fatal.
+   * Workers start with a smaller heap (`WORKER_START_MB`: V8 sizes its heap from the budget, so
+   * memory stays flat however long the run); a record that runs out of it is retried once on a
+   * worker with the full budget.
+   */
   workerMemoryMb?: number;
   /** `sob` (default, parity with the reference) or `strict`; strict may assert formats. A
    * target's own `profile` wins. */
@@ -93,6 +99,9 @@ export function expandInputs(inputs: string[]): string[] {
   }
   return files;
 }
+
+/** A worker's first heap budget (MB); see `ScoreOptions.workerMemoryMb`. */
+const WORKER_START_MB = 384;
 
 /** How many schema texts that ran over time are remembered (per `sob score`). */
 const TIMED_OUT_MAX = 4096;
@@ -149,6 +158,10 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
   let filesDone = 0;
   let recordsSeen = 0;
   let scoring = 0; // slots scoring a file right now
+
+  // Each schema compiled once, by one worker, its code handed to the others.
+  const relay = new ClaimsRelay(claimsBuffer());
+  let workerCount = 0;
 
   // Schema texts that ran over the time budget (their hashes), shared with every worker.
   const timedOut = new SharedArrayBuffer(4 * (1 + 2 * TIMED_OUT_MAX));
@@ -404,6 +417,8 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       let seenSeq = -1;
       let seenAt = Date.now();
       let watchdog: NodeJS.Timeout | null = null;
+      const fullMb = opts.workerMemoryMb ?? 3072;
+      let heapMb = Math.min(WORKER_START_MB, fullMb);
 
       const fileDone = (error?: string) => {
         const st = current!;
@@ -422,16 +437,34 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         next();
       };
 
+      /** Stops this slot's worker; the schemas it was compiling become free to claim. */
+      let workerId = 0;
+      const stopWorker = () => {
+        const old = worker;
+        worker = null;
+        if (old) relay.release(workerId);
+        void old?.terminate();
+      };
+
       const startWorker = () => {
+        const id = ++workerCount;
+        const channel = new MessageChannel();
         const w = new Worker(scoringWorkerUrl(), {
-          workerData: { heartbeat, timedOut },
+          workerData: { heartbeat, timedOut, claims: relay.buffer, codePort: channel.port2, owner: id },
+          transferList: [channel.port2],
           resourceLimits: {
-            maxOldGenerationSizeMb: opts.workerMemoryMb ?? 3072,
+            maxOldGenerationSizeMb: heapMb,
             maxYoungGenerationSizeMb: 48,
             stackSizeMb: 64,
           },
         });
+        relay.attach(id, channel.port1);
         w.on('message', (msg: WorkerMessage) => {
+          if (msg.type === 'compiled') {
+            // Even from a worker being replaced: the code is good.
+            relay.publish(id, msg.compiled);
+            return;
+          }
           if (w !== worker) return;
           if (task) {
             if (msg.type === 'intervals') taskDone(msg.intervals);
@@ -443,9 +476,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
             for (const item of msg.items) {
               if (current.accept(item)) continue;
               // The file cannot be written (its folder is in use): stop scoring it.
-              const old = worker;
-              worker = null;
-              void old?.terminate();
+              stopWorker();
               startWorker();
               fileDone();
               return;
@@ -456,9 +487,17 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         w.on('error', (e: Error) => {
           if (w !== worker) return;
           if (task) {
-            worker = null;
+            stopWorker();
             startWorker();
             taskDone(null);
+            return;
+          }
+          if ((e as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY' && heapMb < fullMb) {
+            // A big answer: the same record again, on a worker with the full heap budget.
+            heapMb = fullMb;
+            stopWorker();
+            startWorker();
+            dispatch();
             return;
           }
           // Out of memory or a crash inside one record: report that record, go on after it.
@@ -467,19 +506,18 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         w.on('exit', () => {
           if (w !== worker) return;
           if (task) {
-            worker = null;
+            stopWorker();
             startWorker();
             taskDone(null);
           } else if (current) replaceWorker('scoring worker exited unexpectedly');
         });
         worker = w;
+        workerId = id;
         Atomics.store(beat, 0, 0);
       };
 
       const replaceWorker = (reason: string, overTime = false) => {
-        const old = worker;
-        worker = null;
-        void old?.terminate();
+        stopWorker();
         if (!current) return;
         const line = Atomics.load(beat, 0);
         const st = current;
@@ -558,8 +596,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         }
         wakeIdle();
         if (watchdog) clearInterval(watchdog);
-        void worker?.terminate();
-        worker = null;
+        stopWorker();
         resolveSlot();
       };
 

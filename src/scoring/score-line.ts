@@ -20,6 +20,8 @@ import { isKnownSchemaText } from '../core/schema.ts';
 import type { BenchmarkRecord } from './benchmark.ts';
 import { SCHEMA_TIMED_OUT } from './verdicts.ts';
 
+export { schemaTextHash } from './verdicts.ts';
+
 export type LineOutcome =
   | {
       kind: 'row';
@@ -60,18 +62,6 @@ export interface LineContext {
   schemaPhase?: (on: boolean) => void;
   /** Whether a schema text already ran over the time budget (its records are not run again). */
   timedOut?: (schemaKey: () => string) => boolean;
-}
-
-/** Two 32-bit FNV-1a hashes of a schema text (how timed-out schemas are told apart across threads). */
-export function schemaTextHash(text: string): [number, number] {
-  let a = 0x811c9dc5;
-  let b = 0x01000193;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x5bd1e995);
-  }
-  return [a | 0, (b ^ text.length) | 0];
 }
 
 /**

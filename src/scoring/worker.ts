@@ -4,12 +4,13 @@
  * Before each record it bumps a shared heartbeat so the parent can tell a record that runs over
  * its time budget (a catastrophic regex, say) and replace the worker.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { type BootstrapInput, bootstrapIntervals, type Intervals } from '../../metrics/summary.ts';
-import { parseLine, readLinesSync } from '../core/jsonl.ts';
+import { type ParsedLine, parseLine, readLinesSync } from '../core/jsonl.ts';
 import { type Modality, SCORING_SKIP_KEYS, SCORING_SPAN_KEYS } from '../core/record.ts';
-import { prepareStrict } from '../core/schema.ts';
+import { prepareStrict, SchemaDeferred, setValidatorSource } from '../core/schema.ts';
 import { type BenchmarkRef, loadBenchmark } from './benchmark.ts';
+import type { CompiledSchema } from './claims.ts';
 import {
   failedLine,
   type LineContext,
@@ -18,6 +19,7 @@ import {
   schemaTextHash,
   scoreParsedLine,
 } from './score-line.ts';
+import { SharedValidators } from './validators.ts';
 
 export interface WorkerJob {
   file: string;
@@ -40,14 +42,30 @@ export type WorkerMessage =
   | { type: 'batch'; items: LineOutcome[] }
   | { type: 'done' }
   | { type: 'intervals'; intervals: Intervals[] }
+  | { type: 'compiled'; compiled: CompiledSchema }
   | { type: 'fatal'; error: string };
 
-const { heartbeat, timedOut } = workerData as { heartbeat: SharedArrayBuffer; timedOut: SharedArrayBuffer };
+const { heartbeat, timedOut, claims, codePort, owner } = workerData as {
+  heartbeat: SharedArrayBuffer;
+  timedOut: SharedArrayBuffer;
+  claims?: SharedArrayBuffer;
+  codePort?: MessagePort;
+  owner: number;
+};
 /** [line being scored, records started, 1 while schema work runs]. */
 const beat = new Int32Array(heartbeat);
 const port = parentPort!;
 /** Shared by every worker: [count, then a 64-bit hash per schema text that ran over time]. */
 const timedOutTable = new Int32Array(timedOut);
+
+/** Schemas compiled once across workers (src/scoring/validators.ts). */
+const validators =
+  claims && codePort
+    ? new SharedValidators(claims, codePort, owner, (c) =>
+        port.postMessage({ type: 'compiled', compiled: c } satisfies WorkerMessage),
+      )
+    : undefined;
+if (validators) setValidatorSource(validators.source);
 
 /** Hashes of the schema texts seen while the timed-out table is not empty. */
 const hashes = new Map<string, [number, number]>();
@@ -73,6 +91,14 @@ const isTimedOut = (keyOf: () => string): boolean => {
   return false;
 };
 
+/** A line whose record waits for a schema another worker is compiling (or its outcome). */
+interface Queued {
+  line: number;
+  outcome?: LineOutcome;
+  parsed?: ParsedLine;
+  slot?: number;
+}
+
 async function run(job: WorkerJob): Promise<void> {
   if (job.profile.profile === 'strict') await prepareStrict(job.profile.assertFormats);
   const ctx: LineContext = {
@@ -84,21 +110,52 @@ async function run(job: WorkerJob): Promise<void> {
     schemaPhase,
     timedOut: isTimedOut,
   };
+  // Outcomes go out in line order: a deferred record holds back the ones after it.
+  const queue: Queued[] = [];
   let batch: LineOutcome[] = [];
-  for (const l of readLinesSync(job.file, job.startLine)) {
-    Atomics.store(beat, 0, l.line);
+  const post = () => {
+    if (batch.length > 0) port.postMessage({ type: 'batch', items: batch } satisfies WorkerMessage);
+    batch = [];
+  };
+  const score = (q: Queued, parsed: ParsedLine) => {
+    Atomics.store(beat, 0, q.line);
     Atomics.add(beat, 1, 1);
-    const parsed = parseLine(l, SCORING_SPAN_KEYS, SCORING_SKIP_KEYS);
-    const skipped = job.skip[l.line];
-    batch.push(skipped === undefined ? scoreParsedLine(parsed, ctx) : failedLine(parsed, skipped, ctx));
+    try {
+      const skipped = job.skip[q.line];
+      q.outcome = skipped === undefined ? scoreParsedLine(parsed, ctx) : failedLine(parsed, skipped, ctx);
+      q.parsed = undefined;
+    } catch (e) {
+      if (!(e instanceof SchemaDeferred)) throw e;
+      q.parsed = parsed;
+      q.slot = e.slot;
+    }
     Atomics.store(beat, 0, 0);
     Atomics.store(beat, 2, 0);
-    if (batch.length >= 32) {
-      port.postMessage({ type: 'batch', items: batch } satisfies WorkerMessage);
-      batch = [];
+  };
+  const retryDeferred = () => {
+    for (const q of queue) if (!q.outcome && validators?.ready(q.slot!)) score(q, q.parsed!);
+  };
+  const flushReady = () => {
+    while (queue.length > 0 && queue[0].outcome) {
+      batch.push(queue.shift()!.outcome!);
+      if (batch.length >= 32) post();
     }
+  };
+  for (const l of readLinesSync(job.file, job.startLine)) {
+    const q: Queued = { line: l.line };
+    queue.push(q);
+    score(q, parseLine(l, SCORING_SPAN_KEYS, SCORING_SKIP_KEYS));
+    if (queue.length > 1) retryDeferred();
+    flushReady();
   }
-  if (batch.length > 0) port.postMessage({ type: 'batch', items: batch } satisfies WorkerMessage);
+  // The last deferred records: wait for their schemas (a worker that dies frees its claims).
+  while (queue.length > 0) {
+    const q = queue.find((x) => !x.outcome)!;
+    if (!validators?.ready(q.slot!)) validators?.wait(q.slot!, 100);
+    retryDeferred();
+    flushReady();
+  }
+  post();
   port.postMessage({ type: 'done' } satisfies WorkerMessage);
 }
 
