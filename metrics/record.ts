@@ -28,8 +28,9 @@ import {
 import { typePrecision } from './types.ts';
 import { canonicalEqual, normalizeTokens, pyEquals, tokenF1Known } from './values.ts';
 
-export const DIFFICULTY_WEIGHTS: Record<string, number> = { easy: 1, medium: 2, hard: 3 };
-export const WEIGHT_FIELD_PRIORITY = ['schema_complexity', 'difficulty'] as const;
+import { DIFFICULTY_WEIGHTS, WEIGHT_FIELD_PRIORITY } from './weights.ts';
+
+export { DIFFICULTY_WEIGHTS, WEIGHT_FIELD_PRIORITY } from './weights.ts';
 
 /** One record's scores, in the paper's words; `toReferenceRow` names them as the reference does. */
 export interface RecordScore {

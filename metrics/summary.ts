@@ -7,20 +7,68 @@
  */
 import { compareCodePoints } from '../src/core/pyjson.ts';
 import { PyRandom } from './pyrandom.ts';
-import { DIFFICULTY_WEIGHTS, type RecordScore, WEIGHT_FIELD_PRIORITY } from './record.ts';
+import type { Explanation, RecordScore } from './record.ts';
+import { DIFFICULTY_WEIGHTS, WEIGHT_FIELD_PRIORITY } from './weights.ts';
+
+/** What a summary needs of one record's scores (the rest of its `RecordScore` stays behind). */
+export type SummaryRow = Pick<
+  RecordScore,
+  | 'recordId'
+  | 'modelId'
+  | 'weight'
+  | 'knownDifficulty'
+  | 'jsonParse'
+  | 'rootStructured'
+  | 'schemaValidInput'
+  | 'jsonPass'
+  | 'valueAccuracy'
+  | 'faithfulness'
+  | 'pathRecall'
+  | 'structureCoverage'
+  | 'typeSafety'
+  | 'perfect'
+  | 'missingGtPaths'
+  | 'missingRequiredPaths'
+  | 'lenientParse'
+> & { explanation: Pick<Explanation, 'scoring_error'> };
+
+/** A record's `SummaryRow`: its missing paths only where they are summarised (image). */
+export function summaryRow(s: RecordScore, withPaths: boolean): SummaryRow {
+  const row: SummaryRow = {
+    recordId: s.recordId,
+    modelId: s.modelId,
+    weight: s.weight,
+    knownDifficulty: s.knownDifficulty,
+    jsonParse: s.jsonParse,
+    rootStructured: s.rootStructured,
+    schemaValidInput: s.schemaValidInput,
+    jsonPass: s.jsonPass,
+    valueAccuracy: s.valueAccuracy,
+    faithfulness: s.faithfulness,
+    pathRecall: s.pathRecall,
+    structureCoverage: s.structureCoverage,
+    typeSafety: s.typeSafety,
+    perfect: s.perfect,
+    missingGtPaths: withPaths ? s.missingGtPaths : [],
+    missingRequiredPaths: withPaths ? s.missingRequiredPaths : [],
+    explanation: s.explanation.scoring_error ? { scoring_error: s.explanation.scoring_error } : {},
+  };
+  if (s.lenientParse !== undefined) row.lenientParse = s.lenientParse;
+  return row;
+}
 
 /** Summary metrics in the reference's order, with the accessor and display name of each. */
 export const SUMMARY_METRICS = [
-  ['json_parse_success', 'JSON Parse Success', (s: RecordScore) => s.jsonParse],
-  ['json_root_structured', 'Structured JSON Root', (s: RecordScore) => s.rootStructured],
-  ['schema_valid_input', 'Schema Valid Input', (s: RecordScore) => s.schemaValidInput],
-  ['schema_compliance', 'JSON Pass Rate', (s: RecordScore) => s.jsonPass],
-  ['leaf_value_em', 'Truth Score', (s: RecordScore) => s.valueAccuracy],
-  ['value_token_f1', 'Faithfulness Score', (s: RecordScore) => s.faithfulness],
-  ['hier_path_recall', 'Path Recall', (s: RecordScore) => s.pathRecall],
-  ['path_set_f1', 'Structure Coverage', (s: RecordScore) => s.structureCoverage],
-  ['type_precision', 'Type Safety', (s: RecordScore) => s.typeSafety],
-  ['strict_json_em', 'Perfect Response Rate', (s: RecordScore) => s.perfect],
+  ['json_parse_success', 'JSON Parse Success', (s: SummaryRow) => s.jsonParse],
+  ['json_root_structured', 'Structured JSON Root', (s: SummaryRow) => s.rootStructured],
+  ['schema_valid_input', 'Schema Valid Input', (s: SummaryRow) => s.schemaValidInput],
+  ['schema_compliance', 'JSON Pass Rate', (s: SummaryRow) => s.jsonPass],
+  ['leaf_value_em', 'Truth Score', (s: SummaryRow) => s.valueAccuracy],
+  ['value_token_f1', 'Faithfulness Score', (s: SummaryRow) => s.faithfulness],
+  ['hier_path_recall', 'Path Recall', (s: SummaryRow) => s.pathRecall],
+  ['path_set_f1', 'Structure Coverage', (s: SummaryRow) => s.structureCoverage],
+  ['type_precision', 'Type Safety', (s: SummaryRow) => s.typeSafety],
+  ['strict_json_em', 'Perfect Response Rate', (s: SummaryRow) => s.perfect],
 ] as const;
 export type MetricKey = (typeof SUMMARY_METRICS)[number][0];
 
@@ -143,7 +191,7 @@ export class SummaryAccumulator {
   readonly missingRequired = new Map<string, number>();
   readonly dataQuality = emptyDataQuality();
 
-  add(s: RecordScore): void {
+  add(s: SummaryRow): void {
     SUMMARY_METRICS.forEach(([, , get], i) => {
       this.columns[i].push(get(s));
     });

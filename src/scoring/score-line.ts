@@ -6,12 +6,12 @@
 import {
   failedRecordScore,
   parseSchemaText,
-  type RecordScore,
   referenceRowJson,
   schemaSourceOf,
   scoreRecord,
 } from '../../metrics/record.ts';
 import { scoreRecordStrict } from '../../metrics/strict.ts';
+import { type SummaryRow, summaryRow } from '../../metrics/summary.ts';
 import type { ParsedLine } from '../core/jsonl.ts';
 import { namesModality, recordModality } from '../core/modality.ts';
 import { dumpsPy, type PyObject, type PyValue, parsePyJson } from '../core/pyjson.ts';
@@ -27,7 +27,8 @@ export type LineOutcome =
       kind: 'row';
       line: number;
       modality: Modality;
-      score: RecordScore;
+      /** What the summary needs of its scores. */
+      score: SummaryRow;
       json: string;
       /** The modality is the default (text): no source on the record, nothing in the file name. */
       defaulted?: true;
@@ -175,7 +176,7 @@ export function scoreParsedLine(parsed: ParsedLine, ctx: LineContext): LineOutco
       kind: 'row',
       line: parsed.line,
       modality,
-      score: failed,
+      score: summaryRow(failed, modality === 'image'),
       json: referenceRowJson(failed, modality),
     };
   }
@@ -188,7 +189,7 @@ export function scoreParsedLine(parsed: ParsedLine, ctx: LineContext): LineOutco
     kind: 'row',
     line: parsed.line,
     modality,
-    score,
+    score: summaryRow(score, modality === 'image'),
     json: referenceRowJson(score, modality),
   };
   if (vm.defaulted) row.defaulted = true;
@@ -204,7 +205,7 @@ export function failedLine(parsed: ParsedLine, reason: string, ctx: LineContext)
     kind: 'row',
     line: parsed.line,
     modality: vm.modality,
-    score,
+    score: summaryRow(score, vm.modality === 'image'),
     json: referenceRowJson(score, vm.modality),
   };
 }
