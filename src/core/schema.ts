@@ -133,6 +133,9 @@ function metaValidator(): ValidateFunction {
       strict: false,
       validateFormats: true,
       allErrors: false,
+      // Our copy of the draft-07 meta-schema is known good: checking it against itself first
+      // would compile the meta-schema twice per worker.
+      validateSchema: false,
       code: { regExp: pyRegExp },
       formats: {
         regex: { type: 'string', validate: (s: string) => pythonRegexError(s) === null },
