@@ -450,6 +450,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         const id = ++workerCount;
         const channel = new MessageChannel();
         const w = new Worker(scoringWorkerUrl(), {
+          execArgv: workerExecArgv(),
           workerData: { heartbeat, timedOut, claims: relay.buffer, codePort: channel.port2, owner: id },
           transferList: [channel.port2],
           resourceLimits: {
@@ -637,6 +638,21 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
     clearInterval(progress);
   }
   return results;
+}
+
+/**
+ * The process's flags without its preloads (`--import tsx` and the like): the worker runs a
+ * plain JavaScript bundle, and loading a TypeScript loader there doubles its start-up.
+ */
+function workerExecArgv(): string[] {
+  const out: string[] = [];
+  const argv = process.execArgv;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (/^(--import|--loader|--experimental-loader|--require|-r)$/.test(a)) i++;
+    else if (!/^(--import|--loader|--experimental-loader|--require)=/.test(a)) out.push(a);
+  }
+  return out;
 }
 
 /** Default output root (DESIGN.md): `runs/evaluation`. */
