@@ -37,7 +37,7 @@ import { cleanEvaluationParent } from './output.ts';
 import type { ProfileOptions } from './score-line.ts';
 import { assertDistinctFolders } from './targets.ts';
 import type { WorkerJob, WorkerMessage, WorkerRequest } from './worker.ts';
-import { scoringWorkerUrl } from './worker-bundle.ts';
+import { scoringWorkerUrl, validatorCacheDir } from './worker-bundle.ts';
 
 export type { ScoreTarget } from './file-state.ts';
 
@@ -162,6 +162,8 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
   // Each schema compiled once, by one worker, its code handed to the others.
   const relay = new ClaimsRelay(claimsBuffer());
   let workerCount = 0;
+  // ...and kept for the next run.
+  const validatorCache = validatorCacheDir();
 
   // Schema texts that ran over the time budget (their hashes), shared with every worker.
   const timedOut = new SharedArrayBuffer(4 * (1 + 2 * TIMED_OUT_MAX));
@@ -451,7 +453,14 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         const channel = new MessageChannel();
         const w = new Worker(scoringWorkerUrl(), {
           execArgv: workerExecArgv(),
-          workerData: { heartbeat, timedOut, claims: relay.buffer, codePort: channel.port2, owner: id },
+          workerData: {
+            heartbeat,
+            timedOut,
+            claims: relay.buffer,
+            codePort: channel.port2,
+            owner: id,
+            validatorCache,
+          },
           transferList: [channel.port2],
           resourceLimits: {
             maxOldGenerationSizeMb: heapMb,

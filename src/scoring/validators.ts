@@ -2,7 +2,10 @@
  * The worker's side of compiling each distinct schema text once per `sob score` (the table and
  * the main thread's side: src/scoring/claims.ts).
  */
-import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
+import { createHash } from 'node:crypto';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type MessagePort, receiveMessageOnPort, threadId } from 'node:worker_threads';
 import type { ValidateFunction } from 'ajv';
 import { SchemaDeferred, type ValidatorSource, validatorCode, validatorFromCode } from '../core/schema.ts';
 import { CLAIM_SLOTS, type CompiledSchema, FIELDS, STATE } from './claims.ts';
@@ -23,8 +26,43 @@ export class SharedValidators {
     private readonly port: MessagePort,
     private readonly owner: number,
     private readonly send: (c: CompiledSchema) => void,
+    /** Validators kept between runs (see `validatorCacheDir`), when there is one. */
+    private readonly cacheDir?: string,
   ) {
     this.table = new Int32Array(buffer);
+  }
+
+  private cacheFile(key: string): string | undefined {
+    return this.cacheDir
+      ? join(this.cacheDir, `${createHash('sha256').update(key).digest('hex')}.js`)
+      : undefined;
+  }
+
+  /** A validator an earlier run compiled, when the cache has it. */
+  private fromCache(file: string | undefined): ValidateFunction | undefined {
+    if (!file) return undefined;
+    let code: string;
+    try {
+      code = readFileSync(file, 'utf8');
+    } catch {
+      return undefined;
+    }
+    try {
+      return validatorFromCode(code);
+    } catch {
+      return undefined;
+    }
+  }
+
+  private toCache(file: string | undefined, code: string): void {
+    if (!file) return;
+    const tmp = `${file}.${process.pid}-${threadId}.tmp`;
+    try {
+      writeFileSync(tmp, code, { flag: 'wx' });
+      renameSync(tmp, file);
+    } catch {
+      rmSync(tmp, { force: true });
+    }
   }
 
   /** The slot for a schema text's hash (found or taken), or -1 when the table is full. */
@@ -61,11 +99,13 @@ export class SharedValidators {
   private compileAndPublish(
     slot: number,
     compile: () => ValidateFunction | string,
+    file?: string,
   ): ValidateFunction | string {
     const v = compile();
     let c: CompiledSchema;
     try {
       c = typeof v === 'string' ? { slot, error: v } : { slot, code: validatorCode(v) };
+      if (c.code) this.toCache(file, c.code);
     } catch (e) {
       // No standalone code for it: the others compile it themselves.
       c = { slot, error: `\u0000${e instanceof Error ? e.message : String(e)}` };
@@ -75,10 +115,13 @@ export class SharedValidators {
   }
 
   readonly source: ValidatorSource = (key, compile) => {
+    const file = this.cacheFile(key);
+    const cached = this.fromCache(file);
+    if (cached) return cached;
     const [a, b] = schemaTextHash(key);
     const { slot, mine } = this.slotOf(a, b);
     if (slot < 0) return compile();
-    if (mine) return this.compileAndPublish(slot, compile);
+    if (mine) return this.compileAndPublish(slot, compile, file);
     const at = slot * FIELDS + 2;
     const state = Atomics.load(this.table, at);
     if (
@@ -86,7 +129,7 @@ export class SharedValidators {
       Atomics.compareExchange(this.table, at, STATE.ABANDONED, STATE.CLAIMED) === STATE.ABANDONED
     ) {
       Atomics.store(this.table, slot * FIELDS + 3, this.owner);
-      return this.compileAndPublish(slot, compile);
+      return this.compileAndPublish(slot, compile, file);
     }
     if (state !== STATE.READY) throw new SchemaDeferred(slot);
     this.drain();

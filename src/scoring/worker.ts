@@ -45,12 +45,13 @@ export type WorkerMessage =
   | { type: 'compiled'; compiled: CompiledSchema }
   | { type: 'fatal'; error: string };
 
-const { heartbeat, timedOut, claims, codePort, owner } = workerData as {
+const { heartbeat, timedOut, claims, codePort, owner, validatorCache } = workerData as {
   heartbeat: SharedArrayBuffer;
   timedOut: SharedArrayBuffer;
   claims?: SharedArrayBuffer;
   codePort?: MessagePort;
   owner: number;
+  validatorCache?: string;
 };
 /** [line being scored, records started, 1 while schema work runs]. */
 const beat = new Int32Array(heartbeat);
@@ -61,8 +62,12 @@ const timedOutTable = new Int32Array(timedOut);
 /** Schemas compiled once across workers (src/scoring/validators.ts). */
 const validators =
   claims && codePort
-    ? new SharedValidators(claims, codePort, owner, (c) =>
-        port.postMessage({ type: 'compiled', compiled: c } satisfies WorkerMessage),
+    ? new SharedValidators(
+        claims,
+        codePort,
+        owner,
+        (c) => port.postMessage({ type: 'compiled', compiled: c } satisfies WorkerMessage),
+        validatorCache,
       )
     : undefined;
 if (validators) setValidatorSource(validators.source);
