@@ -212,6 +212,12 @@ export class SummaryAccumulator {
     return this.weights.length;
   }
 
+  /** Lets the columns go once `data()` has been taken (they may be large). */
+  release(): void {
+    for (const c of this.columns) c.data = new Float64Array(0);
+    this.weights.data = new Float64Array(0);
+  }
+
   data(): SummaryData {
     return {
       columns: this.columns.map((c) => c.view().slice()),
@@ -350,7 +356,12 @@ export function bootstrapIntervals(
 
 /** The bootstrap input of one summary (plain or weighted). */
 export function bootstrapInput(data: SummaryData, weighted: boolean): BootstrapInput {
-  return { columns: [...data.columns, ...categoryColumns(data)], weights: weighted ? data.weights : null };
+  return withCategories({ columns: data.columns, weights: weighted ? data.weights : null });
+}
+
+/** A summary's metric columns with its category columns added (`PASSES` columns in all). */
+export function withCategories(input: BootstrapInput): BootstrapInput {
+  return { columns: [...input.columns, ...categoryColumns(input)], weights: input.weights };
 }
 
 interface Interval {

@@ -35,6 +35,9 @@ export class Output {
   /** Rows without a record id (each counts as one distinct record). */
   noId = 0;
   duplicates = 0;
+  /** Distinct record ids, and rows written, once the rows end (the id map is then let go). */
+  distinct = 0;
+  rows = 0;
   readonly repeats: string[] = [];
   constructor(
     readonly modality: Modality,
@@ -163,15 +166,21 @@ export class FileState {
     return this.benchIds;
   }
 
-  /** Ends the rows of every folder; the data each summary is computed from. */
+  /**
+   * Ends the rows of every folder; the data each summary is computed from. What only the rows
+   * needed (the accumulator's columns, the id map) is let go: a folder may wait a while for its
+   * bootstrap, and memory must not grow with the rows waiting.
+   */
   endRows(forced?: Modality): { out: Output; data: SummaryData }[] {
     const bench = this.benchmarkIds(forced);
     return [...this.outputs.values()].map((out) => {
       out.folder.endRows();
+      out.distinct = out.firstLine.size + out.noId;
+      out.rows = out.acc.n;
       const dq = out.acc.dataQuality;
       dq.malformed_jsonl_line_count = this.malformed.length;
       dq.duplicate_record_id_count = out.duplicates;
-      dq.distinct_record_ids = out.firstLine.size + out.noId;
+      dq.distinct_record_ids = out.distinct;
       dq.schema_rejected_count = this.rejected.get(out.modality)?.length ?? 0;
       const data = out.acc.data();
       if (this.benchmark && bench)
@@ -182,6 +191,8 @@ export class FileState {
           missing_ids: bench.missing.get(out.modality)?.length ?? 0,
           unknown_ids: this.unknown.get(out.modality)?.length ?? 0,
         };
+      out.acc.release();
+      out.firstLine.clear();
       return { out, data };
     });
   }

@@ -19,12 +19,12 @@ import { join, resolve } from 'node:path';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import {
   type BootstrapInput,
-  bootstrapInput,
   bootstrapIntervals,
   buildSummary,
   type Intervals,
   type SummaryData,
   type SummaryOptions,
+  withCategories,
 } from '../../metrics/summary.ts';
 import { errorMessage, UserError } from '../core/errors.ts';
 import { refuseSymlink } from '../core/files.ts';
@@ -222,7 +222,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       const name = `${file} (${out.modality})`;
       if (out.duplicates > 0)
         log(
-          `${name}: ${out.duplicates} rows repeat an earlier record id (${out.firstLine.size + out.noId} distinct): ${out.repeats.join(', ')}${out.duplicates > out.repeats.length ? ', ...' : ''}; ${st.dedupe ? 'strict profile: only the first row of each id is scored' : 'sob profile: every row is scored, as the reference does (--profile strict keeps the first of each id)'}`,
+          `${name}: ${out.duplicates} rows repeat an earlier record id (${out.distinct} distinct): ${out.repeats.join(', ')}${out.duplicates > out.repeats.length ? ', ...' : ''}; ${st.dedupe ? 'strict profile: only the first row of each id is scored' : 'sob profile: every row is scored, as the reference does (--profile strict keeps the first of each id)'}`,
         );
       if (!bench) continue;
       const missing = bench.missing.get(out.modality) ?? [];
@@ -353,7 +353,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       out.folder.commit(files).then(
         () => {
           st.release(out);
-          folderDone(st, { modality: out.modality, dir: out.dir, records: out.acc.n, summary });
+          folderDone(st, { modality: out.modality, dir: out.dir, records: out.rows, summary });
         },
         (e: unknown) => folderFailed(st, out, e),
       ),
@@ -387,7 +387,11 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         });
       };
       for (const weighted of [false, true]) {
-        const inputs = group.map((p) => bootstrapInput(p.data, weighted));
+        // The metric columns only: categories are added where the bootstrap runs.
+        const inputs = group.map((p) => ({
+          columns: p.data.columns,
+          weights: weighted ? p.data.weights : null,
+        }));
         const done = (iv: Intervals[]) => {
           got[weighted ? 'weighted' : 'plain'] = iv;
           finish();
@@ -395,7 +399,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         const taskSeed = seed + (weighted ? 1 : 0);
         // Nothing to draw: no need for a worker.
         if (samples <= 0 || group[0].data.weights.length === 0)
-          done(bootstrapIntervals(inputs, taskSeed, samples));
+          done(bootstrapIntervals(inputs.map(withCategories), taskSeed, samples));
         else tasks.push({ seed: taskSeed, samples, inputs, done });
       }
     }
@@ -435,7 +439,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       const taskDone = (iv: Intervals[] | null) => {
         const t = task!;
         task = null;
-        t.done(iv ?? bootstrapIntervals(t.inputs, t.seed, t.samples));
+        t.done(iv ?? bootstrapIntervals(t.inputs.map(withCategories), t.seed, t.samples));
         next();
       };
 

@@ -5,7 +5,12 @@
  * its time budget (a catastrophic regex, say) and replace the worker.
  */
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
-import { type BootstrapInput, bootstrapIntervals, type Intervals } from '../../metrics/summary.ts';
+import {
+  type BootstrapInput,
+  bootstrapIntervals,
+  type Intervals,
+  withCategories,
+} from '../../metrics/summary.ts';
 import { type ParsedLine, parseLine, readLinesSync } from '../core/jsonl.ts';
 import { type Modality, SCORING_SKIP_KEYS, SCORING_SPAN_KEYS } from '../core/record.ts';
 import { prepareStrict, SchemaDeferred, setValidatorSource } from '../core/schema.ts';
@@ -168,7 +173,7 @@ port.on('message', (req: WorkerRequest) => {
   if (req.type === 'bootstrap') {
     // The bootstrap of many files at once (see bootstrapIntervals), off the main thread.
     try {
-      const intervals = bootstrapIntervals(req.inputs, req.seed, req.samples);
+      const intervals = bootstrapIntervals(req.inputs.map(withCategories), req.seed, req.samples);
       port.postMessage(
         { type: 'intervals', intervals } satisfies WorkerMessage,
         intervals.flatMap((iv) => [iv.low.buffer as ArrayBuffer, iv.high.buffer as ArrayBuffer]),
