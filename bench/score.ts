@@ -8,6 +8,7 @@
  * - score-1000:   `sob score` with 1,000 bootstrap samples (worker threads, one per core);
  * - score-0:      the same without the bootstrap;
  * - score-10x:    the same files, each repeated 10 times (10x the records per file), 1,000 samples.
+ * Peak memory at 10x is compared with 1x under the same condition (cold with cold, warm with warm).
  * "cold" runs start with an empty validator cache (every schema compiled, once per run); "warm"
  * runs are the next run, with the validators the cold one kept (SOB_VALIDATOR_CACHE).
  */
@@ -109,6 +110,7 @@ async function main(): Promise<void> {
     const withBootWarm = measure('score:1000', data, join(tmp, 'o1'), cacheA);
     const noBootWarm = measure('score:0', data, join(tmp, 'o2'), cacheB);
     const floorBig = measure('floor', big, join(tmp, 'o3'));
+    const bigBootCold = measure('score:1000', big, join(tmp, 'o4'), join(tmp, 'cache-10x'));
     const bigBoot = measure('score:1000', big, join(tmp, 'o4'), cacheA);
     const row = (name: string, m: Measure, base: Measure) =>
       `${name.padEnd(44)} wall ${(m.ms / 1000).toFixed(2).padStart(6)} s ${(m.ms / base.ms).toFixed(2).padStart(6)}x floor | cpu ${(m.cpuMs / 1000).toFixed(2).padStart(6)} s ${(m.cpuMs / base.cpuMs).toFixed(2).padStart(6)}x | ${m.maxRssMb.toFixed(0).padStart(5)} MB peak`;
@@ -121,9 +123,10 @@ async function main(): Promise<void> {
     console.log(row('sob score, 1000 bootstrap samples, warm', withBootWarm, floor));
     console.log(row('sob score, no bootstrap, warm', noBootWarm, floor));
     console.log(row(`parse floor, ${repeat}x input`, floorBig, floorBig));
+    console.log(row(`sob score 1000 samples, ${repeat}x input, cold`, bigBootCold, floorBig));
     console.log(row(`sob score 1000 samples, ${repeat}x input, warm`, bigBoot, floorBig));
     console.log(
-      `peak memory ${repeat}x / 1x (1000 samples, warm): ${(bigBoot.maxRssMb / withBootWarm.maxRssMb).toFixed(2)}`,
+      `peak memory ${repeat}x / 1x (1000 samples): cold ${(bigBootCold.maxRssMb / withBoot.maxRssMb).toFixed(2)}, warm ${(bigBoot.maxRssMb / withBootWarm.maxRssMb).toFixed(2)}`,
     );
   } finally {
     rmSync(tmp, { recursive: true, force: true });
