@@ -20,7 +20,6 @@ import {
   existsSync,
   promises as fsp,
   fsync,
-  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -33,6 +32,7 @@ import {
 import { basename, dirname, join } from 'node:path';
 import {
   acquireLock,
+  isSymlink,
   type Lock,
   pidAlive,
   refuseSymlink,
@@ -81,7 +81,7 @@ export function cleanEvaluationParent(parent: string): void {
       if (pid === process.pid || pidAlive(pid)) continue;
       const model = name.slice(1, name.lastIndexOf(OLD_MARK));
       const home = join(parent, model);
-      if (model && !existsSync(home) && !isLink(home)) renameSync(full, home);
+      if (model && !existsSync(home) && !isSymlink(home)) renameSync(full, home);
       else rmSync(full, { recursive: true, force: true });
     } else if (name.endsWith('.lock')) {
       try {
@@ -92,14 +92,6 @@ export function cleanEvaluationParent(parent: string): void {
         // being written right now, or not ours: leave it
       }
     }
-  }
-}
-
-function isLink(p: string): boolean {
-  try {
-    return lstatSync(p).isSymbolicLink();
-  } catch {
-    return false;
   }
 }
 
@@ -157,7 +149,7 @@ export class EvalFolder {
       this.closed = true;
       for (const [name, data] of Object.entries(files)) await writeNew(join(this.tmp, name), data);
       let aside: string | undefined;
-      if (existsSync(this.dir) || isLink(this.dir)) {
+      if (existsSync(this.dir) || isSymlink(this.dir)) {
         aside = join(
           dirname(this.dir),
           `.${basename(this.dir)}${OLD_MARK}${basename(this.tmp).slice(`.${basename(this.dir)}.tmp-`.length)}`,
