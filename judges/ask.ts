@@ -7,7 +7,8 @@
 import type { ZodType } from 'zod';
 import { errorMessage, UserError } from '../src/core/errors.ts';
 import type { BenchmarkRecord } from '../src/core/record.ts';
-import { type Provider, ProviderError, RETRYABLE } from '../src/providers/types.ts';
+import { redactSecrets } from '../src/providers/secrets.ts';
+import { FATAL, type Provider, ProviderError, RETRYABLE } from '../src/providers/types.ts';
 
 /** The runner's backoff (src/runner/retry.ts), handed in so judges and runs pause alike. */
 export interface Backoff {
@@ -66,7 +67,11 @@ export async function askStructured<T>(
         break;
       } catch (e) {
         const cls = e instanceof ProviderError ? e.errorClass : 'network';
-        if (cls === 'auth') throw new UserError(`${provider.id}: ${errorMessage(e)}`);
+        // A bad key, no server, no such model: no other record would fare better.
+        if (FATAL.has(cls))
+          throw new UserError(
+            `${provider.id}: ${redactSecrets(errorMessage(e).split('\n')[0])}${cls === 'unreachable' ? '; check --base-url' : ''}`,
+          );
         if (cls === 'schema_rejected' && useConstrained) {
           useConstrained = false;
           failures--;

@@ -15,9 +15,18 @@
  * reviewer flagged it and --reject-flagged is on) or `quality` (below the threshold).
  */
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { setMaxListeners } from 'node:events';
+import { closeSync, existsSync, mkdirSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../src/core/errors.ts';
+import {
+  acquireLock,
+  openNoFollow,
+  refuseSymlink,
+  truncateNoFollow,
+  writeFileAtomic,
+  writeJsonAtomic,
+} from '../src/core/files.ts';
 import { readJsonl } from '../src/core/jsonl.ts';
 import { toPlain } from '../src/core/pyjson.ts';
 import type { BenchmarkRecord } from '../src/core/record.ts';
@@ -53,6 +62,8 @@ export interface JudgeOptions extends AskOptions {
   threshold: number;
   combine: CombineRule;
   concurrency: number;
+  /** Called after each judgment: judgments done and to do, judge errors, the start time. */
+  onProgress?: (p: { total: number; done: number; failed: number; startedAt: number }) => void;
   /** A ground-truth value not found in the context rejects the record (default true). */
   requireGrounding: boolean;
   log?: (line: string) => void;
@@ -165,10 +176,11 @@ async function askReviewer(reviewer: Provider, r: BenchmarkRecord, o: JudgeOptio
 /** Judgments already made (resume): `record_id|judge` -> judgment. judge_errors are asked again. */
 async function priorJudgments(file: string): Promise<Map<string, Judgment>> {
   const out = new Map<string, Judgment>();
+  refuseSymlink(file, 'judgment log');
   if (!existsSync(file)) return out;
-  // A torn last line (a crash mid-write) is cut off.
+  // A torn last line (a crash mid-write) is cut off (never through a symlink).
   const data = readFileSync(file);
-  if (data.length > 0 && data[data.length - 1] !== 0x0a) truncateSync(file, data.lastIndexOf(0x0a) + 1);
+  if (data.length > 0 && data[data.length - 1] !== 0x0a) truncateNoFollow(file, data.lastIndexOf(0x0a) + 1);
   for await (const l of readJsonl(file)) {
     if (!l.ok) continue;
     const j = toPlain(l.value) as Judgment;
@@ -180,10 +192,34 @@ async function priorJudgments(file: string): Promise<Map<string, Judgment>> {
 export async function judgeRecords(o: JudgeOptions): Promise<JudgeSummary> {
   const log = o.log ?? (() => {});
   mkdirSync(o.outDir, { recursive: true });
+  // Each judge request in flight listens on the stop signal: bounded by --concurrency, no leak.
+  if (o.signal) setMaxListeners(Math.max(10, 4 * o.concurrency + 10), o.signal);
+  // One `sob judge` per output folder: a second one is refused before it asks anything.
+  const lock = acquireLock(o.outDir, 'judge output folder');
+  try {
+    return await judgeLocked(o, log);
+  } finally {
+    lock.release();
+  }
+}
+
+async function judgeLocked(o: JudgeOptions, log: (line: string) => void): Promise<JudgeSummary> {
   const judgmentsFile = join(o.outDir, 'judgments.jsonl');
   const prior = await priorJudgments(judgmentsFile);
-  const append = (j: Judgment) => appendFileSync(judgmentsFile, `${JSON.stringify(j)}\n`);
+  const fd = openNoFollow(judgmentsFile, 'a');
+  try {
+    return await judgeWith(o, log, prior, (j: Judgment) => writeSync(fd, `${JSON.stringify(j)}\n`));
+  } finally {
+    closeSync(fd);
+  }
+}
 
+async function judgeWith(
+  o: JudgeOptions,
+  log: (line: string) => void,
+  prior: Map<string, Judgment>,
+  append: (j: Judgment) => void,
+): Promise<JudgeSummary> {
   // 1. Deterministic checks, before any LLM.
   const seen = new Set<string>();
   const passed: { record: BenchmarkRecord; raw: string; origin: string }[] = [];
@@ -239,6 +275,10 @@ export async function judgeRecords(o: JudgeOptions): Promise<JudgeSummary> {
     );
   let next = 0;
   let finished = 0;
+  let failedJudgments = 0;
+  const startedAt = Date.now();
+  const report = () =>
+    o.onProgress?.({ total: queue.length, done: finished, failed: failedJudgments, startedAt });
   const worker = async () => {
     while (next < queue.length && !o.signal?.aborted) {
       const [r, j, kind] = queue[next++];
@@ -247,7 +287,8 @@ export async function judgeRecords(o: JudgeOptions): Promise<JudgeSummary> {
       append(jd);
       all.set(`${jd.record_id}|${jd.judge}`, jd);
       finished++;
-      if (finished % 25 === 0) log(`... ${finished}/${queue.length} judgments`);
+      if (jd.judge_error) failedJudgments++;
+      report();
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency, queue.length)) }, worker));
@@ -319,8 +360,8 @@ export async function judgeRecords(o: JudgeOptions): Promise<JudgeSummary> {
     }
   }
   for (const s of Object.values(perSource)) s.acceptance = s.records ? s.accepted / s.records : 0;
-  writeFileSync(join(o.outDir, 'accepted.jsonl'), accepted.map((l) => `${l}\n`).join(''));
-  writeFileSync(join(o.outDir, 'rejected.jsonl'), rejected.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  writeFileAtomic(join(o.outDir, 'accepted.jsonl'), accepted.map((l) => `${l}\n`).join(''));
+  writeFileAtomic(join(o.outDir, 'rejected.jsonl'), rejected.map((r) => `${JSON.stringify(r)}\n`).join(''));
 
   // Score histograms (10-point bins) per judge and dimension, and agreement per pair of judges.
   const histograms: JudgeSummary['histograms'] = {};
@@ -382,7 +423,7 @@ export async function judgeRecords(o: JudgeOptions): Promise<JudgeSummary> {
     threshold: o.threshold,
     combine: o.combine,
   };
-  writeFileSync(join(o.outDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
+  writeJsonAtomic(join(o.outDir, 'summary.json'), summary);
   return summary;
 }
 

@@ -56,7 +56,12 @@ export function pairedBootstrap(input: PairedInput, opts: BootstrapOptions): Pai
   for (let i = 0; i < n; i++) if (input.weights[i] > 0) anyWeight = true;
   const w = anyWeight ? input.weights : null;
   const diff = new Float64Array(n);
-  for (let i = 0; i < n; i++) diff[i] = input.b[i] - input.a[i];
+  // Equal values differ by exactly 0 (two NaNs included: NaN - NaN would make p = 0).
+  for (let i = 0; i < n; i++) {
+    const a = input.a[i];
+    const b = input.b[i];
+    diff[i] = a === b || (Number.isNaN(a) && Number.isNaN(b)) ? 0 : b - a;
+  }
   const difference = weightedMean(diff, w);
   const result = {
     n,

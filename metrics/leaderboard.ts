@@ -8,11 +8,79 @@ import { MODALITIES, type Modality } from '../src/core/record.ts';
 export const SOB_TOTALS: BenchmarkTotals = {
   weight: { text: 13054, image: 602, audio: 343 },
   records: { text: 5000, image: 209, audio: 115 },
+  origin: { text: 'sob', image: 'sob', audio: 'sob' },
 };
 
+/**
+ * Per-source totals of the benchmark (the coverage denominators and the source weights W_u), and
+ * where each came from: `sob` (the official constants), `manifest:<path>`, `records` (distinct
+ * record ids in the eval_records.jsonl files present) or `summaries` (no per-record rows: the
+ * largest summary's record count, weight assumed 2 per record).
+ */
 export interface BenchmarkTotals {
   weight: Record<Modality, number>;
   records: Record<Modality, number>;
+  origin?: Record<Modality, string>;
+}
+
+/** One source's totals as the leaderboard's outputs state them. */
+export interface SourceTotals {
+  records: number;
+  weight: number;
+  origin: string;
+}
+
+/**
+ * What a folder shows of one source, to tell whether it is the released SOB set's:
+ * the models' record counts and the response files their summaries name, and (when per-record
+ * rows exist) the distinct record ids and their total weight.
+ */
+export interface SourceEvidence {
+  /** Each model's summary on this source: `num_records` and `response_file`. */
+  summaries: { records: number; responseFile?: string }[];
+  /** Distinct record ids over the models' eval_records.jsonl, when any exist. */
+  distinctIds?: number;
+  /** Their total schema-complexity weight (one weight per id). */
+  weight?: number;
+}
+
+const SOB_RESPONSE_DIR: Record<Modality, string> = {
+  text: 'text_responses',
+  image: 'images_responses',
+  audio: 'audio_responses',
+};
+
+/**
+ * The rule for applying the SOB constants to a source without being asked: the source is
+ * recognisably the released SOB set's when
+ *  1. the largest model record count is exactly SOB's (text 5000, image 209, audio 115) and no
+ *     model has more; and
+ *  2. either the per-record rows present hold exactly SOB's records by count and weight (image:
+ *     209 distinct ids of total weight 602), or, with no per-record rows (the SOB release ships
+ *     text and audio as summaries only), a summary of that size names a response file in the SOB
+ *     repository's layout (`data/text_responses/response_<model>.jsonl`, `data/images_responses/`,
+ *     `data/audio_responses/`).
+ * Returns why it is (for the user to read), or null.
+ */
+export function recogniseSobSource(source: Modality, ev: SourceEvidence): string | null {
+  const n = SOB_TOTALS.records[source];
+  const w = SOB_TOTALS.weight[source];
+  let most = -1;
+  for (const x of ev.summaries) most = Math.max(most, x.records);
+  if (most !== n) return null;
+  if (ev.distinctIds !== undefined) {
+    if (ev.distinctIds !== n || Math.abs((ev.weight ?? 0) - w) > 1e-9) return null;
+    return `${n} distinct record ids of total weight ${w}, as the released SOB ${source} set`;
+  }
+  const dir = `/data/${SOB_RESPONSE_DIR[source]}/`;
+  const inLayout = (f: string | undefined) => {
+    if (f === undefined) return false;
+    const p = `/${f.replace(/\\/g, '/')}`;
+    const at = p.lastIndexOf(dir);
+    return at >= 0 && p.endsWith('.jsonl') && !p.slice(at + dir.length).includes('/');
+  };
+  if (!ev.summaries.some((x) => x.records === n && inLayout(x.responseFile))) return null;
+  return `${n} records per model, summaries of the SOB repository's data/${SOB_RESPONSE_DIR[source]}`;
 }
 
 /** The six aggregated metrics, as (summary key, our name); Perfect Response is separate. */
@@ -33,6 +101,12 @@ export type LeaderboardMetric = (typeof LEADERBOARD_METRICS)[number][1] | 'perfe
 export interface SourceResult {
   /** Records scored (`num_records`). */
   records: number;
+  /**
+   * Records that count toward coverage: distinct record ids known to the benchmark
+   * (`data_quality.distinct_record_ids` less `benchmark.unknown_ids`, when the summary has them);
+   * default `records`.
+   */
+  evaluated?: number;
   /** Weighted means (`summary.overall_weighted.metrics.<key>.mean`) by summary key. */
   weighted: Record<string, number>;
   /** Their 95% bootstrap intervals, when the summary has them. */
@@ -54,6 +128,18 @@ export interface LeaderboardRow {
   type_safety: number | null;
   perfect: number | null;
   per_modality: Partial<Record<Modality, Record<LeaderboardMetric | 'n', number | null>>>;
+  /** The benchmark totals used for coverage and weights, with where each came from. */
+  benchmark_totals: Record<Modality, SourceTotals>;
+  /** What each source's summary says about its own scoring, where it says it. */
+  data_quality?: Partial<Record<Modality, RowQuality>>;
+}
+
+export interface RowQuality {
+  /** `sob` | `strict`; `sob` when the summary names none (the reference evaluator's). */
+  profile: string;
+  duplicate_record_id_count?: number;
+  missing_ids?: number;
+  unknown_ids?: number;
 }
 
 /** Eq. 4: sum_u W_u m_u / sum_u W_u over the sources the model has. */
@@ -97,7 +183,8 @@ export function leaderboardRow(
   let evaluated = 0;
   let total = 0;
   for (const m of MODALITIES) total += totals.records[m];
-  for (const m of present) evaluated += Math.min(sources[m]!.records, totals.records[m]);
+  for (const m of present)
+    evaluated += Math.min(sources[m]!.evaluated ?? sources[m]!.records, totals.records[m]);
   const coverage = total > 0 ? evaluated / total : 0;
 
   const perModality: LeaderboardRow['per_modality'] = {};
@@ -124,7 +211,20 @@ export function leaderboardRow(
     type_safety: out.type_safety ?? null,
     perfect: out.perfect ?? null,
     per_modality: perModality,
+    benchmark_totals: totalsWithOrigin(totals),
   };
+}
+
+/** Per source `{records, weight, origin}` (origin `unknown` when the caller gave none). */
+export function totalsWithOrigin(totals: BenchmarkTotals): Record<Modality, SourceTotals> {
+  const out = {} as Record<Modality, SourceTotals>;
+  for (const m of MODALITIES)
+    out[m] = {
+      records: totals.records[m],
+      weight: totals.weight[m],
+      origin: totals.origin?.[m] ?? 'unknown',
+    };
+  return out;
 }
 
 /** Rows sorted by Overall, best first (ties by model name for a stable order). */

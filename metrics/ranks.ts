@@ -19,13 +19,14 @@ const PERFECT: [string, string] = ['strict_json_em', 'perfect'];
 /** One source's table, best Value Accuracy first (ties by model name). */
 export function sourceTable(
   models: Map<string, Partial<Record<Modality, SourceResult>>>,
-  names: Record<string, string>,
+  names: ReadonlyMap<string, string>,
   source: Modality,
 ): SourceRow[] {
   const rows: Omit<SourceRow, 'rank'>[] = [];
   for (const [model, sources] of models) {
     const s = sources[source];
     if (!s) continue;
+    // Metric names are ours (fixed), never a model's.
     const metrics: SourceRow['metrics'] = {};
     for (const [key, name] of [...LEADERBOARD_METRICS, PERFECT]) {
       const ci = s.ci?.[key];
@@ -35,7 +36,7 @@ export function sourceTable(
         ci95_high: ci ? ci[1] : null,
       };
     }
-    rows.push({ model, display_name: names[model] ?? model, n: s.records, metrics });
+    rows.push({ model, display_name: names.get(model) ?? model, n: s.records, metrics });
   }
   rows.sort(
     (a, b) =>
@@ -51,7 +52,7 @@ export function sourceRanks(
 ): Map<string, Partial<Record<Modality, number>>> {
   const out = new Map<string, Partial<Record<Modality, number>>>();
   for (const m of MODALITIES) {
-    for (const r of sourceTable(models, {}, m)) {
+    for (const r of sourceTable(models, new Map(), m)) {
       const entry = out.get(r.model) ?? {};
       entry[m] = r.rank;
       out.set(r.model, entry);

@@ -135,8 +135,8 @@ export interface DataQuality {
   duplicate_record_id_count: number;
   /** Ours, always: distinct record ids among the rows (a row without an id counts as one). */
   distinct_record_ids: number;
-  /** Ours, always: records whose schema the provider refused (left out of rows and means). */
-  schema_rejected_count: number;
+  /** Ours, when non-zero: records whose schema the provider refused (left out of rows and means). */
+  schema_rejected_count?: number;
   /** Ours, only when non-zero: records whose scoring ran out of time or failed. */
   scoring_error_count?: number;
   /** strict profile: answers that parsed only after recovery (both parse rates can be read). */
@@ -152,7 +152,6 @@ export function emptyDataQuality(): DataQuality {
     malformed_jsonl_line_count: 0,
     duplicate_record_id_count: 0,
     distinct_record_ids: 0,
-    schema_rejected_count: 0,
   };
 }
 
@@ -364,7 +363,7 @@ export function withCategories(input: BootstrapInput): BootstrapInput {
   return { columns: [...input.columns, ...categoryColumns(input)], weights: input.weights };
 }
 
-interface Interval {
+export interface Interval {
   mean: number;
   low: number;
   high: number;
@@ -475,4 +474,27 @@ export function buildSummary(
     if (Object.keys(ea).length > 0) payload.error_analysis = ea;
   }
   return payload;
+}
+
+/**
+ * The percentile bootstrap 95% interval of a plain mean, with the summaries' resampling
+ * (`random.Random(seed)`, `randrange(n)` draws) and order statistics; for other tracks'
+ * per-record columns (the compliance track's coverage and compliance).
+ */
+export function bootstrapMeanInterval(values: Float64Array, samples: number, seed: number): Interval {
+  const n = values.length;
+  const m = mean(values, null);
+  if (n === 0 || samples <= 0) return { mean: m, low: m, high: m };
+  const rng = new PyRandom(seed);
+  const idx = n <= 0xffff ? new Uint16Array(n) : new Uint32Array(n);
+  const est = new Float64Array(samples);
+  for (let s = 0; s < samples; s++) {
+    rng.fillRandrange(n, idx);
+    let sum = 0;
+    for (let i = 0; i < n; i++) sum += values[idx[i]];
+    est[s] = sum / n;
+  }
+  est.sort();
+  const [low, high] = percentileBounds(est);
+  return { mean: m, low, high };
 }

@@ -23,7 +23,7 @@ import { basename, extname, join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { z } from 'zod';
 import { errorMessage, UserError } from '../src/core/errors.ts';
-import type { LoadResult, SourceItem } from './build.ts';
+import type { ItemLoader, LoadResult, Problem, SourceItem } from './types.ts';
 
 export const TOKENIZER_NAME = 'ws-punct-v1';
 const TOKEN_RE = /[\p{L}\p{N}]+(?:['\u2019][\p{L}\p{N}]+)*|[^\s\p{L}\p{N}]/gu;
@@ -85,12 +85,35 @@ export function transcriptText(t: Transcript, opts: TranscriptOptions = {}): str
 
 const ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 
-/** XML entities, decoded in one pass (so `&amp;#39;` stays `&#39;`). */
+/** XML's Char production: a code point a document may hold. */
+function isXmlChar(cp: number): boolean {
+  return (
+    cp === 0x9 ||
+    cp === 0xa ||
+    cp === 0xd ||
+    (cp >= 0x20 && cp <= 0xd7ff) ||
+    (cp >= 0xe000 && cp <= 0xfffd) ||
+    (cp >= 0x10000 && cp <= 0x10ffff)
+  );
+}
+
+/**
+ * XML entities and character references, decoded in one pass (so `&amp;#39;` stays `&#39;`).
+ * A reference that is not one (`&#xZZ;`, `&#x110000;`, `&#0;`, an undefined `&name;`) throws,
+ * naming it: the file holding it is broken, and its meeting is rejected, not the build. A bare
+ * `&` that starts no reference is kept as it is.
+ */
 export function decodeEntities(s: string): string {
-  return s.replace(/&(#\d+|#x[0-9a-fA-F]+|lt|gt|amp|quot|apos);/g, (m, e: string) => {
-    if (e.startsWith('#x')) return String.fromCodePoint(Number.parseInt(e.slice(2), 16));
-    if (e.startsWith('#')) return String.fromCodePoint(Number.parseInt(e.slice(1), 10));
-    return ENTITIES[e] ?? m;
+  if (!s.includes('&')) return s;
+  return s.replace(/&([^\s&;<>"']{1,40});/g, (m, e: string) => {
+    let cp: number | undefined;
+    if (/^#x[0-9a-fA-F]{1,8}$/.test(e)) cp = Number.parseInt(e.slice(2), 16);
+    else if (/^#[0-9]{1,10}$/.test(e)) cp = Number.parseInt(e.slice(1), 10);
+    else if (e.startsWith('#')) throw new Error(`bad character reference "${m}"`);
+    else if (Object.hasOwn(ENTITIES, e)) return ENTITIES[e];
+    else throw new Error(`undefined entity "${m}"`);
+    if (!isXmlChar(cp)) throw new Error(`character reference "${m}" is not an XML character`);
+    return String.fromCodePoint(cp);
   });
 }
 
@@ -202,10 +225,16 @@ export function readWordsFile(file: string): WordEl[] {
     const tag = tagOf(n);
     if (!tag) continue;
     const a = n[':@'] ?? {};
+    let text: string;
+    try {
+      text = decodeEntities(textOf(n));
+    } catch (e) {
+      throw new UserError(`${file}: ${a['nite:id'] ? `${tag} ${a['nite:id']}: ` : ''}${errorMessage(e)}`);
+    }
     out.push({
       id: a['nite:id'] ?? '',
       tag,
-      text: decodeEntities(textOf(n)),
+      text,
       start: num(a.starttime),
       end: num(a.endtime),
       punc: a.punc === 'true',
@@ -509,13 +538,30 @@ export function transcriptSourceItem(t: Transcript, opts: TranscriptOptions = {}
 export function loadAmiTranscripts(
   input: string,
   only?: ReadonlySet<string>,
-): { transcripts: Transcript[]; problems: { origin: string; reasons: string[] }[] } {
+): { transcripts: Transcript[]; problems: Problem[] } {
   if (!existsSync(input)) throw new UserError(`no such file or folder: ${input}`);
   if (isNxtCorpus(input)) {
     const meetingsFile = join(input, 'corpusResources', 'meetings.xml');
     const meetings = existsSync(meetingsFile) ? readMeetingsXml(meetingsFile) : undefined;
     const ids = listNxtMeetings(input).filter((id) => !only || only.has(id));
-    return { transcripts: ids.map((id) => loadNxtMeeting(input, id, meetings)), problems: [] };
+    const transcripts: Transcript[] = [];
+    const problems: Problem[] = [];
+    for (const id of ids) {
+      // One broken file (a bad character reference, malformed XML, a dangling word id) costs
+      // its meeting, named with the file and the reason; the other meetings are built.
+      try {
+        transcripts.push(loadNxtMeeting(input, id, meetings));
+      } catch (e) {
+        const msg = errorMessage(e);
+        const file = /^(.+?\.xml): /.exec(msg)?.[1];
+        problems.push({
+          origin: file ?? join(input, 'words'),
+          source_id: id,
+          reasons: [`meeting ${id} rejected: ${file ? msg.slice(file.length + 2) : msg}`],
+        });
+      }
+    }
+    return { transcripts, problems };
   }
   if (statSync(input).isDirectory()) {
     throw new UserError(`${input}: not an AMI NXT corpus folder (no words/ in it) and not a CSV/JSONL file`);
@@ -534,3 +580,16 @@ export function loadAmi(
   const { transcripts, problems } = loadAmiTranscripts(input, opts.only);
   return { items: transcripts.map((t) => transcriptSourceItem(t, opts)), problems };
 }
+
+export const loader: ItemLoader = {
+  produces: 'items',
+  source: 'audio',
+  loadItems: async (input, ctx) => {
+    const loaded = loadAmi(input, { upper: ctx.options.upper, only: ctx.only });
+    for (const it of loaded.items)
+      ctx.log(
+        `${it.id}: ${it.metadata.utterances} utterances, ${it.metadata.context_tokens} tokens (${TOKENIZER_NAME})`,
+      );
+    return loaded;
+  },
+};

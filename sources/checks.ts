@@ -11,6 +11,7 @@
  */
 import { BenchmarkRecord, COMPLEXITIES, type Complexity } from '../src/core/record.ts';
 import { checkDraft7Schema, validateInstance } from '../src/core/schema.ts';
+import type { CheckMode } from './types.ts';
 
 export const MIN_PROPERTIES = 3;
 
@@ -58,13 +59,14 @@ function types(node: Json): string[] {
 }
 
 /** The branches a value may take at this node (anyOf / oneOf / allOf), or the node itself. */
-function branches(root: Json, node: Json, seen: Set<string>): Json[] {
+function branches(root: Json, node: Json, seen: Set<string>, budget: { left: number }): Json[] {
   const n = resolveRef(root, node, seen);
   const out: Json[] = [];
+  if (--budget.left < 0) return out;
   for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
     const list = n[key];
     if (Array.isArray(list))
-      for (const b of list) if (isObj(b)) out.push(...branches(root, b, new Set(seen)));
+      for (const b of list) if (isObj(b)) out.push(...branches(root, b, new Set(seen), budget));
   }
   if (out.length === 0 || types(n).length > 0) out.push(n);
   return out;
@@ -76,10 +78,16 @@ interface Shape {
   arrayOfObjects: boolean;
 }
 
-function shapeOf(root: Json, node: Json, seen: Set<string>, guard: number): Shape {
+/** What a schema too large to walk counts as: hard (the walk is per path, so it is bounded). */
+const TOO_LARGE: Shape = { depth: 3, arrayOfObjects: true };
+
+function shapeOf(root: Json, node: Json, seen: Set<string>, guard: number, budget: { left: number }): Shape {
   const acc: Shape = { depth: 0, arrayOfObjects: false };
   if (guard > 64) return acc;
-  for (const b of branches(root, node, seen)) {
+  // The walk follows every path through $refs, which grows exponentially on schemas whose
+  // definitions reference each other many times over: a budget of visits keeps it bounded.
+  if (--budget.left < 0) return TOO_LARGE;
+  for (const b of branches(root, node, seen, budget)) {
     const ts = types(b);
     if (ts.includes('object')) {
       let inner = 0;
@@ -87,7 +95,7 @@ function shapeOf(root: Json, node: Json, seen: Set<string>, guard: number): Shap
       if (isObj(b.additionalProperties)) props.push(b.additionalProperties);
       for (const p of props) {
         if (!isObj(p)) continue;
-        const s = shapeOf(root, p, new Set(seen), guard + 1);
+        const s = shapeOf(root, p, new Set(seen), guard + 1, budget);
         inner = Math.max(inner, s.depth);
         acc.arrayOfObjects ||= s.arrayOfObjects;
       }
@@ -98,7 +106,7 @@ function shapeOf(root: Json, node: Json, seen: Set<string>, guard: number): Shap
       let inner = 0;
       for (const it of items) {
         if (!isObj(it)) continue;
-        const s = shapeOf(root, it, new Set(seen), guard + 1);
+        const s = shapeOf(root, it, new Set(seen), guard + 1, budget);
         if (s.depth > 0) acc.arrayOfObjects = true;
         acc.arrayOfObjects ||= s.arrayOfObjects;
         inner = Math.max(inner, s.depth);
@@ -110,12 +118,17 @@ function shapeOf(root: Json, node: Json, seen: Set<string>, guard: number): Shap
   return acc;
 }
 
+/** Schema nodes the complexity walk visits at most (a normal schema needs a few hundred). */
+export const SHAPE_BUDGET = 20_000;
+
 /**
  * DESIGN.md's rule: easy = an object of scalars; medium = nested objects or arrays of scalars
  * (depth 2); hard = arrays of objects or depth >= 3.
  */
 export function deriveComplexity(schema: Json): Complexity {
-  const s = shapeOf(schema, schema, new Set(), 0);
+  const budget = { left: SHAPE_BUDGET };
+  const s = shapeOf(schema, schema, new Set(), 0, budget);
+  if (budget.left < 0) return 'hard';
   if (s.arrayOfObjects || s.depth >= 3) return 'hard';
   if (s.depth === 2) return 'medium';
   return 'easy';
@@ -245,6 +258,12 @@ export interface CheckOptions {
   seenIds?: Set<string>;
   /** Skip the grounding check (a source whose values are not meant to be quoted). */
   skipGrounding?: boolean;
+  /**
+   * `extraction` (default): every check. `probe`: no grounding (values transformed on purpose).
+   * `compliance`: a schema-only record (no ground truth; the schema need not pass draft-07's
+   * meta-schema, since it is the thing under test): the shape and a unique id only.
+   */
+  mode?: CheckMode;
 }
 
 /** All checks on one candidate record; never throws. Adds the id to `seenIds` when accepted. */
@@ -263,6 +282,11 @@ export function checkRecord(candidate: unknown, opts: CheckOptions = {}): CheckR
   if (opts.seenIds?.has(id)) errors.push(`duplicate record_id "${id}"`);
 
   const schema = record.input.json_schema;
+  if (opts.mode === 'compliance') {
+    const ok = errors.length === 0;
+    if (ok) opts.seenIds?.add(id);
+    return { ok, errors, warnings, derivedComplexity: deriveComplexity(schema), record };
+  }
   let derived: Complexity | undefined;
   const schemaCheck = checkDraft7Schema(schema);
   if (!schemaCheck.valid) {
@@ -282,7 +306,7 @@ export function checkRecord(candidate: unknown, opts: CheckOptions = {}): CheckR
       warnings.push(`schema_complexity is "${given}" but the schema's shape makes it "${derived}"`);
     }
   }
-  if (!opts.skipGrounding) {
+  if (!opts.skipGrounding && opts.mode !== 'probe') {
     for (const path of ungroundedPaths(record.output.ground_truth, record.input.context)) {
       warnings.push(`ground truth value at ${path} is not found in the context`);
     }

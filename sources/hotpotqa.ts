@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { errorMessage, UserError } from '../src/core/errors.ts';
 import { assertReadableFile } from '../src/core/jsonl.ts';
-import type { LoadResult, SourceItem } from './build.ts';
+import type { ItemLoader, LoadResult, SourceItem } from './types.ts';
 
 export const HotpotItem = z
   .object({
@@ -95,3 +95,9 @@ export function loadHotpotQA(file: string): LoadResult {
   }
   return result;
 }
+
+export const loader: ItemLoader = {
+  produces: 'items',
+  source: 'text',
+  loadItems: async (input) => loadHotpotQA(input),
+};

@@ -12,13 +12,16 @@
  * do in Parquet) are parsed.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { extname, join } from 'node:path';
 import { parquetReadObjects } from 'hyparquet';
 import { errorMessage, UserError } from '../src/core/errors.ts';
+import { writeFileAtomic } from '../src/core/files.ts';
 import { assertReadableFile } from '../src/core/jsonl.ts';
+import { modalityFromPath } from '../src/core/modality.ts';
 import { isModality, type Modality } from '../src/core/record.ts';
+import type { RecordLoader } from './types.ts';
 
 export const DEFAULT_HF_ENDPOINT = 'https://huggingface.co';
 export const SOB_REPO = 'interfaze-ai/sob';
@@ -79,17 +82,20 @@ function maybeJson(v: unknown, what: string, always: boolean): unknown {
 
 const FLAT_METADATA_KEYS = [
   'record_id',
+  'meeting_id',
   'id',
   'schema_complexity',
   'difficulty',
   'source',
+  'modality',
   'source_category',
   'source_pdf',
 ];
 
 /**
- * One dataset row as a candidate benchmark record (not yet checked). `source` fills
- * `metadata.source` when the row has none.
+ * One dataset row as a candidate benchmark record (not yet checked). The row's own
+ * `metadata.source` (or `metadata.modality`, or a flat `source` / `modality` column) is kept;
+ * `source` fills `metadata.source` when the row states none.
  */
 export function sobRowToRecord(rowIn: unknown, source?: Modality): Record<string, unknown> {
   const row = plainValue(rowIn);
@@ -117,11 +123,108 @@ export function sobRowToRecord(rowIn: unknown, source?: Modality): Record<string
   input.json_schema = maybeJson(input.json_schema, 'json_schema', false);
   output.ground_truth = maybeJson(output.ground_truth, 'ground_truth', true);
   if (typeof metadata.record_id === 'number') metadata.record_id = String(metadata.record_id);
+  if (!isModality(metadata.source) && isModality(metadata.modality)) metadata.source = metadata.modality;
   if (!isModality(metadata.source) && source) metadata.source = source;
   // A response file's fields are not part of a benchmark record.
   delete output.candidate_response;
   delete metadata.model_id;
   return { metadata, input, output };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Which source a row belongs to
+
+/** The source a path names the way the SOB reference reads it (SPEC.md "Modality"), or
+ * undefined where the reference would only fall back to text: a build never guesses. */
+export function modalityNamedByPath(file: string): Modality | undefined {
+  const m = modalityFromPath(file);
+  if (m !== 'text') return m;
+  return file.replaceAll('\\', '/').toLowerCase().includes('text_response') ? 'text' : undefined;
+}
+
+export interface SourceHints {
+  /** `--source`: every row gets it, whatever the row says. */
+  forced?: Modality;
+  /** The Hugging Face config (or `--config`) the rows came from. */
+  config?: Modality;
+  /** The input file, read with the reference's file-name rule. */
+  file?: string;
+}
+
+export type SourceOrigin = '--source' | 'row' | 'config' | 'file name' | 'source_pdf' | 'meeting_id';
+
+/**
+ * Where a record's source comes from, first match wins: `--source`; the row's own
+ * `metadata.source` / `metadata.modality`; the config; the file name (`text_response`,
+ * `image(s)_response`, `audio_response`, `_image`, `_audio`); a `source_pdf` field (most of the
+ * released SOB image rows carry one) means image, a `meeting_id` audio. Nothing else: an unknown
+ * source is left unknown.
+ */
+export function resolveRowSource(
+  metadata: Record<string, unknown>,
+  hints: SourceHints,
+): { source?: Modality; from?: SourceOrigin } {
+  if (hints.forced) return { source: hints.forced, from: '--source' };
+  if (isModality(metadata.source)) return { source: metadata.source, from: 'row' };
+  if (isModality(metadata.modality)) return { source: metadata.modality, from: 'row' };
+  if (hints.config) return { source: hints.config, from: 'config' };
+  const byName = hints.file ? modalityNamedByPath(hints.file) : undefined;
+  if (byName) return { source: byName, from: 'file name' };
+  if (typeof metadata.source_pdf === 'string' && metadata.source_pdf !== '')
+    return { source: 'image', from: 'source_pdf' };
+  if (typeof metadata.meeting_id === 'string' && metadata.meeting_id !== '')
+    return { source: 'audio', from: 'meeting_id' };
+  return {};
+}
+
+export interface SobCandidates {
+  candidates: { origin: string; record: Record<string, unknown> }[];
+  problems: RowProblem[];
+  /** How many records took their source from where. */
+  origins: Partial<Record<SourceOrigin, number>>;
+  /** Rows whose own source `--source` replaced. */
+  overridden: number;
+}
+
+/**
+ * Rows as candidate records, each with its source resolved. A row whose source cannot be told
+ * stops the whole build before anything is written (a benchmark with unlabelled records scores
+ * as text and counts as nothing in its manifest): one line naming `--source`.
+ */
+export function sobCandidates(rows: RawRow[], hints: SourceHints, input: string): SobCandidates {
+  const out: SobCandidates = { candidates: [], problems: [], origins: {}, overridden: 0 };
+  const unknown: string[] = [];
+  for (const { origin, row } of rows) {
+    const parseError = (row as { __parseError?: string } | null)?.__parseError;
+    if (parseError) {
+      out.problems.push({ origin, reasons: [`not valid JSON: ${parseError}`] });
+      continue;
+    }
+    let record: Record<string, unknown>;
+    try {
+      record = sobRowToRecord(row);
+    } catch (e) {
+      out.problems.push({ origin, reasons: [errorMessage(e)] });
+      continue;
+    }
+    const metadata = record.metadata as Record<string, unknown>;
+    const { source, from } = resolveRowSource(metadata, hints);
+    if (!source || !from) {
+      unknown.push(origin);
+      continue;
+    }
+    if (from === '--source' && isModality(metadata.source) && metadata.source !== source) out.overridden++;
+    metadata.source = source;
+    out.origins[from] = (out.origins[from] ?? 0) + 1;
+    out.candidates.push({ origin, record });
+  }
+  if (unknown.length > 0) {
+    throw new UserError(
+      `${input}: ${unknown.length} of ${rows.length} rows have no known source (first: ${unknown[0]}; no metadata.source, and neither the config nor the file name says text, image or audio): pass --source text|image|audio`,
+      2,
+    );
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -176,8 +279,8 @@ export interface HfSpec {
   repo: string;
   config: string;
   split: string;
-  /** The modality the rows belong to. */
-  source: Modality;
+  /** The modality the config names (our names, or the SOB dataset's own configs); else unknown. */
+  source?: Modality;
 }
 
 /**
@@ -188,18 +291,21 @@ export function parseHfSpec(spec: string, defaults: { config?: string; split?: s
   const m = /^hf:([^:\s]+\/[^:\s]+)(?::([^:\s]+))?(?::([^:\s]+))?$/.exec(spec);
   if (!m) throw new UserError(`"${spec}" is not of the form hf:<owner>/<name>[:<config>[:<split>]]`, 2);
   const configIn = m[2] ?? defaults.config ?? 'text';
-  let source: Modality;
+  let source: Modality | undefined;
   let config: string;
   if (isModality(configIn)) {
     source = configIn;
     config = SOB_CONFIGS[configIn];
   } else {
     config = configIn;
+    // The SOB dataset's own config names say their modality; another dataset's do not.
     const found = (Object.entries(SOB_CONFIGS) as [Modality, string][]).find(([, c]) => c === configIn);
-    source = found ? found[0] : 'text';
+    source = found && m[1] === SOB_REPO ? found[0] : undefined;
   }
-  const split = m[3] ?? defaults.split ?? SOB_DEFAULT_SPLITS[source];
-  return { repo: m[1], config, split, source };
+  const split = m[3] ?? defaults.split ?? (source ? SOB_DEFAULT_SPLITS[source] : 'train');
+  const out: HfSpec = { repo: m[1], config, split };
+  if (source) out.source = source;
+  return out;
 }
 
 export interface DownloadOptions {
@@ -211,26 +317,58 @@ export interface DownloadOptions {
   fetchImpl?: typeof fetch;
 }
 
-function authHeaders(): Record<string, string> {
-  const token = process.env.HF_TOKEN;
-  return token ? { authorization: `Bearer ${token}` } : {};
+/**
+ * Whether `HF_TOKEN` may go to this URL: only the Hugging Face hosts (huggingface.co, hf.co and
+ * their subdomains) and only over https. A mirror named by `--hf-endpoint` / `HF_ENDPOINT`, a
+ * plain-http URL, or a host a listing or a redirect points elsewhere never sees the token.
+ */
+export function tokenAllowedFor(url: string): boolean {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  if (u.protocol !== 'https:') return false;
+  const h = u.hostname.toLowerCase();
+  return ['huggingface.co', 'hf.co'].some((d) => h === d || h.endsWith(`.${d}`));
 }
 
+export function authHeaders(url: string): Record<string, string> {
+  const token = process.env.HF_TOKEN;
+  return token && tokenAllowedFor(url) ? { authorization: `Bearer ${token}` } : {};
+}
+
+const MAX_REDIRECTS = 10;
+
+/** GET with redirects followed by hand, so each hop decides afresh whether the token goes along. */
 async function fetchOk(url: string, f: typeof fetch): Promise<Response> {
-  let res: Response;
-  try {
-    res = await f(url, { headers: authHeaders(), redirect: 'follow' });
-  } catch (e) {
-    throw new UserError(`cannot reach ${url}: ${errorMessage(e)}`);
+  let at = url;
+  for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+    let res: Response;
+    try {
+      res = await f(at, { headers: authHeaders(at), redirect: 'manual' });
+    } catch (e) {
+      throw new UserError(`cannot reach ${at}: ${errorMessage(e)}`);
+    }
+    const location = res.headers.get('location');
+    if (res.status >= 300 && res.status < 400 && location) {
+      await res.body?.cancel();
+      at = new URL(location, at).href;
+      continue;
+    }
+    if (!res.ok) throw new UserError(`${at}: HTTP ${res.status} ${res.statusText}`.trim());
+    return res;
   }
-  if (!res.ok) throw new UserError(`${url}: HTTP ${res.status} ${res.statusText}`.trim());
-  return res;
+  throw new UserError(`${url}: more than ${MAX_REDIRECTS} redirects`);
 }
 
 /** Lists, downloads (unless cached) and returns the local Parquet files of one config/split. */
 export async function downloadSobParquet(spec: HfSpec, opts: DownloadOptions = {}): Promise<string[]> {
   const endpoint = (opts.endpoint ?? process.env.HF_ENDPOINT ?? DEFAULT_HF_ENDPOINT).replace(/\/+$/, '');
   const f = opts.fetchImpl ?? fetch;
+  if (process.env.HF_TOKEN && !tokenAllowedFor(endpoint))
+    opts.log?.(`HF_TOKEN is not sent to ${endpoint}: it only goes to huggingface.co over https`);
   const dir = join(
     opts.cacheDir ?? defaultCacheDir(),
     'datasets',
@@ -267,13 +405,12 @@ export async function downloadSobParquet(spec: HfSpec, opts: DownloadOptions = {
       opts.log?.(`downloading ${url}`);
       const res = await fetchOk(url, f);
       const bytes = new Uint8Array(await res.arrayBuffer());
-      // Written whole or not at all: a torn download never looks cached.
-      writeFileSync(`${file}.part`, bytes);
-      renameSync(`${file}.part`, file);
+      // Written whole or not at all (a torn download never looks cached), never through a link.
+      writeFileAtomic(file, bytes);
     } else opts.log?.(`cached ${file}`);
     files.push(file);
   }
-  writeFileSync(listFile, `${JSON.stringify(urls)}\n`);
+  writeFileAtomic(listFile, `${JSON.stringify(urls)}\n`);
   return files;
 }
 
@@ -297,3 +434,32 @@ export async function loadSobRows(
   const source = opts.config && isModality(opts.config) ? opts.config : undefined;
   return { rows: await readSobFile(input), source };
 }
+
+export const loader: RecordLoader = {
+  produces: 'records',
+  checks: 'extraction',
+  loadRecords: async (input, ctx) => {
+    if (input === undefined)
+      throw new UserError('sob needs an <input>: a JSON/JSONL/Parquet file or hf:<repo>', 2);
+    const o = ctx.options;
+    const { rows, source } = await loadSobRows(input, {
+      ...o.download,
+      config: o.config,
+      split: o.split,
+      log: ctx.log,
+    });
+    const sob = sobCandidates(
+      rows,
+      { forced: o.source, config: source, file: input.startsWith('hf:') ? undefined : input },
+      input,
+    );
+    const from = Object.entries(sob.origins)
+      .map(([k, n]) => `${n} from ${k === 'row' ? 'the row' : k === 'config' ? 'the config' : k}`)
+      .join(', ');
+    if (from) ctx.log(`source of each record: ${from}`);
+    if (sob.overridden > 0)
+      ctx.log(`--source ${o.source} replaced a different metadata.source on ${sob.overridden} rows`);
+    ctx.log(`read ${rows.length} SOB rows from ${input}`);
+    return { candidates: sob.candidates, problems: sob.problems };
+  },
+};

@@ -1,13 +1,11 @@
 /** `sob build`: raw sources (HotpotQA, PDFs, AMI meetings, SOB dataset rows) -> checked benchmark records. */
 import type { Command } from 'commander';
-import type { SourceKind } from '../../sources/build.ts';
-
-/** sources/build.ts's kinds, repeated so that registering the command loads no source code. */
-const SOURCE_KINDS: readonly SourceKind[] = ['hotpotqa', 'pdf', 'ami', 'sob'];
+// The registry is a table of lazy imports: registering the command loads no loader.
+import { checkBuildRequest, kindsHelp, LOADER_KINDS } from '../../sources/registry.ts';
 
 import { UserError } from '../core/errors.ts';
-import { MODALITIES } from '../core/record.ts';
-import { choiceOption, log } from './common.ts';
+import { type Modality, SOURCES } from '../core/record.ts';
+import { choiceOption, log, modalityOption } from './common.ts';
 
 interface BuildFlags {
   out: string;
@@ -15,6 +13,7 @@ interface BuildFlags {
   append?: boolean;
   upper?: boolean;
   config?: string;
+  source?: Modality;
   split?: string;
   hfEndpoint?: string;
   cacheDir?: string;
@@ -29,18 +28,19 @@ export function registerBuild(program: Command): void {
     .description(
       'build benchmark records from a raw source, check every record, write records + rejected.jsonl + manifest.json',
     )
-    .argument('<kind>', 'hotpotqa | pdf | ami | sob', choiceOption(SOURCE_KINDS))
     .argument(
-      '<input>',
-      'hotpotqa: JSON/JSONL file; pdf: a PDF or a folder of them; ami: an NXT corpus folder or a CSV/JSONL of utterance rows; sob: JSON/JSONL/Parquet file or hf:<repo>[:<config>[:<split>]]',
+      '<kind>',
+      `the source kind: ${LOADER_KINDS.join(' | ')} (listed below)`,
+      choiceOption(LOADER_KINDS),
     )
+    .argument('[input]', "the kind's input (see the kinds below)")
     .requiredOption(
       '--out <records.jsonl>',
       'records file to write; rejected.jsonl and manifest.json go beside it',
     )
     .option(
       '--annotations <file>',
-      'questions, schemas and ground truths per source id (JSON, JSONL); needed except for sob',
+      'questions, schemas and ground truths per source id (JSON, JSONL; the format is below); needed for hotpotqa, pdf and ami',
     )
     .option(
       '--append',
@@ -48,6 +48,11 @@ export function registerBuild(program: Command): void {
     )
     .option('--upper', "ami: transcript text in upper case (the paper's style)")
     .option('--config <name>', "sob from hf: text | image | audio (or the dataset's own config name)")
+    .option(
+      '--source <source>',
+      'sob: the source of every row (text | image | audio), whatever the row, config or file name says; needed when none of them tells',
+      modalityOption,
+    )
     .option('--split <name>', 'sob from hf: split (default: test for text, train for image and audio)')
     .option(
       '--hf-endpoint <url>',
@@ -69,6 +74,9 @@ export function registerBuild(program: Command): void {
     .addHelpText(
       'after',
       `
+Kinds:
+${kindsHelp()}
+
 Examples:
   sob build hotpotqa hotpot_dev_distractor_v1.json --annotations hotpot-annotations.jsonl --out bench/records.jsonl
   sob build ami ami_public_manual_1.6.2 --annotations meetings.jsonl --out bench/records.jsonl --append
@@ -77,23 +85,46 @@ Examples:
   sob build sob hf:interfaze-ai/sob:audio --out sob-audio/records.jsonl
   sob build sob sob-text.parquet --config text --out sob-text/records.jsonl
 
+Annotations (--annotations FILE), the questions, schemas and ground truths for hotpotqa, pdf and
+ami: JSONL (one annotation a line), a JSON array of them, or a JSON object keyed by source id
+whose values are an annotation or a list of them. One annotation is one record:
+  source_id          the source item it is about (required; "id", "_id" or "meeting_id" also work):
+                       hotpotqa: the item's _id; ami: the meeting id (ES2002a);
+                       pdf: <name>_pg<N> for one page, <name> for the whole document, where <name>
+                       is the PDF's path under the input folder without .pdf (invoice_pg1)
+  question           the question the record asks (required)
+  json_schema        the answer's draft-07 JSON Schema, an object or a JSON string (required)
+  ground_truth       the answer, valid under json_schema (required; numbers keep their lexeme)
+  record_id          optional; default <kind>-<source_id>-<n>
+  schema_complexity  optional: easy | medium | hard (derived from the schema when absent)
+  difficulty         optional, kept in the metadata
+  metadata           optional object, merged into the record's metadata
+Example line:
+  {"source_id": "5a8b57f25542995d1e6f1371", "question": "Which team won, and in which year?",
+   "json_schema": {"type": "object", "properties": {"team": {"type": "string"},
+   "year": {"type": "integer"}, "venue": {"type": "string"}}, "required": ["team", "year"]},
+   "ground_truth": {"team": "Denver Broncos", "year": 2016, "venue": "Levi's Stadium"}}
+sob author drafts annotations in this format from the same inputs, for a person to edit.
+
 Every record is checked (shape, draft-07 schema, ground truth valid against it, >= 3 properties,
 unique id); a failing one goes to rejected.jsonl with its reasons and the build goes on.
 Warnings (ungrounded values, a given schema_complexity that differs from the derived one) are printed.
-Source modality: hotpotqa -> text, pdf -> image, ami -> audio, sob -> the row's own (or the config's).`,
+Source modality: hotpotqa -> text, pdf -> image, ami -> audio. sob rows: --source, else the row's
+own metadata.source (or modality), else the config (hf: or --config), else the file name as the
+SOB reference reads it (text_response, image(s)_response, audio_response, _image, _audio), else a
+source_pdf field (image) or a meeting_id (audio). A row whose source none of these tells stops the
+build: pass --source.`,
     )
-    .action(async (kind: SourceKind, input: string, flags: BuildFlags) => {
+    .action(async (kind: string, input: string | undefined, flags: BuildFlags) => {
+      checkBuildRequest(kind, input, flags.annotations);
       if (flags.config && kind !== 'sob') throw new UserError('--config is for sob inputs only', 2);
-      if (kind !== 'sob' && !flags.annotations) {
-        throw new UserError(
-          `building from ${kind} needs --annotations FILE (questions, schemas and ground truths per source id)`,
-          2,
-        );
-      }
+      if (flags.source && kind !== 'sob')
+        throw new UserError(`--source is for sob rows only (${kind} records are always of one source)`, 2);
       const started = Date.now();
-      log(`building ${kind} records from ${input} -> ${flags.out}`);
+      log(`building ${kind} records${input === undefined ? '' : ` from ${input}`} -> ${flags.out}`);
       // Loaded here, not at the top: the PDF side pulls in pdf.js and tesseract.js.
       const { buildBenchmark } = await import('../../sources/build.ts');
+      const { describeUncounted, uncountedLines } = await import('../../sources/manifest.ts');
       const res = await buildBenchmark({
         kind,
         input,
@@ -102,6 +133,7 @@ Source modality: hotpotqa -> text, pdf -> image, ami -> audio, sob -> the row's 
         append: flags.append,
         upper: flags.upper,
         config: flags.config,
+        source: flags.source,
         split: flags.split,
         download: { endpoint: flags.hfEndpoint, cacheDir: flags.cacheDir, refresh: flags.refresh },
         pdf:
@@ -110,13 +142,24 @@ Source modality: hotpotqa -> text, pdf -> image, ami -> audio, sob -> the row's 
             : {},
         log,
       });
-      const per = MODALITIES.map(
+      const per = SOURCES.map(
         (m) => `${m} ${res.manifest.sources[m].records} (weight ${res.manifest.sources[m].weight})`,
       ).join(', ');
+      const was = flags.append ? ` (${res.before} before + ${res.written} written)` : '';
       process.stdout.write(
         `${res.written} records written, ${res.rejected} rejected, ${res.warnings.length} warnings -> ${res.out}\n` +
-          `benchmark now holds ${res.manifest.records} records: ${per}\n`,
+          `benchmark now holds ${res.manifest.records} records${was}: ${per}\n`,
       );
+      const skipped = uncountedLines(res.uncounted);
+      if (skipped > 0) {
+        // Lines that were in the file before this build (ours always count): said, never silent.
+        process.stdout.write(
+          `${skipped} other lines of ${res.out} are not benchmark records and are not counted: ${describeUncounted(res.uncounted)}\n`,
+        );
+        log(
+          `warning: ${res.out} holds ${skipped} lines the manifest does not count (${describeUncounted(res.uncounted)})`,
+        );
+      }
       log(
         `manifest ${res.manifestFile}; rejected ${res.rejectedFile}; ${((Date.now() - started) / 1000).toFixed(2)} s`,
       );

@@ -1,6 +1,6 @@
 /** Shared CLI plumbing: option parsers that fail as usage errors, and stderr logging. */
-import { InvalidArgumentError } from 'commander';
-import { MODALITIES, type Modality } from '../core/record.ts';
+import { type Command, InvalidArgumentError } from 'commander';
+import { MODALITIES, type Modality, SOURCES, type Source } from '../core/record.ts';
 
 export function intOption(name: string, min = 0): (v: string) => number {
   return (v: string) => {
@@ -9,6 +9,14 @@ export function intOption(name: string, min = 0): (v: string) => number {
       throw new InvalidArgumentError(`${name} must be an integer >= ${min}`);
     return n;
   };
+}
+
+/** A benchmark source: a modality, or `schema` (the compliance track's schema-only records). */
+export function sourceOption(v: string): Source {
+  if (!(SOURCES as readonly string[]).includes(v)) {
+    throw new InvalidArgumentError(`expected one of ${SOURCES.join(', ')}`);
+  }
+  return v as Source;
 }
 
 export function modalityOption(v: string): Modality {
@@ -28,4 +36,52 @@ export function choiceOption<T extends string>(choices: readonly T[]): (v: strin
 
 export function log(line: string): void {
   process.stderr.write(`${line}\n`);
+}
+
+/**
+ * Ctrl-C (SIGINT) and SIGTERM for a long command: the first stops it cleanly (the signal aborts,
+ * work in flight is left for a resume, and the command exits 130); a second quits at once, 130.
+ */
+export function interruptible(onFirst?: () => void): {
+  signal: AbortSignal;
+  interrupted: () => boolean;
+  dispose: () => void;
+} {
+  const controller = new AbortController();
+  let count = 0;
+  const handler = () => {
+    count++;
+    if (count > 1) process.exit(130);
+    onFirst?.();
+    log('stopping: waiting for nothing more to be written (Ctrl-C again to quit at once)');
+    controller.abort();
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return {
+    signal: controller.signal,
+    interrupted: () => controller.signal.aborted,
+    dispose: () => {
+      process.off('SIGINT', handler);
+      process.off('SIGTERM', handler);
+    },
+  };
+}
+
+/** --batch, --batch-fallback, --batch-poll-ms (sob run and sob eval). */
+export function batchOptions(cmd: Command, batchHelp: string): Command {
+  return cmd
+    .option('--batch', batchHelp)
+    .option(
+      '--batch-fallback <where>',
+      'failed requests of a batch go to a follow-up batch, or are asked one by one (online)',
+      choiceOption(['batch', 'online'] as const),
+      'batch',
+    )
+    .option(
+      '--batch-poll-ms <n>',
+      'time between batch status checks',
+      intOption('--batch-poll-ms', 1),
+      30_000,
+    );
 }

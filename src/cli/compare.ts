@@ -62,13 +62,27 @@ two-sided bootstrap p-value; with --all, p-values are Holm-Bonferroni adjusted.`
       } = await import('../report/compare.ts');
       if (flags.all) {
         const modality = flags.modality ?? 'text';
-        const models = await Promise.all(modelFolders(a, modality).map(loadModelRows));
+        const found = modelFolders(a, modality);
+        for (const s of found.skipped) log(`skipped ${s.folder}: ${s.reason}`);
+        const models = await Promise.all(found.folders.map(loadModelRows));
         if (models.length < 2)
           throw new UserError(`need at least two models with eval_records.jsonl under ${a}/${modality}`);
         log(`comparing ${models.length} models pairwise on ${modality} (${flags.samples} resamples)`);
         const m = pairwiseMatrix(models, flags.samples, flags.seed);
+        for (const [i, j] of m.noCommon)
+          log(
+            `${m.models[i]} and ${m.models[j]}: no common records (left out of the matrix and the correction)`,
+          );
+        const json = {
+          correction: 'holm-bonferroni',
+          method: methodNote(flags.samples, flags.seed),
+          models: m.models,
+          cells: m.cells,
+          pairs_tested: (m.models.length * (m.models.length - 1)) / 2 - m.noCommon.length,
+          no_common_records: m.noCommon.map(([i, j]) => [m.models[i], m.models[j]]),
+        };
         process.stdout.write(
-          `${flags.format === 'json' ? JSON.stringify({ correction: 'holm-bonferroni', method: methodNote(flags.samples, flags.seed), ...m }, null, 2) : `${matrixTable(m)}\n${methodNote(flags.samples, flags.seed)}`}\n`,
+          `${flags.format === 'json' ? JSON.stringify(json, null, 2) : `${matrixTable(m)}\n${methodNote(flags.samples, flags.seed)}`}\n`,
         );
         return;
       }

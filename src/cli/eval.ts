@@ -3,11 +3,11 @@
  * eval directory, resumable as a whole (each step skips what is already done). With no
  * arguments: the bundled example corpus and the two built-in baselines, offline.
  */
-import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { UserError } from '../core/errors.ts';
-import { intOption, log } from './common.ts';
+import { batchOptions, interruptible, intOption, log } from './common.ts';
 
 interface EvalFlags {
   model: string[];
@@ -19,6 +19,10 @@ interface EvalFlags {
   constrained: boolean;
   bootstrapSamples: number;
   report: boolean;
+  progressIntervalMs: number;
+  batch?: boolean;
+  batchFallback: 'batch' | 'online';
+  batchPollMs: number;
 }
 
 const DEFAULT_MODELS = ['baseline:gold', 'baseline:skeleton'];
@@ -60,7 +64,7 @@ async function buildExampleBenchmark(dir: string): Promise<string> {
 }
 
 export function registerEval(program: Command): void {
-  program
+  const cmd = program
     .command('eval')
     .description(
       'run, score and report in one go: every model over a benchmark, one leaderboard and one HTML report',
@@ -90,8 +94,15 @@ export function registerEval(program: Command): void {
       'bootstrap resamples for the intervals',
       intOption('--bootstrap-samples'),
       1000,
-    )
+    );
+  batchOptions(cmd, "ask through each provider's batch interface (openai:, gemini:); see sob run --help")
     .option('--no-report', 'skip the HTML report')
+    .addOption(
+      new Option('--progress-interval-ms <n>', 'progress line period when stderr is not a terminal')
+        .argParser(intOption('--progress-interval-ms', 1))
+        .default(10_000)
+        .hideHelp(),
+    )
     .addHelpText(
       'after',
       `
@@ -100,11 +111,18 @@ Examples:
   sob eval --model openai:gpt-4.1-mini --model gemini:gemini-2.5-flash --benchmark bench/records.jsonl
 
 Layout: <eval-dir>/benchmark (when built), <eval-dir>/runs/<model>/ (one run directory each),
-<eval-dir>/evaluation/<source>/<model>/ (scores), leaderboard.{md,csv,json}, report.html.`,
+<eval-dir>/evaluation/<source>/<model>/ (scores), leaderboard.{md,csv,json}, report.html.
+A benchmark of schema records (sob build jsonschemabench / schemas / probes) is scored on the
+compliance track (evaluation/schema/<model>/) and gets leaderboard-compliance.{md,csv,json}:
+declared and empirical coverage and compliance per dataset (add --constrained to hand the schema
+to the provider's structured-output mode, where declared coverage means something).`,
     )
     .action(async (flags: EvalFlags) => {
       const evalDir = resolve(flags.evalDir);
       mkdirSync(evalDir, { recursive: true });
+      // One `sob eval` per eval directory: a second one is refused before it builds or asks anything.
+      const { acquireLock } = await import('../core/files.ts');
+      acquireLock(evalDir, 'eval directory');
       const models = flags.model.length > 0 ? flags.model : DEFAULT_MODELS;
       const benchmark = flags.benchmark
         ? resolve(flags.benchmark)
@@ -120,16 +138,24 @@ Layout: <eval-dir>/benchmark (when built), <eval-dir>/runs/<model>/ (one run dir
       const { loadTemplate } = await import('../runner/prompt.ts');
       const { sanitizeModelId } = await import('../runner/run-dir.ts');
       const { scoreFiles } = await import('../scoring/score-files.ts');
-      const controller = new AbortController();
-      const onSigint = () => controller.abort();
-      process.once('SIGINT', onSigint);
+      const { ProgressReporter } = await import('../runner/progress.ts');
       const evaluation = join(evalDir, 'evaluation');
       const template = loadTemplate();
       let failed = 0;
+      let answeredModels = 0;
+      let progress: InstanceType<typeof ProgressReporter> | undefined;
+      const stop = interruptible(() => progress?.clear());
+      const interrupted = () => {
+        log('interrupted: re-run the same command to resume');
+        process.exitCode = 130;
+      };
       try {
         for (const model of models) {
           const name = sanitizeModelId(model);
           const provider = await createProvider(model, { baseUrls: flags.baseUrl });
+          // The runner's progress line, one per model, while it runs.
+          progress = new ProgressReporter(process.stderr, flags.progressIntervalMs, Date.now, `${model}: `);
+          const bar = progress;
           try {
             const res = await runBenchmark({
               provider,
@@ -143,13 +169,28 @@ Layout: <eval-dir>/benchmark (when built), <eval-dir>/runs/<model>/ (one run dir
               timeoutMs: 120_000,
               maxRetries: 5,
               template,
-              signal: controller.signal,
-              log,
+              batch:
+                flags.batch && provider.batch
+                  ? { fallback: flags.batchFallback, pollMs: flags.batchPollMs }
+                  : undefined,
+              signal: stop.signal,
+              onProgress: (p) => bar.update(p),
+              log: (line) => {
+                bar.clear();
+                log(line);
+              },
             });
+            bar.finish(res.progress);
             log(`${model}: ${res.status} (${res.runDir})`);
-            if (res.status === 'interrupted')
-              throw new UserError('interrupted: re-run the same command to resume');
+            if (res.status === 'interrupted') return interrupted();
             if (res.status !== 'complete') failed++;
+            if (res.progress.done === 0) {
+              log(
+                `${model}: no record answered (${res.progress.failed} failed; see ${join(res.runDir, 'errors.jsonl')}); nothing to score`,
+              );
+              continue;
+            }
+            answeredModels++;
             const scored = await scoreFiles(
               [
                 {
@@ -169,30 +210,45 @@ Layout: <eval-dir>/benchmark (when built), <eval-dir>/runs/<model>/ (one run dir
               },
             );
             for (const r of scored) if (r.error) log(`sob: ${r.error}`);
+            if (stop.interrupted()) return interrupted();
           } finally {
+            bar.clear();
             await provider.close?.();
           }
         }
       } finally {
-        process.off('SIGINT', onSigint);
+        stop.dispose();
       }
+      if (answeredModels === 0)
+        throw new UserError(
+          `no model answered any record (${models.join(', ')}); see errors.jsonl in ${join(evalDir, 'runs')}/<model>/`,
+        );
 
       // The benchmark's per-source totals drive the leaderboard's weights and coverage.
       const manifest = join(benchmark, '..', 'manifest.json');
-      if (existsSync(manifest)) copyFileSync(manifest, join(evaluation, 'manifest.json'));
-      const { buildLeaderboard, loadEvaluation } = await import('../report/evaluation.ts');
-      const tables = await import('../report/tables.ts');
-      const rows = buildLeaderboard(await loadEvaluation(evaluation), {});
-      writeFileSync(join(evalDir, 'leaderboard.md'), `${tables.leaderboardMarkdown(rows)}\n`);
-      writeFileSync(join(evalDir, 'leaderboard.csv'), tables.leaderboardCsv(rows));
-      writeFileSync(join(evalDir, 'leaderboard.json'), `${tables.leaderboardJson(rows)}\n`);
-      process.stdout.write(`${tables.leaderboardTable(rows)}\n`);
+      // Written by rename, so a symlink planted in the eval directory is replaced, never followed.
+      const { writeFileAtomic } = await import('../core/files.ts');
+      if (existsSync(manifest)) writeFileAtomic(join(evaluation, 'manifest.json'), readFileSync(manifest));
+      const { hasSobResults } = await import('../report/compliance.ts');
+      if (hasSobResults(evaluation)) {
+        const { buildLeaderboard, loadEvaluation } = await import('../report/evaluation.ts');
+        const tables = await import('../report/tables.ts');
+        const rows = buildLeaderboard(await loadEvaluation(evaluation), {});
+        writeFileAtomic(join(evalDir, 'leaderboard.md'), `${tables.leaderboardMarkdown(rows)}\n`);
+        writeFileAtomic(join(evalDir, 'leaderboard.csv'), tables.leaderboardCsv(rows));
+        writeFileAtomic(join(evalDir, 'leaderboard.json'), `${tables.leaderboardJson(rows)}\n`);
+        process.stdout.write(`${tables.leaderboardTable(rows)}\n`);
+      }
+      // Schema records: the compliance track's table (leaderboard-compliance.{md,csv,json}).
+      const { writeComplianceLeaderboards } = await import('./leaderboard-compliance.ts');
+      const compliance = writeComplianceLeaderboards(evaluation, evalDir);
 
       if (flags.report) {
         const { writeReport } = await import('../report/html.ts');
         log(`report: ${await writeReport({ dir: evalDir, out: join(evalDir, 'report.html') })}`);
       }
-      log(`leaderboard: ${join(evalDir, 'leaderboard.md')}`);
+      if (hasSobResults(evaluation)) log(`leaderboard: ${join(evalDir, 'leaderboard.md')}`);
+      if (compliance) log(`compliance leaderboard: ${compliance}`);
       if (failed > 0) {
         process.exitCode = 1;
         log(`sob: ${failed} run(s) incomplete; re-run the same command to retry the failed records`);

@@ -1,7 +1,7 @@
 /** `sob judge`: deterministic checks, then LLM quality judges, then keep what passes. */
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { UserError } from '../core/errors.ts';
-import { choiceOption, intOption, log } from './common.ts';
+import { choiceOption, interruptible, intOption, log } from './common.ts';
 
 const DIMS = ['accuracy', 'grounding', 'schema_quality'] as const;
 /** An agreement statistic; undefined ones (a judge with no spread) are NaN, shown as n/a. */
@@ -21,6 +21,7 @@ interface JudgeFlags {
   reviewer?: string;
   rejectFlagged?: boolean;
   retryBaseMs: number;
+  progressIntervalMs: number;
 }
 
 export function registerJudge(program: Command): void {
@@ -74,6 +75,12 @@ export function registerJudge(program: Command): void {
       '--reviewer <provider:model>',
       'also run the cross-check reviewer (missing fields, type mismatches, ungrounded values)',
     )
+    .addOption(
+      new Option('--progress-interval-ms <n>', 'progress line period when stderr is not a terminal')
+        .argParser(intOption('--progress-interval-ms', 1))
+        .default(10_000)
+        .hideHelp(),
+    )
     .option('--reject-flagged', 'reject a record the reviewer flags (default: record the flags only)')
     .option(
       '--allow-ungrounded',
@@ -105,9 +112,23 @@ judgment already made (same record id, judge and prompt hash) is not asked again
       const reviewer = flags.reviewer
         ? await createProvider(flags.reviewer, { baseUrls: flags.baseUrl })
         : undefined;
-      const controller = new AbortController();
-      const onSigint = () => controller.abort();
-      process.once('SIGINT', onSigint);
+      const { ProgressReporter } = await import('../runner/progress.ts');
+      const progress = new ProgressReporter(
+        process.stderr,
+        flags.progressIntervalMs,
+        Date.now,
+        'judgments: ',
+      );
+      const stop = interruptible(() => progress.clear());
+      const asProgress = (p: { total: number; done: number; failed: number; startedAt: number }) => ({
+        ...p,
+        resumed: 0,
+        errors: p.failed,
+        inputTokens: 0,
+        outputTokens: 0,
+        cost: 0,
+      });
+      let last: ReturnType<typeof asProgress> | undefined;
       try {
         const s = await judgeRecords({
           records,
@@ -127,9 +148,17 @@ judgment already made (same record id, judge and prompt hash) is not asked again
           maxRetries: flags.maxRetries,
           timeoutMs: flags.timeoutMs,
           requireGrounding: !flags.allowUngrounded,
-          signal: controller.signal,
-          log,
+          signal: stop.signal,
+          onProgress: (p) => {
+            last = asProgress(p);
+            progress.update(last);
+          },
+          log: (line) => {
+            progress.clear();
+            log(line);
+          },
         });
+        if (last) progress.finish(last);
         const per = Object.entries(s.per_source)
           .map(([k, v]) => `${k} ${v.accepted}/${v.records}`)
           .join(', ');
@@ -144,8 +173,24 @@ judgment already made (same record id, judge and prompt hash) is not asked again
               .join('\n') +
             (s.agreement.length ? '\n' : ''),
         );
+        if (s.records === 0) throw new UserError(`${records}: no records to judge (an empty file?)`);
+        if (s.rejected_by_checks === s.records)
+          throw new UserError(
+            `every record failed the deterministic checks (${s.records}; see ${flags.out}/rejected.jsonl, stage checks); no judge was asked`,
+          );
+        const judged = s.records - s.rejected_by_checks;
+        if (judged > 0 && s.judge_errors === judged)
+          throw new UserError(
+            `every record judged failed: ${s.judge_errors} judge error${s.judge_errors === 1 ? '' : 's'} (see ${flags.out}/rejected.jsonl, stage judge_error); re-run to ask again`,
+          );
+      } catch (e) {
+        if (!stop.interrupted()) throw e;
+        progress.clear();
+        log('interrupted: re-run the same command to resume');
+        process.exitCode = 130;
       } finally {
-        process.off('SIGINT', onSigint);
+        progress.clear();
+        stop.dispose();
         await Promise.all([...judges, ...(reviewer ? [reviewer] : [])].map((j) => j.close?.()));
       }
     });

@@ -1,10 +1,17 @@
 /** `sob leaderboard`: the paper's unified, complexity-weighted, coverage-adjusted leaderboard. */
-import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { sourceRanks, sourceTable } from '../../metrics/ranks.ts';
 import { UserError } from '../core/errors.ts';
+import { writeFileAtomic } from '../core/files.ts';
 import { MODALITIES, type Modality } from '../core/record.ts';
-import { buildLeaderboard, loadEvaluation, readDisplayNames } from '../report/evaluation.ts';
+import {
+  buildLeaderboard,
+  type EvaluationFolder,
+  loadEvaluation,
+  readDisplayNames,
+  type TotalsMode,
+  totalsLines,
+} from '../report/evaluation.ts';
 import {
   leaderboardCsv,
   leaderboardJson,
@@ -13,8 +20,26 @@ import {
   sourceTableText,
 } from '../report/tables.ts';
 import { choiceOption, log, modalityOption } from './common.ts';
+import { complianceLeaderboard, refuseSobTrackOnComplianceOnly } from './leaderboard-compliance.ts';
 
 const FORMATS = ['table', 'md', 'csv', 'json'] as const;
+const TOTALS = ['auto', 'sob', 'records'] as const satisfies readonly TotalsMode[];
+
+/** On stderr: every folder left out and why, the totals and their origin, what to be wary of. */
+export function logFolder(ev: EvaluationFolder): void {
+  for (const s of ev.skipped) log(`skipped ${s.folder}: ${s.reason}`);
+  log(`benchmark totals: ${totalsLines(ev).join('; ')}`);
+  for (const w of ev.warnings) log(`warning: ${w}`);
+}
+
+function emit(text: string, out: string | undefined): void {
+  const body = text.endsWith('\n') ? text : `${text}\n`;
+  if (out) {
+    // Never through a symlink: the file is replaced whole (temp + rename).
+    writeFileAtomic(out, body);
+    log(`wrote ${out}`);
+  } else process.stdout.write(body);
+}
 
 export function registerLeaderboard(program: Command): void {
   program
@@ -22,6 +47,12 @@ export function registerLeaderboard(program: Command): void {
     .description('rank models from an evaluation folder (<dir>/<modality>/<model>/eval_summary.json)')
     .argument('<evaluation-dir>', "what sob score wrote (or the SOB repository's data/evaluation)")
     .option('--format <f>', 'table | md | csv | json', choiceOption(FORMATS), 'table')
+    .option(
+      '--track <t>',
+      'sob (the value leaderboard) | compliance (schema records: declared/empirical coverage, compliance per dataset)',
+      choiceOption(['sob', 'compliance'] as const),
+      'sob',
+    )
     .option('--out <file>', 'write to a file instead of stdout')
     .option(
       '--source <m>',
@@ -41,7 +72,13 @@ export function registerLeaderboard(program: Command): void {
     .option('--names <file>', 'display names: {"<model-dir>": "<name>"} (default: <dir>/display_names.json)')
     .option(
       '--manifest <file>',
-      'benchmark manifest with sources.<modality>.{records, weight} (default: <dir>/manifest.json, else measured from eval_records, else the SOB set)',
+      'benchmark manifest with sources.<modality>.{records, weight} (default: one found in or near the folder)',
+    )
+    .option(
+      '--benchmark-totals <t>',
+      'auto (a manifest, else per source: the SOB constants when recognisably SOB, else the records present) | sob | records',
+      choiceOption(TOTALS),
+      'auto',
     )
     .addHelpText(
       'after',
@@ -50,10 +87,26 @@ Overall = mean of the seven aggregates (each source weighted by its total schema
 weight W_u; Perfect Response over text and image only) x coverage (records evaluated / records
 in the benchmark).
 
+Benchmark totals (W_u and the records per source) come from, in order: --manifest, or a
+manifest.json in the folder, in ../benchmark/ (sob eval), or beside the benchmark a run or the
+summaries name; else, per source, the official SOB constants when the source is recognisably
+SOB's (its largest model has exactly SOB's records, and its eval_records.jsonl hold SOB's 209
+image ids of weight 602, or its summaries name the SOB repository's data/<source>_responses/),
+else the distinct record ids in the eval_records.jsonl present. Every output says which.
+Model folders left out (no summary, unreadable summary, records without a summary) are named.
+
 Examples:
   sob leaderboard ../shared/data/sob/evaluation --format md
   sob leaderboard ../shared/data/sob/evaluation --table image --format csv
-  sob leaderboard ../shared/data/sob/evaluation --ranks`,
+  sob leaderboard ../shared/data/sob/evaluation --ranks
+  sob leaderboard runs/evaluation --benchmark-totals sob   # coverage against the whole SOB set
+  sob leaderboard runs/eval/evaluation --track compliance --format md
+
+--track compliance reads <dir>/schema/<model>/eval_summary.json (schema records, sob build
+jsonschemabench / schemas / probes): JSONSchemaBench's table, datasets as columns: declared
+coverage (the provider accepted the schema), empirical coverage (the answer parses and
+validates), compliance (valid among declared), partial validity, and the median / p90 of time to
+first token, time per output token and total time where the runs recorded them.`,
     )
     .action(
       async (
@@ -63,29 +116,50 @@ Examples:
           out?: string;
           names?: string;
           manifest?: string;
+          benchmarkTotals: TotalsMode;
           source?: Modality;
           table: 'unified' | Modality;
           ranks?: boolean;
+          track: 'sob' | 'compliance';
         },
       ) => {
-        const ev = await loadEvaluation(dir, flags.manifest);
-        const names = readDisplayNames(flags.names, dir);
+        if (flags.track === 'compliance') {
+          const sobOnly = [
+            flags.source && '--source',
+            flags.table !== 'unified' && '--table',
+            flags.ranks && '--ranks',
+            flags.manifest && '--manifest',
+            flags.benchmarkTotals !== 'auto' && '--benchmark-totals',
+          ].filter((x): x is string => typeof x === 'string');
+          return complianceLeaderboard(dir, {
+            format: flags.format,
+            out: flags.out,
+            names: flags.names,
+            sobOnly,
+          });
+        }
+        if (flags.manifest && flags.benchmarkTotals !== 'auto')
+          throw new UserError(
+            `--manifest and --benchmark-totals ${flags.benchmarkTotals} disagree: give one`,
+            2,
+          );
         if (flags.source && flags.table !== 'unified' && flags.source !== flags.table)
           throw new UserError(`--source ${flags.source} and --table ${flags.table} disagree`, 2);
+        refuseSobTrackOnComplianceOnly(dir);
+        const ev = await loadEvaluation(dir, { manifest: flags.manifest, totals: flags.benchmarkTotals });
+        const names = readDisplayNames(flags.names, dir);
         const source = flags.source ?? (flags.table === 'unified' ? undefined : flags.table);
         if (source) {
           // One source's table (the paper's Tables 4-6), sorted by Value Accuracy, with intervals.
+          for (const s of ev.skipped) log(`skipped ${s.folder}: ${s.reason}`);
           const rows = sourceTable(ev.models, names, source);
           if (rows.length === 0) throw new UserError(`no ${source} results under ${dir}`);
-          const text = sourceTableText(rows, sourceRanks(ev.models), flags.format);
-          if (flags.out) writeFileSync(flags.out, text.endsWith('\n') ? text : `${text}\n`);
-          else process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+          emit(sourceTableText(rows, sourceRanks(ev.models), flags.format), flags.out);
           return;
         }
         const rows = buildLeaderboard(ev, names);
-        log(
-          `${rows.length} models; source weights ${MODALITIES.map((m) => `${m} W=${ev.totals.weight[m]} N=${ev.totals.records[m]} (${ev.totalsFrom[m]})`).join(', ')}`,
-        );
+        log(`${rows.length} models`);
+        logFolder(ev);
         const ranks = flags.ranks ? sourceRanks(ev.models) : undefined;
         const text =
           flags.format === 'json'
@@ -95,10 +169,7 @@ Examples:
               : flags.format === 'md'
                 ? leaderboardMarkdown(rows, ranks)
                 : leaderboardTable(rows, ranks);
-        if (flags.out) {
-          writeFileSync(flags.out, text.endsWith('\n') ? text : `${text}\n`);
-          log(`wrote ${flags.out}`);
-        } else process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+        emit(text, flags.out);
       },
     );
 }

@@ -53,11 +53,13 @@ export async function main(argv: string[]): Promise<void> {
       return;
     }
     const debug = argv.includes('--debug');
+    // Credentials from a --base-url or the environment never reach the terminal (or a log).
+    const { redactSecrets } = await import('../providers/secrets.ts');
     if (e instanceof UserError) {
-      process.stderr.write(`sob: ${e.message}\n`);
+      process.stderr.write(`sob: ${redactSecrets(e.message)}\n`);
       process.exitCode = e.exitCode;
     } else {
-      process.stderr.write(`sob: ${errorMessage(e)}\n`);
+      process.stderr.write(`sob: ${redactSecrets(errorMessage(e))}\n`);
       process.exitCode = 1;
     }
     if (debug && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`);

@@ -4,6 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../core/errors.ts';
 import { isModality, type Modality } from '../core/record.ts';
+import { complianceScoreLine } from '../report/compliance.ts';
 import { readManifest } from '../runner/run-dir.ts';
 import { type BenchmarkRef, fileSha256 } from '../scoring/benchmark.ts';
 import { defaultOutDir, expandInputs, type ScoreTarget, scoreFiles } from '../scoring/score-files.ts';
@@ -134,7 +135,15 @@ numbers quirks included (each row names, in explanation.sob_quirks, the leaves a
 run directories (your own benchmark) with strict, the reference's defects fixed. --profile
 chooses for every input; the summary's "profile" key and a stderr line say which scored.
 
-A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
+A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.
+
+Schema records (metadata.source "schema": sob build jsonschemabench / schemas / probes) are
+scored on the compliance track into <out>/schema/<model>/: each row's compliance block (valid,
+every violation with instance path, schema path and keyword, partial validity) and, in
+eval_summary.json, "compliance": declared coverage, empirical coverage and compliance with 95%
+intervals, per dataset (metadata.source_category) and overall, timings' medians and p90. See
+them with: sob leaderboard <out> --track compliance. With --profile strict, rows of the SOB
+sources carry the compliance block too.`,
     )
     .action(async (inputs: string[], flags: ScoreFlags) => {
       if (flags.assertFormats && flags.profile === 'sob') {
@@ -207,6 +216,7 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
       });
       const header = ['file', 'source', 'n', ...SHOWN.map(([, h]) => h)];
       const rows: string[][] = [];
+      const schemaLines: string[] = [];
       let failures = 0;
       for (const [i, r] of results.entries()) {
         done++;
@@ -215,6 +225,13 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
           log(`sob: ${r.error}`);
         }
         for (const o of r.outputs) {
+          if (o.modality === 'schema') {
+            // Schema records: the compliance track's numbers (src/report/compliance.ts).
+            schemaLines.push(
+              `${targets[i].modelDir ?? r.file.split('/').pop() ?? r.file}  schema  ${o.records}  ${complianceScoreLine(o.summary)}`,
+            );
+            continue;
+          }
           const s = o.summary.summary as { overall_weighted: { metrics: Record<string, { mean: number }> } };
           rows.push([
             // A run directory's responses.jsonl is named by its model.
@@ -229,6 +246,7 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
       const fmt = (cs: string[]) =>
         cs.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
       if (rows.length > 0) process.stdout.write(`${[fmt(header), ...rows.map(fmt)].join('\n')}\n`);
+      if (schemaLines.length > 0) process.stdout.write(`${schemaLines.join('\n')}\n`);
       log(
         `scored ${done - failures}/${files.length} files in ${((Date.now() - started) / 1000).toFixed(2)} s (weighted means shown)`,
       );

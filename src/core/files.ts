@@ -27,6 +27,7 @@ import {
   renameSync,
   rmSync,
   unlinkSync,
+  writeFileSync,
   writeSync,
 } from 'node:fs';
 import { hostname } from 'node:os';
@@ -69,7 +70,7 @@ export function writeFileAtomic(file: string, data: string | Uint8Array): void {
     0o644,
   );
   try {
-    writeSync(fd, data);
+    writeFileSync(fd, data); // loops until every byte is written
     fsyncSync(fd);
   } catch (e) {
     closeSync(fd);

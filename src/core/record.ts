@@ -19,6 +19,17 @@ export function isModality(v: unknown): v is Modality {
   return typeof v === 'string' && (MODALITIES as readonly string[]).includes(v);
 }
 
+/**
+ * A benchmark record's `metadata.source`: a modality, or `schema` for the schema track's records
+ * (JSONSchemaBench, a user's own schemas, the SchemaBench-style probes), scored for compliance.
+ */
+export const SOURCES = [...MODALITIES, 'schema'] as const;
+export type Source = (typeof SOURCES)[number];
+
+export function isSource(v: unknown): v is Source {
+  return typeof v === 'string' && (SOURCES as readonly string[]).includes(v);
+}
+
 export interface ScoringView {
   metadata: PyObject;
   schema: PyValue | undefined;
@@ -103,7 +114,7 @@ export const Metadata = z
     model_id: z.string().optional(),
     schema_complexity: z.enum(COMPLEXITIES).optional(),
     difficulty: z.string().optional(),
-    source: z.enum(MODALITIES).optional(),
+    source: z.enum(SOURCES).optional(),
   })
   .passthrough();
 

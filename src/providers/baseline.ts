@@ -9,6 +9,20 @@ import type { Provider, ProviderRequest, ProviderResponse } from './types.ts';
 type Schema = Record<string, unknown>;
 
 const MAX_DEPTH = 24;
+/**
+ * What one skeleton may hold: an untrusted schema (`minItems: 1e8`, `minProperties: 3e5`,
+ * `minLength: 1e9`, a `$ref` that doubles at every level) must not exhaust memory or block the
+ * event loop (Ctrl-C and SIGTERM must still be heard). Past these the placeholder is cut short.
+ */
+export const SKELETON_LIMITS = { values: 50_000, chars: 1_000_000 };
+
+/** What is left of a skeleton's allowance (values and string characters). */
+interface Budget {
+  values: number;
+  chars: number;
+}
+
+const newBudget = (): Budget => ({ ...SKELETON_LIMITS });
 
 function isObj(v: unknown): v is Schema {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -55,7 +69,7 @@ function placeholderNumber(s: Schema, integer: boolean, salt: number): number {
   return v;
 }
 
-function placeholderString(s: Schema, salt: number): string {
+function placeholderString(s: Schema, salt: number, budget: Budget): string {
   const fmt = typeof s.format === 'string' ? s.format : '';
   let v =
     fmt === 'date'
@@ -73,8 +87,9 @@ function placeholderString(s: Schema, salt: number): string {
                 : '';
   const min = typeof s.minLength === 'number' ? s.minLength : 0;
   const max = typeof s.maxLength === 'number' ? s.maxLength : Number.POSITIVE_INFINITY;
-  if (v.length < min) v = v + 'x'.repeat(min - v.length);
+  if (v.length < min) v = v + 'x'.repeat(Math.max(0, Math.min(min, budget.chars) - v.length));
   if (v.length > max) v = v.slice(0, max);
+  budget.chars = Math.max(0, budget.chars - v.length);
   return v;
 }
 
@@ -89,14 +104,16 @@ export function skeletonFor(
   root: Schema = isObj(schema) ? schema : {},
   depth = 0,
   salt = 0,
+  budget: Budget = newBudget(),
 ): unknown {
   if (schema === true || schema === undefined) return null;
   if (!isObj(schema)) return null;
-  if (depth > MAX_DEPTH) return null;
+  if (depth > MAX_DEPTH || budget.values <= 0) return null;
+  budget.values--;
   let s = schema;
   if (typeof s.$ref === 'string') {
     const target = resolveRef(root, s.$ref);
-    return target ? skeletonFor(target, root, depth + 1, salt) : null;
+    return target ? skeletonFor(target, root, depth + 1, salt, budget) : null;
   }
   if ('const' in s) return s.const;
   if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[Math.min(salt, s.enum.length - 1)];
@@ -127,30 +144,36 @@ export function skeletonFor(
     ) {
       // Prefer a non-null branch: a placeholder should show structure.
       const pick = branches.find((b) => !(isObj(b) && b.type === 'null')) ?? branches[0];
-      return skeletonFor(pick, root, depth + 1, salt);
+      return skeletonFor(pick, root, depth + 1, salt, budget);
     }
   }
   const types = typesOf(s);
   const type = types.find((t) => t !== 'null') ?? types[0];
   switch (type) {
     case 'object': {
+      // Keys such as `__proto__` are data here, not the prototype.
       const out: Record<string, unknown> = {};
+      let count = 0;
+      const put = (k: string, v: unknown) => {
+        if (!Object.hasOwn(out, k)) count++;
+        Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+      };
+      const extra = isObj(s.additionalProperties) ? s.additionalProperties : {};
       const props = isObj(s.properties) ? s.properties : {};
-      for (const [k, sub] of Object.entries(props)) out[k] = skeletonFor(sub, root, depth + 1, salt);
+      for (const [k, sub] of Object.entries(props)) {
+        if (budget.values <= 0) break;
+        put(k, skeletonFor(sub, root, depth + 1, salt, budget));
+      }
       const required = Array.isArray(s.required)
         ? s.required.filter((k): k is string => typeof k === 'string')
         : [];
       for (const k of required) {
-        if (!(k in out))
-          out[k] = skeletonFor(isObj(s.additionalProperties) ? s.additionalProperties : {}, root, depth + 1);
+        if (budget.values <= 0) break;
+        if (!Object.hasOwn(out, k)) put(k, skeletonFor(extra, root, depth + 1, 0, budget));
       }
       const minProps = typeof s.minProperties === 'number' ? s.minProperties : 0;
-      for (let i = 0; Object.keys(out).length < minProps; i++) {
-        out[`key_${i}`] = skeletonFor(
-          isObj(s.additionalProperties) ? s.additionalProperties : {},
-          root,
-          depth + 1,
-        );
+      for (let i = 0; count < minProps && budget.values > 0; i++) {
+        if (!Object.hasOwn(out, `key_${i}`)) put(`key_${i}`, skeletonFor(extra, root, depth + 1, 0, budget));
       }
       return out;
     }
@@ -158,17 +181,18 @@ export function skeletonFor(
       const min = typeof s.minItems === 'number' ? s.minItems : 0;
       const max = typeof s.maxItems === 'number' ? s.maxItems : Number.POSITIVE_INFINITY;
       const n = Math.min(Math.max(min, 1), max);
-      if (Array.isArray(s.items)) {
-        // Tuple form: one placeholder per position, then `additionalItems`.
-        const tuple = s.items;
-        return Array.from({ length: Math.max(n, Math.min(tuple.length, max)) }, (_, i) =>
-          skeletonFor(i < tuple.length ? tuple[i] : s.additionalItems, root, depth + 1, i),
-        );
+      const out: unknown[] = [];
+      const tuple = Array.isArray(s.items) ? s.items : undefined;
+      // Tuple form: one placeholder per position, then `additionalItems`.
+      const length = tuple ? Math.max(n, Math.min(tuple.length, max)) : n;
+      for (let i = 0; i < length && budget.values > 0; i++) {
+        const sub = tuple ? (i < tuple.length ? tuple[i] : s.additionalItems) : s.items;
+        out.push(skeletonFor(sub, root, depth + 1, i, budget));
       }
-      return Array.from({ length: n }, (_, i) => skeletonFor(s.items, root, depth + 1, i));
+      return out;
     }
     case 'string':
-      return placeholderString(s, salt);
+      return placeholderString(s, salt, budget);
     case 'integer':
       return placeholderNumber(s, true, salt);
     case 'number':
@@ -202,7 +226,10 @@ export class SkeletonBaseline implements Provider {
   readonly kind = 'baseline';
   readonly model = 'skeleton';
   describe(): Record<string, unknown> {
-    return { answers: 'a schema-valid answer with placeholder values, from the schema alone' };
+    return {
+      answers: 'a schema-valid answer with placeholder values, from the schema alone',
+      limits: SKELETON_LIMITS,
+    };
   }
   async complete(req: ProviderRequest): Promise<ProviderResponse> {
     return respond(JSON.stringify(skeletonFor(req.schema)));

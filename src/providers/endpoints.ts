@@ -7,8 +7,11 @@
 import type { ErrorClass } from './types.ts';
 
 export interface Endpoint<C> {
+  /** The URL as shown (secrets redacted). */
   url: string;
   client: C;
+  /** 'answered': some HTTP reply came back; 'refused': never reached (connection refused, no host). */
+  reach: 'unknown' | 'answered' | 'refused';
   inflight: number;
   failures: number;
   downUntil: number;
@@ -31,10 +34,11 @@ export class EndpointPool<C> {
   private readonly maxCooldownMs: number;
   private readonly now: () => number;
 
-  constructor(urls: string[], makeClient: (url: string) => C, opts: PoolOptions = {}) {
-    this.endpoints = urls.map((url) => ({
+  constructor(urls: string[], makeClient: (url: string, index: number) => C, opts: PoolOptions = {}) {
+    this.endpoints = urls.map((url, i) => ({
       url,
-      client: makeClient(url),
+      client: makeClient(url, i),
+      reach: 'unknown' as const,
       inflight: 0,
       failures: 0,
       downUntil: 0,

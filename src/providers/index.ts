@@ -7,6 +7,10 @@ import { type Provider, splitModelId } from './types.ts';
 export interface ProviderOptions {
   baseUrls?: string[];
   pool?: PoolOptions;
+  /** Largest reply accepted from a remote provider (bytes); default 16 MB. */
+  maxResponseBytes?: number;
+  /** Stream answers where the provider can (default true). */
+  stream?: boolean;
 }
 
 export const PROVIDER_KINDS = ['openai', 'gemini', 'local', 'replay', 'baseline'] as const;
@@ -16,12 +20,21 @@ export async function createProvider(id: string, opts: ProviderOptions = {}): Pr
   switch (kind) {
     case 'openai': {
       const { OpenAIProvider } = await import('./openai.ts');
-      return new OpenAIProvider(model, { baseUrls: opts.baseUrls, pool: opts.pool });
+      return new OpenAIProvider(model, {
+        baseUrls: opts.baseUrls,
+        pool: opts.pool,
+        maxResponseBytes: opts.maxResponseBytes,
+        stream: opts.stream,
+      });
     }
     case 'gemini': {
       if ((opts.baseUrls?.length ?? 0) > 1) throw new UserError('gemini takes one --base-url');
       const { GeminiProvider } = await import('./gemini.ts');
-      return new GeminiProvider(model, { baseUrl: opts.baseUrls?.[0] });
+      return new GeminiProvider(model, {
+        baseUrl: opts.baseUrls?.[0],
+        maxResponseBytes: opts.maxResponseBytes,
+        stream: opts.stream,
+      });
     }
     case 'replay': {
       if (!model) throw new UserError('replay: give a response file, e.g. --model replay:responses.jsonl');
@@ -33,7 +46,10 @@ export async function createProvider(id: string, opts: ProviderOptions = {}): Pr
     case 'baseline':
       if (model === 'gold') return new GoldBaseline();
       if (model === 'skeleton') return new SkeletonBaseline();
-      throw new UserError(`unknown baseline "${model}": use baseline:gold or baseline:skeleton`);
+      if (model === 'instance') return new (await import('./instance.ts')).InstanceBaseline();
+      throw new UserError(
+        `unknown baseline "${model}": use baseline:gold, baseline:skeleton or baseline:instance`,
+      );
     case 'local': {
       const { LocalProvider } = await import('./local.ts');
       const p = new LocalProvider(model);

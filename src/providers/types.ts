@@ -16,11 +16,31 @@ export const ERROR_CLASSES = [
   'schema_rejected',
   'truncated',
   'refusal',
+  /** A 2xx reply that is not an answer: no choices, no message, content null, no candidates, not JSON. */
+  'invalid_response',
+  /** A reply over the size cap (--max-response-mb). */
+  'too_large',
+  /** No endpoint could be reached at all (connection refused, unknown host): the run stops. */
+  'unreachable',
+  /** HTTP 404: the model (or the endpoint path) does not exist there: the run stops. */
+  'not_found',
+  /** The whole batch expired before this request was answered (batch mode). */
+  'batch_expired',
 ] as const;
 export type ErrorClass = (typeof ERROR_CLASSES)[number];
 
 /** Transient classes: worth another attempt after a pause. */
-export const RETRYABLE: ReadonlySet<ErrorClass> = new Set(['rate_limit', 'server', 'timeout', 'network']);
+export const RETRYABLE: ReadonlySet<ErrorClass> = new Set([
+  'rate_limit',
+  'server',
+  'timeout',
+  'network',
+  'invalid_response',
+  'batch_expired',
+]);
+
+/** Classes that end the whole run at once: no other record would fare better. */
+export const FATAL: ReadonlySet<ErrorClass> = new Set(['auth', 'unreachable', 'not_found']);
 
 export interface ProviderRequest {
   recordId: string;
@@ -48,6 +68,48 @@ export interface ProviderResponse {
   cost?: number;
   /** Which endpoint answered (several --base-url values). */
   endpoint?: string;
+  /** Streamed answers: time to the first token (ms) and per output token after it (ms). */
+  ttftMs?: number;
+  tpotMs?: number;
+}
+
+/** A provider's batch job as last seen. */
+export interface BatchJob {
+  /** The provider's id for it (`batch_...`, `batches/...`). */
+  id: string;
+  /** The provider's own word: validating, in_progress, completed, expired, JOB_STATE_RUNNING, ... */
+  state: string;
+  /** True once the provider will change nothing more (completed, failed, expired, cancelled). */
+  done: boolean;
+  /** Requests in the batch, answered and failed so far (when the provider says). */
+  counts: { total?: number; completed?: number; failed?: number };
+  /** Why the whole batch failed, when it did. */
+  error?: string;
+}
+
+/** One request's outcome in a finished batch, by the custom id it was sent with. */
+export interface BatchResult {
+  customId: string;
+  response?: ProviderResponse;
+  error?: ProviderError;
+}
+
+/**
+ * A provider's batch interface (OpenAI's Files + Batches API, Gemini's batch mode): requests go
+ * in as lines, one job answers them all later at the batch price.
+ */
+export interface BatchApi {
+  /** Per batch: most requests and bytes of input (the provider's documented limits). */
+  readonly limits: { maxRequests: number; maxBytes: number; source: string };
+  /** The input line for one request (its byte length counts against maxBytes). */
+  line(customId: string, req: ProviderRequest): string;
+  /** Uploads and creates one batch; `key` marks it so a lost id can be found again. */
+  submit(lines: string[], key: string, signal: AbortSignal): Promise<BatchJob>;
+  /** A batch created earlier with this key (after a crash between create and saving its id). */
+  find(key: string, signal: AbortSignal): Promise<BatchJob | undefined>;
+  poll(id: string, signal: AbortSignal): Promise<BatchJob>;
+  /** Every request's outcome once the job is done (requests without one are left out). */
+  results(job: BatchJob, constrained: boolean, signal: AbortSignal): Promise<BatchResult[]>;
 }
 
 export interface Provider {
@@ -59,6 +121,8 @@ export interface Provider {
   describe(): Record<string, unknown>;
   complete(req: ProviderRequest): Promise<ProviderResponse>;
   close?(): Promise<void>;
+  /** The provider's batch interface, where it has one (`sob run --batch`). */
+  readonly batch?: BatchApi;
 }
 
 /** A classified failure. `text` keeps what the model said when there was an answer (truncated, refusal). */
@@ -68,10 +132,18 @@ export class ProviderError extends Error {
   /** Server-requested pause (Retry-After), in ms. */
   readonly retryAfterMs?: number;
   readonly response?: ProviderResponse;
+  /** The request never reached a server (connection refused, unknown host). */
+  readonly unreachable: boolean;
   constructor(
     errorClass: ErrorClass,
     message: string,
-    extra: { status?: number; retryAfterMs?: number; response?: ProviderResponse; cause?: unknown } = {},
+    extra: {
+      status?: number;
+      retryAfterMs?: number;
+      response?: ProviderResponse;
+      cause?: unknown;
+      unreachable?: boolean;
+    } = {},
   ) {
     super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
     this.name = 'ProviderError';
@@ -79,12 +151,14 @@ export class ProviderError extends Error {
     this.status = extra.status;
     this.retryAfterMs = extra.retryAfterMs;
     this.response = extra.response;
+    this.unreachable = extra.unreachable === true;
   }
 }
 
-/** The class of an HTTP status: 401/403 auth, 408 timeout, 429 rate_limit, 5xx server, other 4xx bad_request. */
+/** The class of an HTTP status: 401/403 auth, 404 not_found, 408 timeout, 429 rate_limit, 5xx server, other 4xx bad_request. */
 export function classifyStatus(status: number): ErrorClass {
   if (status === 401 || status === 403) return 'auth';
+  if (status === 404) return 'not_found';
   if (status === 408) return 'timeout';
   if (status === 429) return 'rate_limit';
   if (status >= 500) return 'server';

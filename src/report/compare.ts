@@ -2,12 +2,14 @@
  * Reading what `sob compare` needs: the per-record rows (`eval_records.jsonl`) of two or more
  * models on one source, joined by record id, and the tables it prints.
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { holm, type PairedResult, pairedBootstrap } from '../../metrics/compare.ts';
 import { UserError } from '../core/errors.ts';
 import { readJsonl } from '../core/jsonl.ts';
-import { MODALITIES } from '../core/record.ts';
+import { MODALITIES, type Modality } from '../core/record.ts';
+import { type SkippedFolder, scanSource } from './evaluation.ts';
+import { shortNames } from './names.ts';
 
 /** The metrics compared, in the paper's words (reference field names at the file boundary). */
 export const COMPARED: [string, string][] = [
@@ -80,14 +82,29 @@ export function methodNote(samples: number, seed: number): string {
   return `95% interval: 2.5%/97.5% percentiles of ${samples} paired resamples of the records (seed ${seed}); p: two-sided bootstrap, 2 x the share of resampled differences on the far side of 0 (capped at 1)`;
 }
 
-/** Every model folder of one source in an evaluation folder. */
-export function modelFolders(evalDir: string, modality: string): string[] {
-  const dir = join(evalDir, modality);
-  if (!existsSync(dir)) throw new UserError(`no ${modality} results under ${evalDir}`);
-  return readdirSync(dir)
-    .sort()
-    .map((m) => join(dir, m))
-    .filter((p) => existsSync(join(p, 'eval_records.jsonl')));
+/**
+ * Every model folder of one source in an evaluation folder that has per-record rows and a
+ * readable summary; every other non-dot folder is named with why it is left out.
+ */
+export function modelFolders(
+  evalDir: string,
+  modality: string,
+): { folders: string[]; skipped: SkippedFolder[] } {
+  if (!(MODALITIES as readonly string[]).includes(modality) || !existsSync(join(evalDir, modality)))
+    throw new UserError(`no ${modality} results under ${evalDir}`);
+  const scan = scanSource(evalDir, modality as Modality);
+  const folders: string[] = [];
+  const skipped = [...scan.skipped];
+  for (const f of scan.folders) {
+    if (f.records) folders.push(f.path);
+    else
+      skipped.push({
+        folder: f.folder,
+        reason: 'no eval_records.jsonl (a comparison needs the per-record rows)',
+      });
+  }
+  skipped.sort((a, b) => (a.folder < b.folder ? -1 : a.folder > b.folder ? 1 : 0));
+  return { folders, skipped };
 }
 
 /**
@@ -133,21 +150,38 @@ export function pairTable(a: ModelRows, b: ModelRows, results: PairedResult[]): 
   return lines.join('\n');
 }
 
-export interface MatrixResult {
-  models: string[];
-  /** [i][j] = B=models[j] vs A=models[i] on Value Accuracy, with Holm-adjusted p-values. */
-  cells: (PairedResult & { pHolm: number })[][];
+export interface MatrixCell extends PairedResult {
+  pHolm: number;
 }
 
-/** All pairs on Value Accuracy, p-values adjusted together (Holm-Bonferroni). */
+export interface MatrixResult {
+  models: string[];
+  /**
+   * [i][j] = B=models[j] vs A=models[i] on Value Accuracy, with Holm-adjusted p-values; null on
+   * the diagonal and for a pair with no record in common.
+   */
+  cells: (MatrixCell | null)[][];
+  /** Pairs [i, j] (i < j) with no record in common: out of the matrix and of the correction. */
+  noCommon: [number, number][];
+}
+
+/**
+ * All pairs on Value Accuracy, p-values adjusted together (Holm-Bonferroni). A pair with no
+ * record in common has no comparison: it is left out of the matrix and of the correction (it
+ * would otherwise count as a test with p = 1 and inflate every other adjusted p-value).
+ */
 export function pairwiseMatrix(models: ModelRows[], samples: number, seed: number): MatrixResult {
   const raw: { i: number; j: number; r: PairedResult }[] = [];
+  const noCommon: [number, number][] = [];
   for (let i = 0; i < models.length; i++) {
-    for (let j = i + 1; j < models.length; j++)
-      raw.push({ i, j, r: comparePair(models[i], models[j], samples, seed, 1)[0] });
+    for (let j = i + 1; j < models.length; j++) {
+      const r = comparePair(models[i], models[j], samples, seed, 1)[0];
+      if (r.n === 0) noCommon.push([i, j]);
+      else raw.push({ i, j, r });
+    }
   }
   const adjusted = holm(raw.map((x) => x.r.pValue));
-  const cells: (PairedResult & { pHolm: number })[][] = models.map(() => new Array(models.length));
+  const cells: (MatrixCell | null)[][] = models.map(() => models.map(() => null));
   raw.forEach(({ i, j, r }, k) => {
     cells[i][j] = { ...r, pHolm: adjusted[k] };
     cells[j][i] = {
@@ -160,24 +194,35 @@ export function pairwiseMatrix(models: ModelRows[], samples: number, seed: numbe
       pHolm: adjusted[k],
     };
   });
-  return { models: models.map((m) => m.name), cells };
+  return { models: models.map((m) => m.name), cells, noCommon };
 }
 
+/** The matrix as text: the difference per pair, * where significant, n/c where no record is shared. */
 export function matrixTable(m: MatrixResult): string {
   const w = Math.max(8, ...m.models.map((x) => x.length));
-  const head = `${''.padEnd(w)} ${m.models.map((x) => x.slice(0, 10).padStart(10)).join(' ')}`;
+  const noCommon = new Set(m.noCommon.flatMap(([i, j]) => [`${i},${j}`, `${j},${i}`]));
+  const head = `${''.padEnd(w)} ${shortNames(m.models, 10)
+    .map((x) => x.padStart(10))
+    .join(' ')}`;
   const rows = m.models.map((name, i) => {
     const cells = m.models.map((_, j) => {
       if (i === j) return '-'.padStart(10);
       const c = m.cells[i][j];
+      if (!c) return (noCommon.has(`${i},${j}`) ? 'n/c ' : '- ').padStart(10);
       const mark = c.pHolm < 0.05 ? '*' : ' ';
       return `${f(c.difference)}${mark}`.padStart(10);
     });
     return `${name.padEnd(w)} ${cells.join(' ')}`;
   });
-  return [
-    'Value Accuracy, column minus row (paired bootstrap); * = p < 0.05 after Holm-Bonferroni correction',
+  const tested = (m.models.length * (m.models.length - 1)) / 2 - m.noCommon.length;
+  const out = [
+    `Value Accuracy, column minus row (paired bootstrap); * = p < 0.05 after Holm-Bonferroni correction over ${tested} pair${tested === 1 ? '' : 's'}`,
     head,
     ...rows,
-  ].join('\n');
+  ];
+  if (m.noCommon.length > 0)
+    out.push(
+      `n/c = no common records (left out of the matrix and the correction): ${m.noCommon.map(([i, j]) => `${m.models[i]} / ${m.models[j]}`).join(', ')}`,
+    );
+  return out.join('\n');
 }

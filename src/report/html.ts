@@ -5,20 +5,25 @@
  * drill-down with a leaf-by-leaf diff. The data is embedded once (contexts and schemas stored
  * once per record, not per model) and the page renders tables and records lazily.
  */
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { flattenLeaves } from '../../metrics/paths.ts';
 import { coverageGate } from '../../metrics/record.ts';
 import { classify, ERROR_CLASSES, type TaxonomyRow, taxonomy } from '../../metrics/taxonomy.ts';
 import { pyEquals, tokenF1 } from '../../metrics/values.ts';
 import { UserError } from '../core/errors.ts';
+import { writeFileAtomic } from '../core/files.ts';
 import { readJsonl } from '../core/jsonl.ts';
 import { modelDirName } from '../core/modality.ts';
 import { type PyValue, pyStr, toPlain } from '../core/pyjson.ts';
 import { MODALITIES, type Modality } from '../core/record.ts';
 import { type ModelRows, matrixTable, pairwiseMatrix } from './compare.ts';
+import { compactCompliance, complianceReportData, emptyEvaluation, hasSobResults } from './compliance.ts';
+import { COMPLIANCE_CLIENT, COMPLIANCE_CSS } from './compliance-client.ts';
 import { buildLeaderboard, loadEvaluation, readDisplayNames } from './evaluation.ts';
+import { explainRow } from './explain.ts';
 import { REPORT_CLIENT, REPORT_CSS } from './html-client.ts';
+import { shortNames } from './names.ts';
 
 export interface ReportOptions {
   /** An eval directory (sob eval), a run directory (sob run), or an evaluation folder. */
@@ -31,6 +36,8 @@ export interface ReportOptions {
   samples?: number;
   /** At most this many diff leaves are embedded (wrong answers first); default 400,000. */
   maxDiffLeaves?: number;
+  /** Where to say which folders were left out and what to be wary of (stderr in the CLI). */
+  log?: (line: string) => void;
 }
 
 interface Layout {
@@ -74,6 +81,17 @@ function layoutOf(opts: ReportOptions): Layout {
 }
 
 const CLASS_CODE = new Map(ERROR_CLASSES.map((c, i) => [c, i]));
+
+/** The seven metrics of a row, in the order the page shows them. */
+const METRIC_KEYS = [
+  'leaf_value_em',
+  'value_token_f1',
+  'schema_compliance',
+  'hier_path_recall',
+  'path_set_f1',
+  'type_precision',
+  'strict_json_em',
+] as const;
 
 function num(v: unknown): number {
   return typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : 0;
@@ -143,24 +161,61 @@ function compactDiff(full: DiffLeaf[], rec: { leaves?: [string, string][] }): un
   });
 }
 
+/** Embedded at most (characters); the page shows less and expands to this on request. */
+const EMBED = { question: 4000, context: 20_000, schema: 20_000 };
+
+interface ReportRecord {
+  id: string;
+  source: string;
+  complexity: string;
+  /** SOB's `metadata.source_category` (e.g. `tables`, `multi_column`), from the response files. */
+  category?: string;
+  question?: string;
+  /** Full lengths, when the embedded text is cut. */
+  qlen?: number;
+  context?: string;
+  clen?: number;
+  schema?: string;
+  slen?: number;
+  /** The ground-truth leaves [path, value] of the diff, stored once for every model. */
+  leaves?: [string, string][];
+}
+
+/** The evaluation folder as the page shows it: relative to the report's folder, else its name. */
+function shownFrom(evalDir: string, out: string): string {
+  if (!out) return basename(evalDir);
+  const rel = relative(dirname(resolve(out)), evalDir);
+  if (rel === '') return '.';
+  return rel.startsWith('../..') || isAbsolute(rel) ? basename(evalDir) : rel;
+}
+
+/** The text embedded, and its full length when cut. */
+function embed(s: string, max: number): [string, number | undefined] {
+  return s.length > max ? [s.slice(0, max), s.length] : [s, undefined];
+}
+
 export async function buildReportData(opts: ReportOptions): Promise<Record<string, unknown>> {
   const layout = layoutOf(opts);
-  const ev = await loadEvaluation(layout.evalDir);
   const names = readDisplayNames(opts.names, layout.evalDir);
+  // The schema compliance track (schema/<model>/), when the folder has it; a folder of schema
+  // results only has no SOB leaderboard.
+  const compliance = await complianceReportData({ ...layout, dir: opts.dir, names, log: opts.log });
+  const ev =
+    compliance && !hasSobResults(layout.evalDir)
+      ? emptyEvaluation(layout.evalDir)
+      : await loadEvaluation(layout.evalDir);
+  for (const s of ev.skipped) opts.log?.(`skipped ${s.folder}: ${s.reason}`);
+  for (const w of ev.warnings) opts.log?.(`warning: ${w}`);
   const leaderboard = buildLeaderboard(ev, names);
+
+  // Models by index: folder names are a user's (`constructor`, `__proto__`, `a|b`), never keys.
+  const models: string[] = [...ev.models.keys()].sort();
+  const modelIndex = new Map(models.map((m, i) => [m, i]));
+  const display = models.map((m) => names.get(m) ?? m);
 
   // Records: one entry per record id (shared by every model), rows per model and source.
   const recIndex = new Map<string, number>();
-  const records: {
-    id: string;
-    source: string;
-    complexity: string;
-    question?: string;
-    context?: string;
-    schema?: string;
-    /** The ground-truth leaves [path, value] of the diff, stored once for every model. */
-    leaves?: [string, string][];
-  }[] = [];
+  const records: ReportRecord[] = [];
   const recordOf = (id: string, source: string, complexity: string) => {
     let i = recIndex.get(id);
     if (i === undefined) {
@@ -171,17 +226,20 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
     return i;
   };
 
-  const models: string[] = [...ev.models.keys()].sort();
-  const rows: Record<string, unknown[][]> = {};
-  const taxa: Record<string, Record<string, unknown>> = {};
+  /** [model index, source, rows]; a row is [record index, 7 metrics, outcome class, why]. */
+  const rows: [number, Modality, unknown[][]][] = [];
+  const taxa: [number, Modality, unknown][] = [];
   const forMatrix: Partial<Record<Modality, ModelRows[]>> = {};
-  for (const model of models) {
+  /** `mi|ri` of records answered fully right (their diffs go last under the size budget). */
+  const correct = new Set<string>();
+  const correctCode = ERROR_CLASSES.indexOf('correct');
+  for (const [mi, model] of models.entries()) {
     for (const m of MODALITIES) {
       const file = join(layout.evalDir, m, model, 'eval_records.jsonl');
-      if (!existsSync(file)) continue;
+      if (ev.models.get(model)?.[m] === undefined || !existsSync(file)) continue;
       const list: unknown[][] = [];
       const tRows: TaxonomyRow[] = [];
-      const mr: ModelRows = { name: names[model] ?? model, rows: new Map() };
+      const mr: ModelRows = { name: display[mi], rows: new Map() };
       for await (const l of readJsonl(file)) {
         if (!l.ok || !(l.value instanceof Map)) continue;
         const r = l.value;
@@ -195,62 +253,43 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
           type_precision: num(r.get('type_precision')),
           leaf_value_em: num(r.get('leaf_value_em')),
           missing_gt_paths: Array.isArray(r.get('missing_gt_paths'))
-            ? (r.get('missing_gt_paths') as string[])
+            ? (r.get('missing_gt_paths') as PyValue[]).map((p) => String(p))
             : undefined,
         };
         tRows.push(row);
         const idx = recordOf(id, m, String(r.get('schema_complexity') ?? 'unknown'));
+        const values = METRIC_KEYS.map((k) => num(r.get(k)));
         const expl = r.get('explanation');
-        const why =
-          expl instanceof Map
-            ? [...expl.entries()]
-                .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : pyStr(v as PyValue)}`)
-                .join('; ')
-            : '';
-        const vals = [
-          'leaf_value_em',
-          'value_token_f1',
-          'schema_compliance',
-          'hier_path_recall',
-          'path_set_f1',
-          'type_precision',
-          'strict_json_em',
-        ].map((k) => Math.round(num(r.get(k)) * 1000) / 1000);
-        list.push([idx, ...vals, CLASS_CODE.get(classify(row)) ?? 0, why]);
-        mr.rows.set(id, {
-          values: [
-            num(r.get('leaf_value_em')),
-            num(r.get('value_token_f1')),
-            num(r.get('schema_compliance')),
-            num(r.get('hier_path_recall')),
-            num(r.get('path_set_f1')),
-            num(r.get('type_precision')),
-            num(r.get('strict_json_em')),
-          ],
-          weight: num(r.get('difficulty_weight')),
+        const { why, quirks } = explainRow(expl === undefined ? undefined : toPlain(expl), {
+          source: m,
+          jsonPass: values[2],
+          structureF1: values[4],
         });
+        const cls = CLASS_CODE.get(classify(row)) ?? 0;
+        if (cls === correctCode) correct.add(`${mi}|${idx}`);
+        const shown: unknown[] = [idx, ...values.map((v) => Math.round(v * 1000) / 1000), cls, why];
+        if (quirks.length > 0) shown.push(quirks);
+        // Strict profile: the answer's violations and partial validity (SchemaBench).
+        const comp = compactCompliance(toPlain(r.get('compliance') ?? null));
+        if (comp) [shown[10], shown[11]] = [quirks.length > 0 ? quirks : 0, comp];
+        list.push(shown);
+        if (!mr.rows.has(id)) mr.rows.set(id, { values, weight: num(r.get('difficulty_weight')) });
       }
-      rows[`${model}|${m}`] = list;
-      taxa[`${model}|${m}`] = taxonomy(tRows) as unknown as Record<string, unknown>;
+      rows.push([mi, m, list]);
+      taxa.push([mi, m, taxonomy(tRows)]);
       (forMatrix[m] ??= []).push(mr);
     }
   }
 
   // The drill-down: context, question, schema per record; a leaf diff per model and record.
-  const diffs: Record<string, unknown> = {};
-  /** model|record -> [path-set F1, coverage gate] */
-  const gates: Record<string, [number, number]> = {};
+  const diffs: Record<string, unknown> = Object.create(null);
+  /** `mi|ri` -> [path-set F1, coverage gate] */
+  const gates: Record<string, [number, number]> = Object.create(null);
   const maxLeaves = opts.maxDiffLeaves ?? 400_000;
   let leavesEmbedded = 0;
   let diffsOmitted = 0;
-  const correctCode = ERROR_CLASSES.indexOf('correct');
-  const correct = new Set<string>();
-  for (const [k, list] of Object.entries(rows)) {
-    const model = k.split('|')[0];
-    for (const row of list) if (row[8] === correctCode) correct.add(`${model}|${row[0]}`);
-  }
-  for (const model of models) {
-    for (const file of layout.responses.get(model) ?? []) {
+  for (const [mi, model] of models.entries()) {
+    for (const file of new Set(layout.responses.get(model) ?? [])) {
       for await (const l of readJsonl(file)) {
         if (!l.ok || !(l.value instanceof Map)) continue;
         const md = l.value.get('metadata');
@@ -262,13 +301,19 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
         if (idx === undefined) continue;
         const rec = records[idx];
         if (rec.context === undefined) {
-          rec.question = String(input.get('question') ?? '');
-          rec.context = short(String(input.get('context') ?? ''), 6000);
+          [rec.question, rec.qlen] = embed(String(input.get('question') ?? ''), EMBED.question);
+          [rec.context, rec.clen] = embed(String(input.get('context') ?? ''), EMBED.context);
           const schema = input.get('json_schema');
-          rec.schema = short(schema === undefined ? '' : JSON.stringify(toPlain(schema), null, 2), 6000);
+          [rec.schema, rec.slen] = embed(
+            schema === undefined ? '' : JSON.stringify(toPlain(schema), null, 2),
+            EMBED.schema,
+          );
+          const cat = md.get('source_category');
+          if (typeof cat === 'string' && cat !== '') rec.category = cat;
         }
+        const key = `${mi}|${idx}`;
+        if (Object.hasOwn(diffs, key)) continue;
         const cand = output.get('candidate_response');
-        const key = `${model}|${idx}`;
         if (!(cand instanceof Map || Array.isArray(cand))) {
           diffs[key] = { raw: short(typeof cand === 'string' ? cand : pyStr(cand ?? null), 2000) };
           continue;
@@ -293,31 +338,56 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
   )[0];
   const matrix = src ? { source: src, ...pairwiseMatrix(forMatrix[src]!, opts.samples ?? 300, 42) } : null;
 
-  const perSource: Record<string, unknown[]> = {};
+  /** Per source: [model index, records, weighted means, intervals]. */
+  const perSource: Partial<Record<Modality, unknown[]>> = {};
   for (const m of MODALITIES) {
     const list: unknown[] = [];
     for (const [model, sources] of ev.models) {
       const s = sources[m];
       if (!s) continue;
-      list.push({
-        model: names[model] ?? model,
-        dir: model,
-        n: s.records,
-        weighted: s.weighted,
-        ci: s.ci ?? {},
-      });
+      list.push({ m: modelIndex.get(model), n: s.records, weighted: s.weighted, ci: s.ci ?? {} });
     }
     if (list.length > 0) perSource[m] = list;
   }
 
+  /** Per model and source: the profile it was scored with and what the scorer counted. */
+  const quality: unknown[] = [];
+  for (const [model, ie] of ev.info) {
+    for (const m of MODALITIES) {
+      const s = ie[m];
+      const res = ev.models.get(model)?.[m];
+      if (!s || !res) continue;
+      const dq = new Map(s.dataQuality);
+      quality.push({
+        m: modelIndex.get(model),
+        source: m,
+        profile: s.profile ?? 'sob',
+        stated: s.profile !== null,
+        n: res.records,
+        distinct: s.distinctIds ?? null,
+        duplicates: s.duplicates ?? null,
+        missing: s.benchmark?.missingIds ?? null,
+        unknown: s.benchmark?.unknownIds ?? null,
+        parseFailures: dq.get('json_parse_fail_count') ?? null,
+        schemaRejected: dq.get('schema_rejected_count') ?? null,
+        scoringErrors: dq.get('scoring_error_count') ?? null,
+        malformed: dq.get('malformed_jsonl_line_count') ?? null,
+      });
+    }
+  }
+
   return {
     generated: new Date().toISOString(),
-    evalDir: layout.evalDir,
-    totals: ev.totals,
+    // Where the numbers come from, without the local absolute path: relative to the report.
+    where: shownFrom(layout.evalDir, opts.out),
+    totals: { ...ev.totals, note: ev.totalsNote },
+    skipped: ev.skipped,
+    warnings: ev.warnings,
     leaderboard,
     perSource,
+    quality,
     models,
-    displayNames: names,
+    names: display,
     records,
     rows,
     taxonomy: taxa,
@@ -325,15 +395,18 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
     matrix: matrix && {
       source: matrix.source,
       models: matrix.models,
+      short: shortNames(matrix.models, 12),
       diff: matrix.cells.map((r) =>
         r.map((c) => (c ? [Math.round(c.difference * 1000) / 1000, c.pHolm] : null)),
       ),
+      noCommon: matrix.noCommon,
       text: matrixTable(matrix),
     },
     diffs,
     gates,
     diffsOmitted,
     maxDiffLeaves: maxLeaves,
+    compliance,
   };
 }
 
@@ -343,11 +416,13 @@ export async function writeReport(opts: ReportOptions): Promise<string> {
   const title = `sob-eval report: ${basename(resolve(opts.dir))}`;
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title.replace(/</g, '&lt;')}</title><style>${REPORT_CSS}</style></head>
+<title>${title.replace(/</g, '&lt;')}</title><style>${REPORT_CSS}${COMPLIANCE_CSS}</style></head>
 <body><div id="app"><h1>${title.replace(/</g, '&lt;')}</h1><p class="muted">Loading…</p></div>
 <script type="application/json" id="sob-data">${json}</script>
+<script>${COMPLIANCE_CLIENT}</script>
 <script>${REPORT_CLIENT}</script></body></html>
 `;
-  writeFileSync(opts.out, html);
+  // Whole or not at all, and never through a symlink at the target (it is replaced).
+  writeFileAtomic(opts.out, html);
   return opts.out;
 }

@@ -2,7 +2,7 @@
  * Leaderboard rendering: a terminal table, Markdown, CSV (csv-stringify) and JSON.
  */
 import { stringify } from 'csv-stringify/sync';
-import type { LeaderboardRow } from '../../metrics/leaderboard.ts';
+import type { LeaderboardRow, SourceTotals } from '../../metrics/leaderboard.ts';
 import type { SourceRow } from '../../metrics/ranks.ts';
 import { MODALITIES } from '../core/record.ts';
 
@@ -36,13 +36,55 @@ function header(ranks?: RankMap): string[] {
   return ranks ? [...HEADER, RANKS_HEADER] : HEADER;
 }
 
+/** The benchmark totals the rows were computed with (the same for every row). */
+function totalsOf(rows: LeaderboardRow[]): Record<string, SourceTotals> | undefined {
+  return rows[0]?.benchmark_totals;
+}
+
+/** `text 5000 records, W 13054 (sob); ...`: the coverage denominators, source weights and their origin. */
+export function totalsText(t: Record<string, SourceTotals>): string {
+  return MODALITIES.map((m) => `${m} ${t[m].records} records, W ${t[m].weight} (${t[m].origin})`).join('; ');
+}
+
+/** Profiles per source, `text=strict image=sob`, or one word when every source agrees. */
+function profileText(r: LeaderboardRow): string {
+  const q = r.data_quality ?? {};
+  const ps = MODALITIES.filter((m) => q[m]).map((m) => [m, q[m]!.profile] as const);
+  if (ps.length === 0) return '';
+  return new Set(ps.map(([, p]) => p)).size === 1 ? ps[0][1] : ps.map(([m, p]) => `${m}=${p}`).join(' ');
+}
+
+/** One line when the rows were scored with different profiles, else none. */
+export function mixedProfileNote(rows: LeaderboardRow[]): string | null {
+  const all = new Set<string>();
+  for (const r of rows) for (const q of Object.values(r.data_quality ?? {})) if (q) all.add(q.profile);
+  if (all.size < 2) return null;
+  return `Warning: these rows were scored with different profiles (${[...all].sort().join(', ')}): their numbers do not compare.`;
+}
+
+/** Lines under a table: where the totals came from, and a mixed-profile warning. */
+function footer(rows: LeaderboardRow[]): string[] {
+  const t = totalsOf(rows);
+  const out: string[] = [];
+  if (t) out.push(`Benchmark totals (coverage denominators, source weights W): ${totalsText(t)}`);
+  const mixed = mixedProfileNote(rows);
+  if (mixed) out.push(mixed);
+  return out;
+}
+
 export function leaderboardTable(rows: LeaderboardRow[], ranks?: RankMap): string {
   const HEADER = header(ranks);
   const body = rows.map((r, i) => cells(r, i + 1, ranks));
   const widths = HEADER.map((h, c) => Math.max(h.length, ...body.map((b) => b[c].length)));
   const line = (cs: string[]) =>
     cs.map((c, i) => (i <= 1 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  return [line(HEADER), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
+  const foot = footer(rows);
+  return [
+    line(HEADER),
+    widths.map((w) => '-'.repeat(w)).join('  '),
+    ...body.map(line),
+    ...(foot.length > 0 ? ['', ...foot] : []),
+  ].join('\n');
 }
 
 export function leaderboardMarkdown(rows: LeaderboardRow[], ranks?: RankMap): string {
@@ -54,6 +96,7 @@ export function leaderboardMarkdown(rows: LeaderboardRow[], ranks?: RankMap): st
   rows.forEach((r, i) => {
     out.push(`| ${cells(r, i + 1, ranks).join(' | ')} |`);
   });
+  for (const f of footer(rows)) out.push('', f);
   return out.join('\n');
 }
 
@@ -66,6 +109,9 @@ export function leaderboardCsv(rows: LeaderboardRow[], ranks?: RankMap): string 
       ...Object.fromEntries(COLUMNS.map(([k]) => [k, r[k] ?? ''])),
       overall_raw: r.overall_raw,
       modalities: r.modalities.join('+'),
+      profile: profileText(r),
+      benchmark_records: MODALITIES.reduce((n, m) => n + r.benchmark_totals[m].records, 0),
+      benchmark_totals: totalsText(r.benchmark_totals),
       ...(ranks
         ? Object.fromEntries(MODALITIES.map((m) => [`rank_${m}`, ranks.get(r.model)?.[m] ?? '']))
         : {}),

@@ -1,21 +1,29 @@
 /**
  * The optional response cache (--cache): one file per answer, keyed by everything that changes
- * what the model is asked (model, messages, schema when constrained, temperature, token limit)
- * and nothing that does not (concurrency, timeouts, endpoints, retries). Only answers are
- * stored, never errors. The key is versioned, so a change of its recipe starts afresh.
+ * what the model is asked or who answers it (model, the provider's settings and endpoints,
+ * messages, schema when constrained, temperature, token limit) and nothing that does not
+ * (concurrency, timeouts, retries). Two servers serving a model of the same name never share
+ * answers. Only answers are stored, never errors. The key is versioned, so a change of its
+ * recipe starts afresh.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../core/files.ts';
 import type { ProviderRequest, ProviderResponse } from '../providers/types.ts';
 import { sha256 } from './prompt.ts';
 
-const VERSION = 1;
+const VERSION = 2;
 
-export function cacheKey(model: string, req: ProviderRequest): string {
+/**
+ * `settings` is the provider's describe(): its endpoints (as shown, secrets redacted) and
+ * generation settings.
+ */
+export function cacheKey(model: string, settings: Record<string, unknown>, req: ProviderRequest): string {
   return sha256(
     JSON.stringify({
       v: VERSION,
       model,
+      settings,
       system: req.system,
       user: req.user,
       constrained: req.constrained,
@@ -57,9 +65,7 @@ export class ResponseCache {
   set(key: string, res: ProviderResponse): void {
     const f = this.file(key);
     mkdirSync(join(this.dir, key.slice(0, 2)), { recursive: true });
-    const tmp = `${f}.${process.pid}.tmp`;
-    const { endpoint: _endpoint, ...stored } = res;
-    writeFileSync(tmp, JSON.stringify(stored));
-    renameSync(tmp, f);
+    const { endpoint: _endpoint, ttftMs: _ttft, tpotMs: _tpot, ...stored } = res;
+    writeFileAtomic(f, JSON.stringify(stored));
   }
 }

@@ -28,7 +28,9 @@ export function formatProgress(p: Progress, now: number): string {
   const pct = p.total > 0 ? ((100 * p.done) / p.total).toFixed(1) : '100.0';
   let s = `${p.done}/${p.total} (${pct}%)  ${rate.toFixed(1)} rec/s  ETA ${eta}  errors ${p.errors}`;
   if (p.failed > 0) s += ` (${p.failed} failed)`;
-  s += `  tokens ${compact(p.inputTokens)} in / ${compact(p.outputTokens)} out`;
+  if (p.inputTokens > 0 || p.outputTokens > 0)
+    s += `  tokens ${compact(p.inputTokens)} in / ${compact(p.outputTokens)} out`;
+  if (p.note) s += `  ${p.note}`;
   if (p.cost > 0) s += `  $${p.cost.toFixed(p.cost < 1 ? 4 : 2)}`;
   return s;
 }
@@ -40,7 +42,13 @@ export class ProgressReporter {
     private readonly out: NodeJS.WriteStream | { write(s: string): boolean; isTTY?: boolean },
     private readonly intervalMs = 10_000,
     private readonly now: () => number = Date.now,
+    /** Put before every line (e.g. the model, when a command runs several). */
+    private readonly label = '',
   ) {}
+
+  private line(p: Progress): string {
+    return `${this.label}${formatProgress(p, this.now())}`;
+  }
 
   private get tty(): boolean {
     return this.out.isTTY === true;
@@ -55,9 +63,9 @@ export class ProgressReporter {
 
   private draw(p: Progress): void {
     if (this.tty) {
-      this.out.write(`\r\x1b[2K${formatProgress(p, this.now())}`);
+      this.out.write(`\r\x1b[2K${this.line(p)}`);
       this.drawn = true;
-    } else this.out.write(`${formatProgress(p, this.now())}\n`);
+    } else this.out.write(`${this.line(p)}\n`);
   }
 
   /** The final state, ending the line. */
@@ -66,7 +74,7 @@ export class ProgressReporter {
       this.draw(p);
       this.out.write('\n');
       this.drawn = false;
-    } else this.out.write(`${formatProgress(p, this.now())}\n`);
+    } else this.out.write(`${this.line(p)}\n`);
   }
 
   /** Before another message on the same stream: end a half-drawn line. */

@@ -3,20 +3,12 @@
  * Each response line is written whole, by one write call, the moment it arrives; on resume a
  * torn last line (a crash mid-write) is cut off and every record already answered is known.
  */
-import {
-  closeSync,
-  createReadStream,
-  existsSync,
-  ftruncateSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, createReadStream, existsSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { UserError } from '../core/errors.ts';
+import { openNoFollow, refuseSymlink, truncateNoFollow } from '../core/files.ts';
+
+export { writeJsonAtomic } from '../core/files.ts';
 
 export const MANIFEST = 'manifest.json';
 export const RESPONSES = 'responses.jsonl';
@@ -38,6 +30,8 @@ export interface ScanResult {
 export async function scanResponses(file: string): Promise<ScanResult> {
   const ids = new Set<string>();
   const badLines: number[] = [];
+  // Repairs and appends never go through a link to a file outside the run directory.
+  refuseSymlink(file, 'response log');
   if (!existsSync(file)) return { ids, droppedBytes: 0, badLines };
   let carry: Buffer = Buffer.alloc(0);
   let offset = 0; // file offset of carry[0]
@@ -86,34 +80,26 @@ export async function scanResponses(file: string): Promise<ScanResult> {
     badLines.pop();
   }
   const droppedBytes = size - cutAt;
-  if (droppedBytes > 0) truncateTo(file, cutAt);
+  if (droppedBytes > 0) truncateNoFollow(file, cutAt);
   return { ids, droppedBytes, badLines };
-}
-
-function truncateTo(file: string, size: number): void {
-  const fd = openSync(file, 'r+');
-  try {
-    ftruncateSync(fd, size);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** Cuts a log back to its last newline (errors.jsonl after a crash), so appends start a fresh line. */
 export function repairTail(file: string): number {
+  refuseSymlink(file, 'log');
   if (!existsSync(file)) return 0;
   const data = readFileSync(file);
   if (data.length === 0 || data[data.length - 1] === 0x0a) return 0;
   const keep = data.lastIndexOf(0x0a) + 1;
-  truncateTo(file, keep);
+  truncateNoFollow(file, keep);
   return data.length - keep;
 }
 
-/** An append-only JSONL file: each line goes out in a single write call. */
+/** An append-only JSONL file: each line goes out in a single write call; a symlink is refused. */
 export class AppendLog {
   private fd: number;
   constructor(readonly file: string) {
-    this.fd = openSync(file, 'a');
+    this.fd = openNoFollow(file, 'a');
   }
   append(line: string): void {
     writeSync(this.fd, `${line}\n`);
@@ -121,12 +107,6 @@ export class AppendLog {
   close(): void {
     closeSync(this.fd);
   }
-}
-
-export function writeJsonAtomic(file: string, value: unknown): void {
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`);
-  renameSync(tmp, file);
 }
 
 export function readManifest(dir: string): Record<string, unknown> | undefined {

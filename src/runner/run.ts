@@ -5,20 +5,26 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { errorMessage, UserError } from '../core/errors.ts';
+import { acquireLock, removeStaleTemps } from '../core/files.ts';
 import { readJsonl } from '../core/jsonl.ts';
 import { dumpsPy, getField, type PyObject, type PyValue, parsePyJson, toPlain } from '../core/pyjson.ts';
-import { BenchmarkRecord, type Modality, parseStrict } from '../core/record.ts';
+import { BenchmarkRecord, parseStrict, type Source } from '../core/record.ts';
+import { unreachableCause } from '../providers/http.ts';
+import { redactSecrets } from '../providers/secrets.ts';
 import {
   type ErrorClass,
+  FATAL,
   type Provider,
   ProviderError,
   type ProviderRequest,
   type ProviderResponse,
   RETRYABLE,
 } from '../providers/types.ts';
+import { type BatchSettings, runBatches } from './batch.ts';
 import { cacheKey, ResponseCache } from './cache.ts';
 import { type PromptTemplate, renderPrompt, sha256 } from './prompt.ts';
 import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, sleep } from './retry.ts';
@@ -39,7 +45,7 @@ export interface RunOptions {
   benchmark: string;
   /** Default: runs/<run-id>, where the id is fixed by model, benchmark, prompt and settings. */
   runDir?: string;
-  source?: Modality;
+  source?: Source;
   limit?: number;
   concurrency: number;
   constrained: boolean;
@@ -55,6 +61,8 @@ export interface RunOptions {
   log?: (line: string) => void;
   /** Response cache folder (--cache); answers only, never errors. Baselines and replay are not cached. */
   cacheDir?: string;
+  /** Ask through the provider's batch interface (--batch). */
+  batch?: BatchSettings;
 }
 
 export interface Progress {
@@ -72,6 +80,10 @@ export interface Progress {
   outputTokens: number;
   cost: number;
   startedAt: number;
+  /** Records whose schema the provider refused (written with schema_rejected). */
+  schemaRejected?: number;
+  /** Said at the end of the line (e.g. a batch's state and counts). */
+  note?: string;
 }
 
 export type RunStatus = 'running' | 'complete' | 'incomplete' | 'interrupted' | 'failed';
@@ -126,7 +138,7 @@ async function fileSha256(file: string): Promise<string> {
   return h.digest('hex');
 }
 
-interface Item {
+export interface Item {
   id: string;
   line: number;
   record: PyObject;
@@ -139,7 +151,7 @@ interface Item {
  */
 async function* selectRecords(
   file: string,
-  opts: { source?: Modality; limit?: number; check: boolean },
+  opts: { source?: Source; limit?: number; check: boolean },
 ): AsyncGenerator<Item> {
   const seen = new Set<string>();
   let n = 0;
@@ -198,22 +210,13 @@ function firstLine(s: string, max = 500): string {
   return line.length > max ? `${line.slice(0, max)}...` : line;
 }
 
-/** Error text as written to errors.jsonl: the keys in the environment and key-like tokens
- * (a server may echo a masked key, e.g. "sk-abc***wxyz") are cut out. */
-export function redactKeys(text: string): string {
-  let out = text;
-  for (const name of ['OPENAI_API_KEY', 'GEMINI_API_KEY']) {
-    const k = process.env[name];
-    if (k && k.length >= 8) out = out.split(k).join('[redacted]');
-  }
-  return out.replace(/\b(?:sk-|AIza)[A-Za-z0-9_*.-]{4,}/g, '[redacted]');
-}
-
 /** Any failure as a ProviderError (a timeout we fired, SDK errors the provider did not map). */
 function classify(e: unknown, timedOut: boolean): ProviderError {
   if (timedOut) return new ProviderError('timeout', 'no answer within the request timeout', { cause: e });
   if (e instanceof ProviderError) return e;
   const msg = errorMessage(e);
+  const why = unreachableCause(e);
+  if (why) return new ProviderError('network', `${msg}: ${why}`, { cause: e, unreachable: true });
   if (/fetch failed|ECONNRESET|ECONNREFUSED|EPIPE|socket|terminated|network/i.test(msg)) {
     return new ProviderError('network', msg, { cause: e });
   }
@@ -233,33 +236,77 @@ function int(n: number | undefined): bigint | null {
   return n === undefined || !Number.isFinite(n) ? null : BigInt(Math.round(n));
 }
 
-function responseLine(
-  item: Item,
-  o: RunOptions,
-  res: ProviderResponse,
-  latencyMs: number,
-  attempts: number,
-  cls?: ErrorClass,
-  cached = false,
-): string {
+/** What a record asks the model (everything but the abort signal). */
+export function requestOf(item: Item, o: RunOptions): Omit<ProviderRequest, 'signal'> {
+  const input = item.record.get('input') as PyObject;
+  const schema = toPlain(input.get('json_schema') ?? null) as Record<string, unknown>;
+  const prompt = renderPrompt(o.template, {
+    context: input.get('context') as string,
+    question: input.get('question') as string,
+    schema,
+    recordId: item.id,
+  });
+  return {
+    recordId: item.id,
+    system: prompt.system,
+    user: prompt.user,
+    schema,
+    constrained: o.constrained,
+    temperature: o.temperature,
+    maxTokens: o.maxTokens,
+    groundTruth: getField(item.record.get('output'), 'ground_truth') ?? null,
+  };
+}
+
+/** How an answer came: the attempt it took, where from, and (batch mode) the batch. */
+export interface AnswerInfo {
+  attempts: number;
+  /** Total time of the answering request (ms); null for a cached or batch answer. */
+  latencyMs?: number;
+  cached?: boolean;
+  /** The provider's batch id, when answered through a batch API. */
+  batch?: string;
+  /** The provider refused the record's schema in its structured-output mode. */
+  schemaRejected?: ProviderError;
+}
+
+/** The class a recorded answer is logged under (a cut or refused answer is still the answer). */
+function answerClass(res: ProviderResponse): ErrorClass | undefined {
+  return res.finishReason === 'length' ? 'truncated' : res.finishReason === 'refusal' ? 'refusal' : undefined;
+}
+
+/**
+ * One responses.jsonl line (the reference's fields plus output.raw_response and eval_info).
+ * A refused schema (HELPERS.md "Refused schemas and timings") is written once, with a null
+ * candidate and raw response and `eval_info.schema_rejected: true`.
+ */
+function responseLine(item: Item, o: RunOptions, res: ProviderResponse | undefined, a: AnswerInfo): string {
   const metadata = new Map(item.record.get('metadata') as PyObject);
   metadata.set('model_id', o.provider.id);
   if (o.source && !metadata.has('source')) metadata.set('source', o.source);
   const output: PyObject = new Map();
   output.set('ground_truth', getField(item.record.get('output'), 'ground_truth') ?? null);
-  output.set('candidate_response', candidateOf(res.text));
-  output.set('raw_response', res.text);
+  output.set('candidate_response', res ? candidateOf(res.text) : null);
+  output.set('raw_response', res ? res.text : null);
   const info: PyObject = new Map<string, PyValue>([
-    ['input_tokens', int(res.inputTokens)],
-    ['output_tokens', int(res.outputTokens)],
-    ['latency_ms', int(latencyMs)],
-    ['attempts', BigInt(attempts)],
-    ['finish_reason', res.finishReason],
+    ['latency_ms', a.latencyMs === undefined ? null : int(a.latencyMs)],
   ]);
-  if (res.cost !== undefined) info.set('cost', res.cost);
+  if (res?.ttftMs !== undefined) info.set('ttft_ms', roundMs(res.ttftMs));
+  if (res?.tpotMs !== undefined) info.set('tpot_ms', roundMs(res.tpotMs));
+  info.set('input_tokens', int(res?.inputTokens));
+  info.set('output_tokens', int(res?.outputTokens));
+  info.set('attempts', BigInt(a.attempts));
+  info.set('finish_reason', res ? res.finishReason : null);
+  if (res?.cost !== undefined) info.set('cost', res.cost);
+  if (a.batch) info.set('batch', a.batch);
+  const cls = res ? answerClass(res) : undefined;
   if (cls) info.set('error_class', cls);
-  if (res.endpoint) info.set('endpoint', res.endpoint);
-  if (cached) info.set('cached', true);
+  if (a.schemaRejected) {
+    info.set('schema_rejected', true);
+    info.set('error', redactSecrets(firstLine(a.schemaRejected.message)));
+  }
+  if (res?.endpoint) info.set('endpoint', res.endpoint);
+  if (a.cached) info.set('cached', true);
   const line = new Map<string, PyValue>([
     ['metadata', metadata],
     ['input', item.record.get('input') as PyObject],
@@ -270,10 +317,25 @@ function responseLine(
     return dumpsPy(line);
   } catch (e) {
     // An answer nested too deep to write recursively is kept as its text.
-    if (!(e instanceof RangeError)) throw e;
+    if (!(e instanceof RangeError) || !res) throw e;
     output.set('candidate_response', res.text);
     return dumpsPy(line);
   }
+}
+
+/** Milliseconds with 0.1 ms resolution, as a float (time per token is often below 1 ms). */
+function roundMs(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}
+
+/** The one line a run that cannot go on ends with (a bad key, no server, no such model). */
+export function fatalError(p: Provider, pe: ProviderError): UserError {
+  if (pe.errorClass === 'auth')
+    return new UserError(
+      `${p.id}: authentication failed (${pe.status ? `HTTP ${pe.status}` : 'auth'}); check the API key in the environment (${p.kind === 'gemini' ? 'GEMINI_API_KEY' : 'OPENAI_API_KEY'})`,
+    );
+  const hint = pe.errorClass === 'unreachable' ? '; check --base-url' : '';
+  return new UserError(`${p.id}: ${redactSecrets(firstLine(pe.message))}${hint}`);
 }
 
 export async function runBenchmark(o: RunOptions): Promise<RunResult> {
@@ -283,11 +345,43 @@ export async function runBenchmark(o: RunOptions): Promise<RunResult> {
   const id = identity(o, benchmarkSha);
   const runDir = resolve(o.runDir ?? join('runs', defaultRunId(o, benchmark, benchmarkSha)));
 
+  if (o.batch && !o.provider.batch)
+    throw new UserError(
+      `${o.provider.id}: --batch needs a provider with a batch interface (openai:, gemini:)`,
+      2,
+    );
   // Validate and count the selection before asking anything.
   let total = 0;
   for await (const _ of selectRecords(benchmark, { source: o.source, limit: o.limit, check: true })) total++;
+  if (total === 0)
+    throw new UserError(
+      `${benchmark}: no records${o.source ? ` of source ${o.source}` : ''} to run (an empty benchmark?)`,
+    );
 
   mkdirSync(runDir, { recursive: true });
+  // One writer per run directory: a second `sob run` on it is refused before it asks anything.
+  const lock = acquireLock(runDir, 'run directory');
+  try {
+    removeStaleTemps(runDir);
+    return await runLocked(o, { benchmark, benchmarkSha, id, runDir, total, log });
+  } finally {
+    lock.release();
+  }
+}
+
+interface Setup {
+  benchmark: string;
+  benchmarkSha: string;
+  id: ReturnType<typeof identity>;
+  runDir: string;
+  total: number;
+  log: (line: string) => void;
+}
+
+async function runLocked(
+  o: RunOptions,
+  { benchmark, benchmarkSha, id, runDir, total, log }: Setup,
+): Promise<RunResult> {
   const old = readManifest(runDir);
   if (old) checkResumable(runDir, old, id);
   else if (existsSync(join(runDir, RESPONSES))) {
@@ -347,6 +441,15 @@ export async function runBenchmark(o: RunOptions): Promise<RunResult> {
         base_ms: (o.backoff ?? DEFAULT_BACKOFF).baseMs,
         max_ms: (o.backoff ?? DEFAULT_BACKOFF).maxMs,
       },
+      batch: o.batch
+        ? {
+            fallback: o.batch.fallback,
+            poll_ms: o.batch.pollMs,
+            max_requests: o.batch.maxRequests ?? null,
+            max_bytes: o.batch.maxBytes ?? null,
+            state_file: o.batch ? 'batches.json' : null,
+          }
+        : null,
     },
     benchmark: { path: benchmark, sha256: benchmarkSha },
     prompt: { file: o.template.file ?? null, sha256: o.template.sha256, template: o.template.text },
@@ -374,14 +477,18 @@ export async function runBenchmark(o: RunOptions): Promise<RunResult> {
   const responses = new AppendLog(join(runDir, RESPONSES));
   const errors = new AppendLog(join(runDir, ERRORS));
   const stop = new AbortController();
+  // Each request in flight and each worker's backoff pause listen on it: a bounded number,
+  // proportional to --concurrency, not a leak (no MaxListenersExceededWarning at any setting).
+  setMaxListeners(Math.max(10, 4 * o.concurrency + 10), stop.signal);
   const onAbort = () => stop.abort();
   if (o.signal?.aborted) stop.abort();
   o.signal?.addEventListener('abort', onAbort, { once: true });
-  let authError: ProviderError | undefined;
+  let fatal: ProviderError | undefined;
   const backoff = o.backoff ?? DEFAULT_BACKOFF;
   let pausedUntil = 0;
   const cacheable = o.provider.kind !== 'baseline' && o.provider.kind !== 'replay';
   const cache = o.cacheDir && cacheable ? new ResponseCache(o.cacheDir) : undefined;
+  const cacheScope = o.provider.describe();
 
   const errorLine = (item: Item, attempt: number, pe: ProviderError, outcome: string) => {
     progress.errors++;
@@ -392,22 +499,36 @@ export async function runBenchmark(o: RunOptions): Promise<RunResult> {
         attempt,
         error_class: pe.errorClass,
         status: pe.status ?? null,
-        message: redactKeys(firstLine(pe.message)),
+        message: redactSecrets(firstLine(pe.message)),
         outcome,
       }),
     );
   };
 
+  /** Writes an answer (or a refused schema) and counts it; never asked again after this. */
+  const record = (item: Item, res: ProviderResponse | undefined, a: AnswerInfo) => {
+    responses.append(responseLine(item, o, res, a));
+    answered.add(item.id);
+    progress.done++;
+    if (a.schemaRejected) {
+      progress.schemaRejected = (progress.schemaRejected ?? 0) + 1;
+      errorLine(item, a.attempts, a.schemaRejected, 'recorded');
+      return;
+    }
+    if (!res) return;
+    progress.inputTokens += res.inputTokens ?? 0;
+    progress.outputTokens += res.outputTokens ?? 0;
+    if (!a.cached) progress.cost += res.cost ?? 0; // a cached answer costs nothing now
+    // A cut or refused answer is the model's own answer: scored as it is, and logged.
+    const cls = answerClass(res);
+    if (cls) {
+      const what = cls === 'truncated' ? `stopped at the ${o.maxTokens}-token limit` : 'the model refused';
+      errorLine(item, a.attempts, new ProviderError(cls, what), 'recorded');
+    }
+  };
+
   const ask = async (item: Item) => {
-    const input = item.record.get('input') as PyObject;
-    const schemaPlain = toPlain(input.get('json_schema') ?? null) as Record<string, unknown>;
-    const prompt = renderPrompt(o.template, {
-      context: input.get('context') as string,
-      question: input.get('question') as string,
-      schema: schemaPlain,
-      recordId: item.id,
-    });
-    const groundTruth = getField(item.record.get('output'), 'ground_truth') ?? null;
+    const base = requestOf(item, o);
     for (let attempt = 1; ; attempt++) {
       // A server's Retry-After holds every new request, not only the one it answered.
       const hold = pausedUntil - Date.now();
@@ -423,49 +544,24 @@ export async function runBenchmark(o: RunOptions): Promise<RunResult> {
       stop.signal.addEventListener('abort', relay, { once: true });
       const t0 = performance.now();
       try {
-        const req: ProviderRequest = {
-          recordId: item.id,
-          system: prompt.system,
-          user: prompt.user,
-          schema: schemaPlain,
-          constrained: o.constrained,
-          temperature: o.temperature,
-          maxTokens: o.maxTokens,
-          signal: ctl.signal,
-          groundTruth,
-        };
-        const key = cache ? cacheKey(o.provider.id, req) : '';
+        const req: ProviderRequest = { ...base, signal: ctl.signal };
+        const key = cache ? cacheKey(o.provider.id, cacheScope, req) : '';
         const hit = cache?.get(key);
         const res = hit ?? (await o.provider.complete(req));
         if (cache && !hit) cache.set(key, res);
         if (stop.signal.aborted) return; // stopped while it answered: leave it for the resume
-        const cls: ErrorClass | undefined =
-          res.finishReason === 'length'
-            ? 'truncated'
-            : res.finishReason === 'refusal'
-              ? 'refusal'
-              : undefined;
-        responses.append(
-          responseLine(item, o, res, hit ? 0 : performance.now() - t0, attempt, cls, hit !== undefined),
-        );
-        answered.add(item.id);
-        progress.done++;
-        progress.inputTokens += res.inputTokens ?? 0;
-        progress.outputTokens += res.outputTokens ?? 0;
-        if (!hit) progress.cost += res.cost ?? 0; // a cached answer costs nothing now
-        // A cut or refused answer is the model's own answer: scored as it is, and logged.
-        if (cls) {
-          const what =
-            cls === 'truncated' ? `stopped at the ${o.maxTokens}-token limit` : 'the model refused';
-          errorLine(item, attempt, new ProviderError(cls, what), 'recorded');
-        }
+        record(item, res, {
+          attempts: attempt,
+          latencyMs: hit ? 0 : performance.now() - t0,
+          cached: hit !== undefined,
+        });
         o.onProgress?.(progress);
         return;
       } catch (e) {
         if (stop.signal.aborted && !timedOut) return; // stopped: not the record's failure
         const pe = classify(e, timedOut);
-        if (pe.errorClass === 'auth') {
-          authError ??= pe;
+        if (FATAL.has(pe.errorClass)) {
+          fatal ??= pe;
           errorLine(item, attempt, pe, 'stopped');
           stop.abort();
           return;
@@ -475,6 +571,12 @@ export async function runBenchmark(o: RunOptions): Promise<RunResult> {
             pausedUntil,
             Date.now() + Math.min(pe.retryAfterMs, backoff.maxRetryAfterMs ?? Number.POSITIVE_INFINITY),
           );
+        }
+        if (pe.errorClass === 'schema_rejected') {
+          // The provider's verdict on the schema, not the model's failure: written once, not retried.
+          record(item, undefined, { attempts: attempt, schemaRejected: pe });
+          o.onProgress?.(progress);
+          return;
         }
         const retry = RETRYABLE.has(pe.errorClass) && attempt <= o.maxRetries;
         errorLine(item, attempt, pe, retry ? 'retrying' : 'gave_up');
@@ -494,18 +596,58 @@ export async function runBenchmark(o: RunOptions): Promise<RunResult> {
 
   let status: RunStatus = 'failed';
   try {
-    const source = selectRecords(benchmark, { source: o.source, limit: o.limit, check: false });
-    const worker = async () => {
-      while (!stop.signal.aborted) {
-        const next = await source.next();
-        if (next.done) return;
-        if (answered.has(next.value.id)) continue;
-        await ask(next.value);
-      }
+    // A provider that answers without I/O (the baselines, replay) never lets the event loop
+    // turn: give it a turn every 50 ms so Ctrl-C, SIGTERM and progress are still heard.
+    let turnedAt = performance.now();
+    const online = async (source: AsyncIterator<Item> | Iterator<Item>) => {
+      const worker = async () => {
+        while (!stop.signal.aborted) {
+          const next = await source.next();
+          if (next.done) return;
+          if (answered.has(next.value.id)) continue;
+          await ask(next.value);
+          if (performance.now() - turnedAt > 50) {
+            await new Promise((r) => setImmediate(r));
+            turnedAt = performance.now();
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.max(1, o.concurrency) }, worker));
     };
-    await Promise.all(Array.from({ length: Math.max(1, o.concurrency) }, worker));
+    const source = selectRecords(benchmark, { source: o.source, limit: o.limit, check: false });
+    if (o.batch) {
+      const items: Item[] = [];
+      for await (const it of source) if (!answered.has(it.id)) items.push(it);
+      fatal ??= await runBatches({
+        provider: o.provider,
+        runDir,
+        items,
+        request: (it) => requestOf(it, o),
+        answered,
+        constrained: o.constrained,
+        maxRetries: o.maxRetries,
+        settings: o.batch,
+        session: session.started_at as string,
+        signal: stop.signal,
+        record: (it, res, a) => {
+          record(it, res, a);
+          o.onProgress?.(progress);
+        },
+        error: (it, attempt, pe, outcome) => errorLine(it, attempt, pe, outcome),
+        failed: () => {
+          progress.failed++;
+          o.onProgress?.(progress);
+        },
+        note: (text) => {
+          progress.note = text || undefined;
+          o.onProgress?.(progress);
+        },
+        online: (list) => online(list[Symbol.iterator]()),
+        log,
+      });
+    } else await online(source);
     await source.return(undefined);
-    status = authError
+    status = fatal
       ? 'failed'
       : stop.signal.aborted
         ? 'interrupted'
@@ -519,10 +661,6 @@ export async function runBenchmark(o: RunOptions): Promise<RunResult> {
     writeJsonAtomic(join(runDir, MANIFEST), manifest(status));
     await o.provider.close?.();
   }
-  if (authError) {
-    throw new UserError(
-      `${o.provider.id}: authentication failed (${authError.status ? `HTTP ${authError.status}` : 'auth'}); check the API key in the environment (${o.provider.kind === 'gemini' ? 'GEMINI_API_KEY' : 'OPENAI_API_KEY'})`,
-    );
-  }
+  if (fatal) throw fatalError(o.provider, fatal);
   return { runDir, status, progress };
 }

@@ -7,8 +7,9 @@ import { SummaryAccumulator, type SummaryData } from '../../metrics/summary.ts';
 import { errorMessage, UserError } from '../core/errors.ts';
 import { pathModality } from '../core/modality.ts';
 import { dumpsPy, type PyValue } from '../core/pyjson.ts';
-import type { Modality } from '../core/record.ts';
+import type { Modality, Source } from '../core/record.ts';
 import { type Benchmark, type BenchmarkRef, benchmarkSha256, idsByModality } from './benchmark.ts';
+import { TrackCollector } from './compliance.ts';
 import { EvalFolder } from './output.ts';
 import type { LineOutcome, ProfileOptions } from './score-line.ts';
 import { folderOf } from './targets.ts';
@@ -30,6 +31,10 @@ export interface ScoreTarget {
 /** One evaluation folder being filled. */
 export class Output {
   readonly acc = new SummaryAccumulator();
+  /** The compliance track's share of this folder (src/scoring/compliance.ts). */
+  readonly track = new TrackCollector();
+  /** Rows written (a schema folder writes rows the SOB summary does not count). */
+  written = 0;
   /** Each record id's first line (repeats are counted; the strict profile keeps the first). */
   readonly firstLine = new Map<string, number>();
   /** Rows without a record id (each counts as one distinct record). */
@@ -40,7 +45,8 @@ export class Output {
   rows = 0;
   readonly repeats: string[] = [];
   constructor(
-    readonly modality: Modality,
+    /** A modality, or `schema` (the compliance track's folder). */
+    readonly modality: Source,
     readonly folder: EvalFolder,
   ) {}
   get dir(): string {
@@ -59,7 +65,7 @@ function idKey(id: PyValue): string | undefined {
 const claimed = new Map<string, string>();
 
 export class FileState {
-  readonly outputs = new Map<Modality, Output>();
+  readonly outputs = new Map<Source, Output>();
   readonly malformed: { line: number; error: string }[] = [];
   readonly skip: Record<number, string> = {};
   lastLine = 0;
@@ -134,8 +140,13 @@ export class FileState {
       } else out.firstLine.set(key, o.line);
     }
     if (o.defaulted) this.defaulted++;
-    out.folder.write(o.json);
-    out.acc.add(o.score);
+    const t = o.track;
+    if (!t || t.write) {
+      out.folder.write(o.json);
+      out.written++;
+    }
+    if (!t || t.sob) out.acc.add(o.score);
+    if (t) out.track.add(t);
     if (o.score.explanation.scoring_error) {
       this.failed++;
       if (o.score.explanation.scoring_error === SCHEMA_TIMED_OUT) this.remembered++;
@@ -181,15 +192,16 @@ export class FileState {
       dq.malformed_jsonl_line_count = this.malformed.length;
       dq.duplicate_record_id_count = out.duplicates;
       dq.distinct_record_ids = out.distinct;
-      dq.schema_rejected_count = this.rejected.get(out.modality)?.length ?? 0;
+      const refused = this.rejected.get(out.modality as Modality)?.length ?? 0;
+      if (refused > 0) dq.schema_rejected_count = refused;
       const data = out.acc.data();
       if (this.benchmark && bench)
         data.benchmark = {
           path: this.benchmark.path,
           sha256: benchmarkSha256(this.benchmark),
-          records: bench.ids.get(out.modality)?.length ?? 0,
-          missing_ids: bench.missing.get(out.modality)?.length ?? 0,
-          unknown_ids: this.unknown.get(out.modality)?.length ?? 0,
+          records: bench.ids.get(out.modality as Modality)?.length ?? 0,
+          missing_ids: bench.missing.get(out.modality as Modality)?.length ?? 0,
+          unknown_ids: this.unknown.get(out.modality as Modality)?.length ?? 0,
         };
       out.acc.release();
       out.firstLine.clear();

@@ -29,9 +29,10 @@ import {
 import { errorMessage, UserError } from '../core/errors.ts';
 import { refuseSymlink } from '../core/files.ts';
 import { dumpsPy } from '../core/pyjson.ts';
-import { MODALITIES, type Modality } from '../core/record.ts';
+import { type Modality, SOURCES, type Source } from '../core/record.ts';
 import { type Benchmark, type BenchmarkRef, loadBenchmark, someIds } from './benchmark.ts';
 import { ClaimsRelay, claimsBuffer } from './claims.ts';
+import { summarizeJob, type TrackData } from './compliance.ts';
 import { FileState, type Output, type ScoreTarget } from './file-state.ts';
 import { cleanEvaluationParent } from './output.ts';
 import type { ProfileOptions } from './score-line.ts';
@@ -68,7 +69,8 @@ export interface ScoreOptions {
 }
 
 export interface ScoredOutput {
-  modality: Modality;
+  /** A modality, or `schema` (the compliance track's folder). */
+  modality: Source;
   dir: string;
   records: number;
   summary: Record<string, unknown>;
@@ -120,6 +122,8 @@ interface Pending {
   out: Output;
   data: SummaryData;
   opts: SummaryOptions;
+  /** The compliance track's data for this folder, when it has any. */
+  track?: TrackData;
 }
 
 /** One bootstrap (plain or weighted) over summaries of equal size. */
@@ -147,7 +151,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
   // Leftovers of killed runs (temp folders, folders moved aside, locks) go first.
   for (const t of targets) if (t.outDir) refuseSymlink(t.outDir, 'evaluation folder');
   for (const root of new Set(targets.map((t) => t.outDir ?? opts.outDir)))
-    for (const m of MODALITIES) cleanEvaluationParent(resolve(root, m));
+    for (const m of SOURCES) cleanEvaluationParent(resolve(root, m));
 
   const timeoutMs = opts.recordTimeoutMs ?? 20_000;
   const jobs = Math.max(1, Math.min(opts.jobs ?? availableParallelism(), targets.length));
@@ -225,11 +229,11 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
           `${name}: ${out.duplicates} rows repeat an earlier record id (${out.distinct} distinct): ${out.repeats.join(', ')}${out.duplicates > out.repeats.length ? ', ...' : ''}; ${st.dedupe ? 'strict profile: only the first row of each id is scored' : 'sob profile: every row is scored, as the reference does (--profile strict keeps the first of each id)'}`,
         );
       if (!bench) continue;
-      const missing = bench.missing.get(out.modality) ?? [];
-      const unknown = st.unknown.get(out.modality) ?? [];
+      const missing = bench.missing.get(out.modality as Modality) ?? [];
+      const unknown = st.unknown.get(out.modality as Modality) ?? [];
       if (missing.length > 0 || unknown.length > 0)
         log(
-          `${name}: ${missing.length} of the benchmark's ${bench.ids.get(out.modality)?.length ?? 0} ${out.modality} records have no answer${missing.length ? ` (${someIds(missing)})` : ''}; ${unknown.length} answers are not in the benchmark${unknown.length ? ` (${someIds(unknown)}; not scored)` : ''}; lists in ${join(out.dir, BENCHMARK_IDS)}`,
+          `${name}: ${missing.length} of the benchmark's ${bench.ids.get(out.modality as Modality)?.length ?? 0} ${out.modality} records have no answer${missing.length ? ` (${someIds(missing)})` : ''}; ${unknown.length} answers are not in the benchmark${unknown.length ? ` (${someIds(unknown)}; not scored)` : ''}; lists in ${join(out.dir, BENCHMARK_IDS)}`,
         );
     }
     if (bench) {
@@ -287,6 +291,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
           errorAnalysis: out.modality === 'image',
           profile: profileOf(st.target).profile,
         },
+        track: out.track.data(profileOf(st.target).profile),
       });
       pendingRows += data.weights.length;
     }
@@ -332,15 +337,16 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
     let summary: Record<string, unknown>;
     const files: Record<string, string> = {};
     try {
-      summary = buildSummary(data, st.target.file, p.opts, intervals);
+      // The SOB summary, with the compliance track's block when the folder has its records.
+      summary = summarizeJob({ data, responseFile: st.target.file, opts: p.opts, track: p.track, intervals });
       files['eval_summary.json'] = `${dumpsPy(summary, { indent: 2 })}\n`;
       const bench = st.benchmarkIds(opts.modality);
       if (st.benchmark && bench)
         files[BENCHMARK_IDS] = `${JSON.stringify(
           {
             benchmark: st.benchmark.path,
-            missing_ids: bench.missing.get(out.modality) ?? [],
-            unknown_ids: st.unknown.get(out.modality) ?? [],
+            missing_ids: bench.missing.get(out.modality as Modality) ?? [],
+            unknown_ids: st.unknown.get(out.modality as Modality) ?? [],
           },
           null,
           2,
@@ -353,7 +359,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       out.folder.commit(files).then(
         () => {
           st.release(out);
-          folderDone(st, { modality: out.modality, dir: out.dir, records: out.rows, summary });
+          folderDone(st, { modality: out.modality, dir: out.dir, records: out.written, summary });
         },
         (e: unknown) => folderFailed(st, out, e),
       ),

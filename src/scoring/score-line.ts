@@ -6,18 +6,27 @@
 import {
   failedRecordScore,
   parseSchemaText,
+  type RecordScore,
   referenceRowJson,
   schemaSourceOf,
   scoreRecord,
+  toReferenceRow,
 } from '../../metrics/record.ts';
 import { scoreRecordStrict } from '../../metrics/strict.ts';
 import { type SummaryRow, summaryRow } from '../../metrics/summary.ts';
 import type { ParsedLine } from '../core/jsonl.ts';
 import { namesModality, recordModality } from '../core/modality.ts';
 import { dumpsPy, type PyObject, type PyValue, parsePyJson } from '../core/pyjson.ts';
-import { type Modality, type ScoringView, scoringView } from '../core/record.ts';
+import { type Modality, type ScoringView, type Source, scoringView } from '../core/record.ts';
 import { isKnownSchemaText } from '../core/schema.ts';
 import type { BenchmarkRecord } from './benchmark.ts';
+import {
+  failedSchemaRecord,
+  isSchemaRecord,
+  scoreSchemaRecord,
+  sobRecordTrack,
+  type TrackInfo,
+} from './compliance.ts';
 import { SCHEMA_TIMED_OUT } from './verdicts.ts';
 
 export { schemaTextHash } from './verdicts.ts';
@@ -26,12 +35,15 @@ export type LineOutcome =
   | {
       kind: 'row';
       line: number;
-      modality: Modality;
+      /** The output folder: a modality, or `schema` for the compliance track's records. */
+      modality: Source;
       /** What the summary needs of its scores. */
       score: SummaryRow;
       json: string;
       /** The modality is the default (text): no source on the record, nothing in the file name. */
       defaulted?: true;
+      /** The compliance track (src/scoring/compliance.ts); absent for a plain SOB row. */
+      track?: TrackInfo;
     }
   | { kind: 'malformed'; line: number; error: string }
   /** An answer whose id the known benchmark does not have: reported, not scored. */
@@ -118,7 +130,9 @@ function viewOf(
     view.groundTruthText = b.groundTruthText;
   }
   const modality = recordModality(view.metadata, ctx.pathModality, ctx.forced);
-  if (view.schemaRejected) {
+  // A SOB record whose schema the provider refused has no answer to score; a schema record's
+  // refusal is the compliance track's to count.
+  if (view.schemaRejected && !isSchemaRecord(view.metadata)) {
     const id = view.metadata.get('record_id');
     return {
       kind: 'rejected',
@@ -169,6 +183,7 @@ export function scoreParsedLine(parsed: ParsedLine, ctx: LineContext): LineOutco
     }
     view.groundTruth = gt;
   }
+  if (isSchemaRecord(view.metadata)) return slim(scoreSchemaRecord(parsed as ParsedOk, view, profile));
   const modality = vm.modality;
   if (ctx.timedOut?.(() => schemaSourceOf(view).key)) {
     const failed = failedRecordScore(view.metadata, SCHEMA_TIMED_OUT);
@@ -181,25 +196,41 @@ export function scoreParsedLine(parsed: ParsedLine, ctx: LineContext): LineOutco
     };
   }
   const schemaPhase = ctx.schemaPhase;
-  const score =
-    profile.profile === 'strict'
-      ? scoreRecordStrict(view, { modality, assertFormats: profile.assertFormats, schemaPhase })
-      : scoreRecord(view, { modality, schemaPhase });
+  let json: string;
+  let score: RecordScore;
+  if (profile.profile === 'strict') {
+    score = scoreRecordStrict(view, { modality, assertFormats: profile.assertFormats, schemaPhase });
+    // The strict row carries the compliance block of the answer it scored.
+    const rowObject = toReferenceRow(score, modality);
+    sobRecordTrack(parsed as ParsedOk, view, rowObject, profile);
+    json = dumpsPy(rowObject);
+  } else {
+    score = scoreRecord(view, { modality, schemaPhase });
+    json = referenceRowJson(score, modality);
+  }
   const row: LineOutcome = {
     kind: 'row',
     line: parsed.line,
     modality,
     score: summaryRow(score, modality === 'image'),
-    json: referenceRowJson(score, modality),
+    json,
   };
   if (vm.defaulted) row.defaulted = true;
   return row;
+}
+
+type ParsedOk = Extract<ParsedLine, { ok: true }>;
+
+/** The compliance track's outcome with only what the summary needs of its scores. */
+function slim(o: LineOutcome): LineOutcome {
+  return o.kind === 'row' ? { ...o, score: summaryRow(o.score as RecordScore, false) } : o;
 }
 
 /** The row for a record that could not be scored (time or memory budget): all scores 0. */
 export function failedLine(parsed: ParsedLine, reason: string, ctx: LineContext): LineOutcome {
   const vm = viewOf(parsed, ctx);
   if ('kind' in vm) return vm;
+  if (isSchemaRecord(vm.view.metadata)) return slim(failedSchemaRecord(parsed as ParsedOk, vm.view, reason));
   const score = failedRecordScore(vm.view.metadata, reason);
   return {
     kind: 'row',

@@ -9,7 +9,7 @@ import { UserError } from '../core/errors.ts';
 import { parseLine, readLinesSync } from '../core/jsonl.ts';
 import { modalityFromPath, modelDirName, recordModality } from '../core/modality.ts';
 import type { PyObject } from '../core/pyjson.ts';
-import { MODALITIES, type Modality } from '../core/record.ts';
+import { type Modality, SOURCES, type Source } from '../core/record.ts';
 
 export interface FolderTarget {
   file: string;
@@ -17,9 +17,13 @@ export interface FolderTarget {
   outDir?: string;
 }
 
-/** The folder an input's records of `modality` go to. */
-export function folderOf(t: FolderTarget, outDir: string, modality: Modality): string {
-  return resolve(t.outDir ?? outDir, modality, t.modelDir ?? modelDirName(t.file, modality));
+/** The folder an input's records of `source` go to (`schema`: the compliance track's folder). */
+export function folderOf(t: FolderTarget, outDir: string, source: Source): string {
+  return resolve(
+    t.outDir ?? outDir,
+    source,
+    t.modelDir ?? modelDirName(t.file, source === 'schema' ? 'text' : source),
+  );
 }
 
 /** Only the metadata is built: the rest of each line is skipped. */
@@ -32,17 +36,18 @@ const SKIP = new Set([
   'output.raw_response',
 ]);
 
-/** The modalities a file's records actually have (a read of its metadata only). */
-function modalitiesIn(file: string, forced?: Modality): Set<Modality> {
-  const out = new Set<Modality>();
-  if (forced) return out.add(forced);
+/** The folders' sources a file's records actually have (a read of its metadata only). */
+function sourcesIn(file: string, forced?: Modality): Set<Source> {
+  const out = new Set<Source>();
   const fromPath = modalityFromPath(file);
   for (const l of readLinesSync(file)) {
     const p = parseLine(l, SKIP, SKIP);
     if (!p.ok || !(p.value instanceof Map)) continue;
     const md = p.value.get('metadata');
-    out.add(recordModality(md instanceof Map ? (md as PyObject) : new Map(), fromPath, forced));
-    if (out.size === MODALITIES.length) break;
+    const metadata: PyObject = md instanceof Map ? (md as PyObject) : new Map();
+    // A schema record goes to the compliance track's folder, whatever --modality says.
+    out.add(metadata.get('source') === 'schema' ? 'schema' : recordModality(metadata, fromPath, forced));
+    if (out.size === SOURCES.length) break;
   }
   return out;
 }
@@ -54,7 +59,7 @@ function modalitiesIn(file: string, forced?: Modality): Set<Modality> {
  */
 export function assertDistinctFolders(targets: FolderTarget[], outDir: string, forced?: Modality): void {
   const possible = (t: FolderTarget) =>
-    (forced ? [forced] : [...MODALITIES]).map((m) => folderOf(t, outDir, m));
+    (forced ? [forced, 'schema' as const] : [...SOURCES]).map((m) => folderOf(t, outDir, m));
   const byFolder = new Map<string, number[]>();
   targets.forEach((t, i) => {
     for (const f of new Set(possible(t))) {
@@ -69,7 +74,7 @@ export function assertDistinctFolders(targets: FolderTarget[], outDir: string, f
   const actual = new Map<string, number>();
   for (const i of [...suspects].sort((a, b) => a - b)) {
     const t = targets[i];
-    for (const m of modalitiesIn(t.file, forced)) {
+    for (const m of sourcesIn(t.file, forced)) {
       const f = folderOf(t, outDir, m);
       const j = actual.get(f);
       if (j !== undefined) {

@@ -51,7 +51,7 @@ test('identical inputs give a difference of exactly 0, the interval [0, 0] and p
     assert.equal(r.pValue, 1);
   }
   const m = pairwiseMatrix([a, a], 200, 1);
-  assert.equal(m.cells[0][1].difference, 0);
+  assert.equal(m.cells[0][1]!.difference, 0);
 });
 
 test('the paired bootstrap is seeded: the same seed gives the same interval', () => {

@@ -4,7 +4,16 @@
  * the page logs no console errors. The test saves a screenshot.
  */
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -14,14 +23,12 @@ import { pyEquals } from '../../metrics/values.ts';
 import { readJsonl } from '../../src/core/jsonl.ts';
 import { buildLeaderboard, loadEvaluation, readDisplayNames } from '../../src/report/evaluation.ts';
 import { writeReport } from '../../src/report/html.ts';
+import { CHROMIUM, launchChromium, SOB, sob } from './run.ts';
 
-const ROOT = join(import.meta.dirname, '../..');
-const SOB = join(ROOT, '../shared/data/sob');
-const CHROMIUM = '/usr/bin/chromium';
 const tmp = mkdtempSync(join(tmpdir(), 'sob-report-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-const MODELS = ['phi-4', 'gpt-oss', 'gemma-4-31b-it'];
+const MODELS = ['phi-4', 'gpt-oss', 'gemma-4-31b-it', 'claude-opus-4-6', 'claude-opus-4-7'];
 
 test('the report in headless Chromium: right numbers, a record diff on click, filters, no console errors', async (t) => {
   if (!existsSync(CHROMIUM)) {
@@ -48,21 +55,9 @@ test('the report in headless Chromium: right numbers, a record diff on click, fi
     `report: ${(statSync(out).size / 1024).toFixed(0)} KB for ${MODELS.length} models x 209 records`,
   );
 
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-      '--disable-sync',
-    ],
-  });
+  const browser = await launchChromium();
   try {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     const errors: string[] = [];
     page.on('console', (m) => {
       if (m.type() === 'error') errors.push(m.text());
@@ -84,7 +79,7 @@ test('the report in headless Chromium: right numbers, a record diff on click, fi
 
     // Filters: one model, then one outcome.
     const all = Number((await page.textContent('#f-count'))!.split(' ')[0]);
-    assert.equal(all, 3 * 209);
+    assert.equal(all, MODELS.length * 209);
     await page.selectOption('#f-model', 'phi-4');
     assert.equal(await page.textContent('#f-count'), '209 records');
     await page.selectOption('#f-outcome', '0'); // parse failures: phi-4 has 3
@@ -129,6 +124,82 @@ test('the report in headless Chromium: right numbers, a record diff on click, fi
     const gate = (await page.textContent('#gate')) ?? '';
     assert.match(gate, /^Gate that fired: (schema hardening|coverage gate x0\.\d{3}|none \(JSON Pass 1)/);
 
+    // The pairwise matrix: distinct column names of at most 12 characters, the full name in a tooltip.
+    const heads = await page.$$eval('#pairwise thead th', (ths) =>
+      ths.slice(1).map((th) => [th.textContent ?? '', th.getAttribute('title') ?? '']),
+    );
+    console.log('HEADS', JSON.stringify(heads));
+    assert.equal(heads.length, MODELS.length);
+    assert.equal(new Set(heads.map((h) => h[0])).size, MODELS.length, JSON.stringify(heads));
+    for (const [short] of heads) assert.ok(short.length <= 12, short);
+    assert.deepEqual(
+      heads.filter((h) => h[1].startsWith('Claude-Opus')),
+      [
+        ['Claude-O-4.6', 'Claude-Opus-4.6'],
+        ['Claude-O-4.7', 'Claude-Opus-4.7'],
+      ],
+    );
+
+    // Nothing overflows its card at 1400 px: every card's content fits its width.
+    const overflow = await page.$$eval('.card', (cards) =>
+      cards
+        .map((c) => ({ id: c.querySelector('[id]')?.id ?? c.className, over: c.scrollWidth - c.clientWidth }))
+        .filter((x) => x.over > 0),
+    );
+    assert.deepEqual(overflow, []);
+    const within = await page.$$eval('#source-image, #source-text, #taxonomy td.paths', (els) =>
+      els.map((e) => {
+        const card = e.closest('.card')!.getBoundingClientRect();
+        const r = e.getBoundingClientRect();
+        return r.right <= card.right && r.left >= card.left;
+      }),
+    );
+    assert.ok(within.length >= 2 + MODELS.length, `${within.length} elements checked`);
+    assert.ok(within.every(Boolean));
+
+    // The bar charts name their metric.
+    assert.match((await page.textContent('#bars-image .chart-title'))!, /^Value Accuracy by model, image/);
+
+    // Schema complexity and SOB's source category are two filters; 33 of phi-4's records are tables.
+    // (SOB's image records are medium or hard; listed by complexity, not alphabetically.)
+    assert.deepEqual(await page.$$eval('#f-complexity option', (os) => os.map((o) => o.textContent)), [
+      'all complexities',
+      'medium',
+      'hard',
+    ]);
+    await page.selectOption('#f-model', 'phi-4');
+    await page.selectOption('#f-source-category', 'tables');
+    assert.equal(await page.textContent('#f-count'), '33 records');
+    await page.selectOption('#f-source-category', '');
+    await page.selectOption('#f-model', '');
+
+    // A click on a record-table header sorts every filtered record, a second click reverses.
+    const col = await page.$$eval('#records thead th', (ths) =>
+      ths.findIndex((th) => th.textContent === 'Val.Acc.'),
+    );
+    const vaColumn = async () =>
+      (await page.$$eval(
+        '#records tbody tr',
+        (trs, c) => trs.map((tr) => Number(tr.children[c].textContent)),
+        col,
+      )) as number[];
+    const header = page.locator('#records thead th', { hasText: 'Val.Acc.' });
+    await header.click();
+    assert.equal(await header.getAttribute('aria-sort'), 'descending');
+    let va = await vaColumn();
+    assert.equal(va.length, 50);
+    assert.equal(va[0], 1);
+    for (let i = 1; i < va.length; i++) assert.ok(va[i - 1] >= va[i], `${va[i - 1]} >= ${va[i]}`);
+    await header.click();
+    assert.equal(await header.getAttribute('aria-sort'), 'ascending');
+    va = await vaColumn();
+    assert.equal(va[0], 0);
+    for (let i = 1; i < va.length; i++) assert.ok(va[i - 1] <= va[i]);
+
+    // The page names the evaluation folder relative to the report, never by its absolute path.
+    assert.match((await page.textContent('#app > p.muted'))!, / from evaluation$/);
+    assert.ok(!readFileSync(out, 'utf8').includes(tmp), 'the local path is not in the page');
+
     // Kept after the test (outside the repository) for a person to look at.
     const shot = join(tmpdir(), 'sob-report-screenshot.png');
     await page.screenshot({ path: shot, fullPage: false });
@@ -161,8 +232,83 @@ test('a diff budget keeps the report small: wrong answers are embedded first, th
   assert.ok((small.diffsOmitted as number) > 150, `${small.diffsOmitted} left out`);
   assert.ok(leaves(small) < 500 + 300, `${leaves(small)} leaves embedded`); // one diff may cross the line
   // Every embedded structured diff under the budget belongs to a record that is not fully correct.
-  const rows = (small.rows as Record<string, unknown[][]>)['phi-4|image'];
-  const correct = new Set(rows.filter((r) => r[8] === 5).map((r) => `phi-4|${r[0]}`));
+  const [mi, , rows] = (small.rows as [number, string, unknown[][]][]).find((x) => x[1] === 'image')!;
+  assert.equal((small.models as string[])[mi], 'phi-4');
+  const correct = new Set(rows.filter((r) => r[8] === 5).map((r) => `${mi}|${r[0]}`));
   for (const [k, v] of Object.entries(small.diffs as Record<string, unknown>))
     if (Array.isArray(v)) assert.ok(!correct.has(k), k);
+});
+
+test('long questions and contexts are cut for display, and "show all" shows the whole text', async (t) => {
+  if (!existsSync(CHROMIUM)) {
+    t.skip('Debian chromium is not installed (apt-get install chromium): the browser test cannot run');
+    return;
+  }
+  // Three records of a response file; the first one's question is 3,000 characters, its context 30,000.
+  const dir = join(tmp, 'long');
+  mkdirSync(join(dir, 'responses'), { recursive: true });
+  const lines = readFileSync(join(SOB, 'images_responses/response_phi-4_image.jsonl'), 'utf8')
+    .split('\n')
+    .slice(0, 4);
+  const first = JSON.parse(lines[0]);
+  first.input.question = `${first.input.question} `.repeat(100).slice(0, 3000);
+  first.input.context = `${first.input.context}\n`.repeat(20).slice(0, 30_000);
+  lines[0] = JSON.stringify(first);
+  writeFileSync(join(dir, 'responses/response_long_image.jsonl'), `${lines.join('\n')}\n`);
+  const scored = sob(
+    'score',
+    join(dir, 'responses'),
+    '--out',
+    join(dir, 'evaluation'),
+    '--bootstrap-samples',
+    '0',
+  );
+  assert.equal(scored.status, 0, scored.stderr);
+  const out = join(dir, 'report.html');
+  const r = sob('report', join(dir, 'evaluation'), '--responses', join(dir, 'responses'), '--out', out);
+  assert.equal(r.status, 0, r.stderr);
+
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(pathToFileURL(out).href);
+    await page.fill('#f-text', first.metadata.record_id.slice(0, 16));
+    assert.equal(await page.textContent('#f-count'), '1 records');
+    await page.click('#records tbody tr.rec >> nth=0');
+    await page.waitForSelector('#record-detail');
+    // The question: its first 300 characters and a button.
+    const clip = (await page.textContent('#question .clip'))!;
+    assert.equal(clip.length, 301); // 300 + the ellipsis
+    assert.equal(await page.textContent('#question button'), 'show all (3000 characters)');
+    await page.click('#question button');
+    assert.equal((await page.textContent('#question .clip'))!, first.input.question);
+    assert.equal(await page.textContent('#question button'), 'show less');
+    // The context: 1,500 characters shown; all shows the 20,000 embedded and says how much there is.
+    await page.click('#context-box summary');
+    assert.equal((await page.textContent('#context .clip'))!.length, 1501);
+    await page.click('#context button');
+    const whole = (await page.textContent('#context .clip'))!;
+    assert.ok(whole.startsWith(first.input.context.slice(0, 20_000)));
+    assert.match(
+      whole,
+      /\[the report keeps the first 20000 of 30000 characters; the whole text is in the response file\]$/,
+    );
+    // The fourth record's coverage gate, written for people.
+    await page.fill('#f-text', '33259c9b0a8b');
+    await page.click('#records tbody tr.rec >> nth=0');
+    await page.waitForSelector('#why');
+    assert.equal(
+      await page.textContent('#why'),
+      'Why: coverage gate 0.67: structure F1 0.74 below 0.90 for image, so Value Accuracy and Faithfulness x 0.67',
+    );
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+  }
+  // The page embeds the whole question and at most 20,000 characters of a context.
+  const html = readFileSync(out, 'utf8');
+  assert.ok(html.includes(JSON.stringify(first.input.question).slice(1, -1)));
+  assert.ok(!html.includes(JSON.stringify(first.input.context.slice(0, 20_001)).slice(1, -1)));
 });

@@ -251,30 +251,34 @@ test('every scripted fault lands where it belongs, and a resume asks only the re
   assert.equal(row('fnonjson').output.candidate_response, 'The id is fnonjson.');
   assert.equal(row('ffenced').output.candidate_response, '```json\n{"id": "ffenced"}\n```');
   assert.equal(row('ffenced').output.raw_response, '```json\n{"id": "ffenced"}\n```');
-  // A refused schema is schema_rejected, not retried, not a response.
-  assert.equal(rows.has('fschema'), false);
-  assert.deepEqual(errsOf('fschema'), ['schema_rejected:gave_up']);
+  // A refused schema is schema_rejected: written once with a null answer, not retried.
+  assert.equal(row('fschema').output.candidate_response, null);
+  assert.equal(row('fschema').output.raw_response, null);
+  assert.equal(row('fschema').eval_info.schema_rejected, true);
+  assert.match(row('fschema').eval_info.error, /^HTTP 400: 400 Invalid schema for response_format 'answer'/);
+  assert.equal(row('fschema').eval_info.finish_reason, null);
+  assert.deepEqual(errsOf('fschema'), ['schema_rejected:recorded']);
   assert.equal(server.counts.get('fschema'), 1);
   // A refusal is the model's answer, logged as refusal.
   assert.equal(row('frefuse').eval_info.finish_reason, 'refusal');
   assert.equal(row('frefuse').output.raw_response, 'I will not.');
   assert.deepEqual(errsOf('frefuse'), ['refusal:recorded']);
-  assert.equal(rows.size, 9);
+  assert.equal(rows.size, 10);
   const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
   assert.equal(manifest.status, 'incomplete');
-  assert.deepEqual(manifest.counts, { selected: 11, answered: 9, failed_this_session: 2, pending: 2 });
+  assert.deepEqual(manifest.counts, { selected: 11, answered: 10, failed_this_session: 1, pending: 1 });
 
-  // Resume: only the two records without a response are asked again.
+  // Resume: only the record without a line is asked again (the refused schema is not).
   const before = new Map(server.counts);
   script = answer;
   const again = await runBenchmark(
     options(openai(), bench, dir, { timeoutMs: 500, maxRetries: 2, constrained: true }),
   );
   assert.equal(again.status, 'complete');
-  assert.equal(again.progress.resumed, 9);
+  assert.equal(again.progress.resumed, 10);
   for (const id of ids) {
     const extra = (server.counts.get(id) ?? 0) - (before.get(id) ?? 0);
-    assert.equal(extra, id === 'f503' || id === 'fschema' ? 1 : 0, `${id} asked ${extra} more times`);
+    assert.equal(extra, id === 'f503' ? 1 : 0, `${id} asked ${extra} more times`);
   }
   const all = lines(join(dir, 'responses.jsonl')).map((r) => r.metadata.record_id);
   assert.equal(all.length, 11);

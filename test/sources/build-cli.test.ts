@@ -80,7 +80,7 @@ describe('sob build on the bundled example corpus', () => {
     assert.match(b.stdout, /^2 records written, 0 rejected, 0 warnings/);
     assert.match(
       b.stdout,
-      /benchmark now holds 10 records: text 6 \(weight 15\), image 0 \(weight 0\), audio 4 \(weight 10\)/,
+      /benchmark now holds 10 records \(8 before \+ 2 written\): text 6 \(weight 15\), image 0 \(weight 0\), audio 4 \(weight 10\)/,
     );
 
     const m = JSON.parse(readFileSync(manifestFile, 'utf8'));
@@ -88,6 +88,7 @@ describe('sob build on the bundled example corpus', () => {
       text: { records: 6, weight: 15 },
       image: { records: 0, weight: 0 },
       audio: { records: 4, weight: 10 },
+      schema: { records: 0, weight: 0 },
     });
     assert.equal(m.records, 10);
     assert.equal(m.tool_version, JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version);

@@ -154,6 +154,16 @@ describe('schema complexity (DESIGN.md rule) and property count', () => {
       'hard',
     );
   });
+  test('definitions that reference each other many times over (2^40 paths) end in "hard", not a hang', () => {
+    const definitions: Record<string, unknown> = { d40: obj({ leaf: S }) };
+    for (let i = 39; i >= 0; i--)
+      definitions[`d${i}`] = obj({
+        a: { $ref: `#/definitions/d${i + 1}` },
+        b: { $ref: `#/definitions/d${i + 1}` },
+      });
+    const schema = { $ref: '#/definitions/d0', definitions };
+    assert.equal(deriveComplexity(schema), 'hard');
+  });
   test('properties are counted over every level', () => {
     assert.equal(countProperties((good() as Rec).input.json_schema), 4);
     assert.equal(countProperties(obj({ a: S })), 1);

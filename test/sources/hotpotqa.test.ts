@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { joinAnnotations, loadAnnotations } from '../../sources/build.ts';
+import { joinAnnotations, loadAnnotations } from '../../sources/annotations.ts';
 import { checkRecord } from '../../sources/checks.ts';
 import { loadHotpotQA } from '../../sources/hotpotqa.ts';
 import { validateInstance } from '../../src/core/schema.ts';
@@ -81,7 +81,7 @@ describe('HotpotQA distractor split from ../shared/data/hotpotqa', () => {
         ],
       },
     };
-    const { candidates, problems } = joinAnnotations('hotpotqa', loaded.items, [
+    const { candidates, problems } = joinAnnotations('hotpotqa', 'text', loaded.items, [
       { origin: 'hand', annotation },
     ]);
     assert.equal(problems.length, 0);
@@ -99,7 +99,7 @@ describe('HotpotQA distractor split from ../shared/data/hotpotqa', () => {
 
   test('an annotation for an id not in the input is reported', () => {
     const annotation = { source_id: 'no-such-id', question: 'q', json_schema: {}, ground_truth: {} };
-    const { candidates, problems } = joinAnnotations('hotpotqa', loaded.items, [
+    const { candidates, problems } = joinAnnotations('hotpotqa', 'text', loaded.items, [
       { origin: 'a.jsonl:1', annotation },
     ]);
     assert.equal(candidates.length, 0);

@@ -199,6 +199,7 @@ describe('SOB dataset rows', () => {
       text: { records: 0, weight: 0 },
       image: { records: 0, weight: 0 },
       audio: { records: 3, weight: 9 },
+      schema: { records: 0, weight: 0 },
     });
   });
 

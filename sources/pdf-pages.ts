@@ -1,0 +1,148 @@
+/**
+ * PDF pages as source items (the image source): each page's transcript from `sources/pdf/`
+ * (its text layer, or tesseract.js OCR), `<name>_pg<N>` per page and `<name>` for the whole
+ * document, optionally gated by olmOCR-bench tests (`--min-ocr-pass`).
+ */
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { basename, join, relative } from 'node:path';
+import { errorMessage, UserError } from '../src/core/errors.ts';
+import type { ItemLoader, LoadResult } from './types.ts';
+
+interface PdfPage {
+  page: number;
+  markdown: string;
+  method: string;
+}
+type PdfToTranscripts = (pdfPath: string, opts: Record<string, unknown>) => Promise<PdfPage[]>;
+
+async function importPdfPipeline(): Promise<PdfToTranscripts> {
+  const url = new URL('./pdf/index.ts', import.meta.url);
+  if (!existsSync(url)) {
+    throw new UserError(
+      'the PDF pipeline (sources/pdf/index.ts) is not part of this installation: cannot build from PDFs',
+    );
+  }
+  const mod = (await import(url.href)) as { pdfToTranscripts?: PdfToTranscripts };
+  if (typeof mod.pdfToTranscripts !== 'function') {
+    throw new UserError('sources/pdf/index.ts does not export pdfToTranscripts: cannot build from PDFs');
+  }
+  return mod.pdfToTranscripts;
+}
+
+export function listPdfs(input: string): string[] {
+  if (!existsSync(input)) throw new UserError(`no such file or folder: ${input}`);
+  if (statSync(input).isFile()) return [input];
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir).sort()) {
+      const p = join(dir, e);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (e.toLowerCase().endsWith('.pdf')) out.push(p);
+    }
+  };
+  walk(input);
+  return out;
+}
+
+/**
+ * PDF pages as source items: `<name>_pg<N>` per page (N from 1) and `<name>` for the whole
+ * document (pages joined by blank lines), where `<name>` is the PDF's path relative to the
+ * input folder (or its file name) without `.pdf` — the naming `sob ocr` uses.
+ */
+/**
+ * The OCR quality gate (the paper kept pages passing >= 50% of their olmOCR-bench tests):
+ * `minOcrPass` with `ocrTests` (a dataset.jsonl) drops pages whose transcript passes fewer of
+ * their present/absent/order tests; a page without tests is kept.
+ */
+async function ocrGate(
+  opts: Record<string, unknown>,
+): Promise<
+  ((name: string, page: number, markdown: string) => { rate: number; tests: number } | null) | null
+> {
+  const min = opts.minOcrPass;
+  const file = opts.ocrTests;
+  if (min === undefined) return null;
+  if (typeof min !== 'number' || !(min >= 0 && min <= 1))
+    throw new UserError('--min-ocr-pass must be a number from 0 to 1');
+  if (typeof file !== 'string') {
+    throw new UserError(
+      '--min-ocr-pass needs --ocr-tests <dataset.jsonl> (olmOCR-bench tests to measure each page)',
+      2,
+    );
+  }
+  const { loadOcrTests, runOcrTest } = await import('./ocr-check.ts');
+  const { tests } = await loadOcrTests(file);
+  return (name, page, markdown) => {
+    const mine = tests.filter(
+      (t) =>
+        t.page === page &&
+        (t.pdf.replace(/\.pdf$/i, '') === name || t.pdf.replace(/\.pdf$/i, '').endsWith(`/${name}`)),
+    );
+    if (mine.length === 0) return null;
+    const passed = mine.filter((t) => runOcrTest(t, markdown).passed).length;
+    return { rate: passed / mine.length, tests: mine.length };
+  };
+}
+
+export async function loadPdfs(input: string, opts: Record<string, unknown>): Promise<LoadResult> {
+  const pdfToTranscripts = await importPdfPipeline();
+  const gate = await ocrGate(opts);
+  const result: LoadResult = { items: [], problems: [] };
+  const isDir = statSync(input).isDirectory();
+  for (const pdf of listPdfs(input)) {
+    const name = (isDir ? relative(input, pdf) : basename(pdf)).replace(/\.pdf$/i, '');
+    let pages: PdfPage[];
+    try {
+      pages = await pdfToTranscripts(pdf, opts);
+    } catch (e) {
+      result.problems.push({ origin: pdf, reasons: [`PDF could not be transcribed: ${errorMessage(e)}`] });
+      continue;
+    }
+    if (gate) {
+      const kept: PdfPage[] = [];
+      for (const p of pages) {
+        const g = gate(name, p.page, p.markdown);
+        if (g && g.rate < (opts.minOcrPass as number)) {
+          result.problems.push({
+            origin: `${name}_pg${p.page}`,
+            reasons: [
+              `OCR pass rate ${g.rate.toFixed(2)} on ${g.tests} tests is below --min-ocr-pass ${opts.minOcrPass}`,
+            ],
+          });
+        } else kept.push(p);
+      }
+      pages = kept;
+    }
+    for (const p of pages) {
+      result.items.push({
+        id: `${name}_pg${p.page}`,
+        context: p.markdown,
+        metadata: {
+          dataset: 'pdf',
+          source_id: `${name}_pg${p.page}`,
+          source_pdf: name,
+          page: p.page,
+          ocr_method: p.method,
+        },
+      });
+    }
+    result.items.push({
+      id: name,
+      context: pages.map((p) => p.markdown).join('\n\n'),
+      metadata: {
+        dataset: 'pdf',
+        source_id: name,
+        source_pdf: name,
+        pages: pages.length,
+        ocr_methods: [...new Set(pages.map((p) => p.method))],
+      },
+    });
+  }
+  return result;
+}
+
+export const loader: ItemLoader = {
+  produces: 'items',
+  source: 'image',
+  loadItems: (input, ctx) => loadPdfs(input, { ...ctx.options.pdf, log: ctx.log }),
+};

@@ -1,0 +1,94 @@
+/**
+ * The one interface every source loader implements (as providers do: one file per loader, a
+ * registry `sob build <kind>` looks up, `sources/registry.ts`). A loader imports this file and
+ * `src/core`, never `build.ts`: the build depends on loaders, not the other way round.
+ *
+ * Two shapes:
+ * - an item loader (hotpotqa, pdf, ami) turns its input into source items (an id, a context,
+ *   metadata); an annotations file supplies each record's question, schema and ground truth;
+ * - a record loader (sob, jsonschemabench, schemas, probes) produces candidate records itself.
+ * Every candidate then goes through the record checks and is written or rejected by the build.
+ */
+import type { PyValue } from '../src/core/pyjson.ts';
+import type { Modality } from '../src/core/record.ts';
+// Type only (erased at run time): no loader is loaded by reading this file.
+import type { DownloadOptions } from './sob-rows.ts';
+
+export interface SourceItem {
+  /** The id annotations refer to (HotpotQA `_id`, AMI meeting id, PDF `<name>_pg<N>` or `<name>`). */
+  id: string;
+  context: string;
+  metadata: Record<string, unknown>;
+}
+
+/** Something that did not become a record, with where it came from and why. */
+export interface Problem {
+  origin: string;
+  reasons: string[];
+  record_id?: string;
+  /** The source item the problem cost (its annotations are then rejected saying so). */
+  source_id?: string;
+  record?: unknown;
+}
+
+export interface LoadResult {
+  items: SourceItem[];
+  problems: Problem[];
+}
+
+/** A record ready for the checks. */
+export interface Candidate {
+  origin: string;
+  record: unknown;
+  /** Values to write exactly as their source wrote them (`17.0` stays a float). */
+  lossless?: { ground_truth?: PyValue; json_schema?: PyValue };
+}
+
+export interface RecordLoadResult {
+  candidates: Candidate[];
+  problems: Problem[];
+}
+
+/**
+ * How a loader's records are checked (sources/checks.ts): `extraction` = every check (schema,
+ * ground truth valid under it, >= 3 properties, grounding warnings); `probe` = the same without
+ * grounding (a probe's values are transformed from the context on purpose); `compliance` =
+ * schema-only records (no ground truth): the shape and a unique id, the schema an object.
+ */
+export type CheckMode = 'extraction' | 'probe' | 'compliance';
+
+/** Options `sob build` hands every loader; each reads the ones it knows. */
+export interface LoaderOptions {
+  /** AMI: the paper's upper-case transcript style. */
+  upper?: boolean;
+  /** SOB rows: config (text|image|audio or the dataset's name) and split for `hf:` inputs. */
+  config?: string;
+  split?: string;
+  /** SOB rows: the source of every row, whatever the row, config or file name says. */
+  source?: Modality;
+  download?: Omit<DownloadOptions, 'log'>;
+  /** PDF: options handed to pdfToTranscripts as they are (e.g. minOcrPass). */
+  pdf?: Record<string, unknown>;
+}
+
+export interface LoadContext {
+  log: (line: string) => void;
+  /** Source ids some annotation names: an item loader may load only these. */
+  only?: ReadonlySet<string>;
+  options: LoaderOptions;
+}
+
+export interface ItemLoader {
+  produces: 'items';
+  /** The source of the records built from its items. */
+  source: Modality;
+  loadItems(input: string, ctx: LoadContext): Promise<LoadResult>;
+}
+
+export interface RecordLoader {
+  produces: 'records';
+  checks: CheckMode;
+  loadRecords(input: string | undefined, ctx: LoadContext): Promise<RecordLoadResult>;
+}
+
+export type Loader = ItemLoader | RecordLoader;

@@ -1,0 +1,197 @@
+/**
+ * Work that can be stopped. Untrusted schemas and answers must not hang a run, and a
+ * catastrophic `pattern` cannot be interrupted inside a thread, so such work runs on a worker
+ * thread that marks, in a shared heartbeat, the item it is working on; the parent's watchdog
+ * terminates a worker whose item has run past its time budget, and a new worker takes the next
+ * item. The scoring workers use it per record (`src/scoring`); `BudgetedWorker` uses it per job
+ * (validating an answer, generating an instance).
+ */
+import { Worker } from 'node:worker_threads';
+
+/** Slot 0: the item in progress (0 = none); slot 1: a counter bumped at every item's start. */
+export class Heartbeat {
+  readonly buffer: SharedArrayBuffer;
+  private readonly beat: Int32Array;
+
+  constructor(buffer: SharedArrayBuffer = new SharedArrayBuffer(8)) {
+    this.buffer = buffer;
+    this.beat = new Int32Array(buffer);
+  }
+
+  /** Worker side: item `item` (> 0) starts. */
+  begin(item: number): void {
+    Atomics.store(this.beat, 0, item);
+    Atomics.add(this.beat, 1, 1);
+  }
+
+  /** Worker side: the item is done. */
+  end(): void {
+    Atomics.store(this.beat, 0, 0);
+  }
+
+  /** The item in progress (0 = none). */
+  item(): number {
+    return Atomics.load(this.beat, 0);
+  }
+
+  seq(): number {
+    return Atomics.load(this.beat, 1);
+  }
+
+  /** Parent side, for a new worker: nothing in progress. */
+  clear(): void {
+    Atomics.store(this.beat, 0, 0);
+  }
+}
+
+export interface Watchdog {
+  /** Start timing afresh (a new worker, a new job). */
+  reset(): void;
+  stop(): void;
+}
+
+/**
+ * Calls `onStall(item)` when one item has been in progress for more than `timeoutMs` (no new
+ * item started since). Checks a few times per budget; after a stall it starts timing afresh.
+ */
+export function watchHeartbeat(hb: Heartbeat, timeoutMs: number, onStall: (item: number) => void): Watchdog {
+  let seenSeq = -1;
+  let seenAt = Date.now();
+  const timer = setInterval(
+    () => {
+      const seq = hb.seq();
+      const item = hb.item();
+      const now = Date.now();
+      if (seq !== seenSeq) {
+        seenSeq = seq;
+        seenAt = now;
+        return;
+      }
+      if (item > 0 && now - seenAt > timeoutMs) {
+        seenSeq = -1;
+        seenAt = now;
+        onStall(item);
+      }
+    },
+    Math.min(250, Math.max(10, timeoutMs / 4)),
+  );
+  timer.unref();
+  return {
+    reset() {
+      seenSeq = -1;
+      seenAt = Date.now();
+    },
+    stop() {
+      clearInterval(timer);
+    },
+  };
+}
+
+// -- Jobs on a worker, each with a budget ----------------------------------------------------------
+
+export type TaskOutcome<R> = { ok: true; value: R } | { ok: false; reason: string; timedOut: boolean };
+
+export interface BudgetedWorkerOptions {
+  /** The module the worker runs: it exports `handle(job)` (sync or async), given as a file URL. */
+  module: URL;
+  /** A job's time budget. */
+  timeoutMs: number;
+  /** The worker's heap budget (MB): a job that needs more fails alone. Default 2048. */
+  memoryMb?: number;
+}
+
+interface Pending<J, R> {
+  id: number;
+  job: J;
+  resolve: (o: TaskOutcome<R>) => void;
+}
+
+type FromWorker<R> = { id: number; ok: true; value: R } | { id: number; ok: false; reason: string };
+
+const ENTRY = new URL('./budget-worker-entry.mjs', import.meta.url);
+
+/**
+ * Runs jobs one at a time on a worker thread; a job over its time budget (or its memory) fails
+ * with the reason, its worker is replaced, and the next job runs on the new one. The worker does
+ * not keep the process alive while idle.
+ */
+export class BudgetedWorker<J, R> {
+  private worker: Worker | null = null;
+  private readonly hb = new Heartbeat();
+  private readonly queue: Pending<J, R>[] = [];
+  private inflight: Pending<J, R> | null = null;
+  private nextId = 1;
+  private watchdog: Watchdog | null = null;
+  private closed = false;
+
+  constructor(private readonly opts: BudgetedWorkerOptions) {}
+
+  run(job: J): Promise<TaskOutcome<R>> {
+    if (this.closed) return Promise.resolve({ ok: false, reason: 'worker closed', timedOut: false });
+    return new Promise((resolve) => {
+      this.queue.push({ id: this.nextId++, job, resolve });
+      this.pump();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.watchdog?.stop();
+    this.watchdog = null;
+    for (const p of this.queue.splice(0)) p.resolve({ ok: false, reason: 'worker closed', timedOut: false });
+    if (this.inflight) this.finish({ ok: false, reason: 'worker closed', timedOut: false });
+    const w = this.worker;
+    this.worker = null;
+    await w?.terminate();
+  }
+
+  private start(): Worker {
+    const w = new Worker(ENTRY, {
+      workerData: { heartbeat: this.hb.buffer, module: this.opts.module.href },
+      resourceLimits: { maxOldGenerationSizeMb: this.opts.memoryMb ?? 2048, stackSizeMb: 16 },
+    });
+    this.hb.clear();
+    w.on('message', (msg: FromWorker<R>) => {
+      if (w !== this.worker || !this.inflight || msg.id !== this.inflight.id) return;
+      this.finish(
+        msg.ok ? { ok: true, value: msg.value } : { ok: false, reason: msg.reason, timedOut: false },
+      );
+      this.pump();
+    });
+    const lost = (reason: string) => {
+      if (w !== this.worker) return;
+      this.worker = null;
+      void w.terminate();
+      if (this.inflight) this.finish({ ok: false, reason, timedOut: false });
+      this.pump();
+    };
+    w.on('error', (e: Error) => lost(`worker failed: ${e.message.split('\n')[0]}`));
+    w.on('exit', (code) => lost(`worker exited (code ${code})`));
+    this.watchdog ??= watchHeartbeat(this.hb, this.opts.timeoutMs, (item) => {
+      if (!this.inflight || item !== this.inflight.id || !this.worker) return;
+      const old = this.worker;
+      this.worker = null;
+      void old.terminate();
+      this.finish({ ok: false, reason: `over the ${this.opts.timeoutMs} ms budget`, timedOut: true });
+      this.pump();
+    });
+    this.watchdog.reset();
+    return w;
+  }
+
+  private finish(o: TaskOutcome<R>): void {
+    const p = this.inflight;
+    this.inflight = null;
+    this.worker?.unref();
+    p?.resolve(o);
+  }
+
+  private pump(): void {
+    if (this.closed || this.inflight || this.queue.length === 0) return;
+    const next = this.queue.shift()!;
+    this.worker ??= this.start();
+    this.worker.ref();
+    this.inflight = next;
+    this.worker.postMessage({ id: next.id, job: next.job });
+  }
+}

@@ -1,0 +1,489 @@
+/**
+ * The compliance track's validator (issue 11, JSONSchemaBench and SchemaBench): ajv configured
+ * per JSON Schema draft, chosen by the schema's `$schema` (draft-07 when it names none we know).
+ *
+ * - Drafts: 4 (`ajv-draft-04`), 6 and 7 (`ajv`, with the draft-06 meta-schema added), 2019-09
+ *   (`ajv/dist/2019`), 2020-12 (`ajv/dist/2020`). A draft-03 schema is read as draft 4.
+ * - `pattern` and `patternProperties` are ECMA-262 regular expressions with the `u` flag, as
+ *   JSON Schema specifies; a pattern that only compiles without `u` (common in hand-written
+ *   schemas: `\-`, `\_` outside a class) is run without it rather than refusing the schema.
+ * - `format` is asserted by default with `ajv-formats` (full mode), as JSONSchemaBench's
+ *   validator does; unknown formats are ignored. `assertFormats: false` gives the annotation-only
+ *   behaviour the 2019-09 / 2020-12 specifications default to.
+ * - In drafts 4 to 7 a `$ref` makes its sibling keywords ignored (the specification's rule; ajv
+ *   applies them): see `refSiblingsIgnored`.
+ * - Remote `$ref`s are never fetched: each is resolved by a `RemoteResolver` (a local folder, see
+ *   `localRemotes`) or by the meta-schemas ajv ships; anything else makes the schema
+ *   uncompilable, with the URI named.
+ * - Every compiled schema gets an ajv instance of its own: untrusted schemas that reuse an `$id`
+ *   cannot collide, and nothing accumulates across records (an instance costs ~0.3 ms).
+ *
+ * Validation runs synchronously; its time budget comes from where it runs (a scoring worker, or
+ * `ValidatorPool` in `validator-pool.ts`), as a catastrophic `pattern` cannot be interrupted.
+ */
+import { readFileSync, realpathSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { resolve, sep } from 'node:path';
+import {
+  _,
+  Ajv,
+  type CodeKeywordDefinition,
+  type ErrorObject,
+  type Options,
+  str,
+  type ValidateFunction,
+} from 'ajv';
+import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
+import { errorMessage } from './errors.ts';
+
+// Loaded through require: the same from the TypeScript sources and from a worker's bundle.
+const requireCjs = createRequire(import.meta.url);
+type AjvClass = new (opts: Options) => Ajv;
+const classes: Record<string, () => AjvClass> = {
+  ajv: () => Ajv as unknown as AjvClass,
+  draft04: () => requireCjs('ajv-draft-04').default as AjvClass,
+  ajv2019: () => requireCjs('ajv/dist/2019.js').default as AjvClass,
+  ajv2020: () => requireCjs('ajv/dist/2020.js').default as AjvClass,
+};
+const addFormats = requireCjs('ajv-formats').default as (ajv: Ajv) => Ajv;
+
+export const DIALECTS = ['draft-04', 'draft-06', 'draft-07', '2019-09', '2020-12'] as const;
+export type Dialect = (typeof DIALECTS)[number];
+
+/** The draft of a schema that names none (or one we do not know). */
+export const DEFAULT_DIALECT: Dialect = 'draft-07';
+
+/**
+ * The draft a schema declares with `$schema`, or `fallback`. Matching is on the draft's name
+ * (`draft-04`, `draft/2020-12`, ...) so `http`/`https`, a trailing `#` and a missing one all work.
+ */
+export function declaredDialect(schema: unknown, fallback: Dialect = DEFAULT_DIALECT): Dialect {
+  const id = isObject(schema) ? schema.$schema : undefined;
+  if (typeof id !== 'string') return fallback;
+  if (/draft-0[34]\b/.test(id)) return 'draft-04';
+  if (/draft-06\b/.test(id)) return 'draft-06';
+  if (/draft-07\b/.test(id)) return 'draft-07';
+  if (/2019-09/.test(id)) return '2019-09';
+  if (/2020-12/.test(id)) return '2020-12';
+  return fallback;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+// -- Regular expressions ------------------------------------------------------------------------
+
+const regexCache = new Map<string, RegExpLike>();
+
+/** ECMA-262 with `u`, else without; a pattern neither accepts makes the schema uncompilable. */
+const ecmaRegExp = Object.assign(
+  (pattern: string, flags: string): RegExpLike => {
+    const key = `${flags}/${pattern}`;
+    const hit = regexCache.get(key);
+    if (hit) return hit;
+    let re: RegExp;
+    try {
+      re = new RegExp(pattern, flags);
+    } catch (e) {
+      if (!flags.includes('u')) throw e;
+      try {
+        re = new RegExp(pattern, flags.replace('u', ''));
+      } catch {
+        throw e;
+      }
+    }
+    if (regexCache.size >= 4096) regexCache.clear();
+    regexCache.set(key, re);
+    return re;
+  },
+  { code: 'new RegExp' },
+) satisfies RegExpEngine;
+
+// -- Remote documents -----------------------------------------------------------------------------
+
+/** A schema document for a URI (no fragment), or undefined when it is not known locally. */
+export type RemoteResolver = (uri: string) => unknown;
+
+/**
+ * Resolves URIs under `baseUri` from files under `dir` (the test suite maps
+ * `http://localhost:1234/` to its `remotes/` folder). Never leaves `dir`; never touches the
+ * network. Documents are read once.
+ */
+export function localRemotes(dir: string, baseUri: string): RemoteResolver {
+  const root = realpathSync(dir);
+  const cache = new Map<string, unknown>();
+  return (uri: string) => {
+    if (!uri.startsWith(baseUri)) return undefined;
+    if (cache.has(uri)) return cache.get(uri);
+    const rel = decodeURIComponent(uri.slice(baseUri.length).split(/[?#]/)[0]);
+    const file = resolve(root, rel);
+    let doc: unknown;
+    if (file.startsWith(root + sep)) {
+      try {
+        doc = JSON.parse(readFileSync(realpathSync(file), 'utf8'));
+      } catch {
+        doc = undefined;
+      }
+    }
+    cache.set(uri, doc);
+    return doc;
+  };
+}
+
+/** The meta-schemas ajv ships, by URI (so `"$ref": "http://json-schema.org/draft-04/schema#"` works offline). */
+const META_FILES: Record<string, string> = {
+  'http://json-schema.org/draft-04/schema': 'ajv-draft-04/dist/refs/json-schema-draft-04.json',
+  'http://json-schema.org/draft-06/schema': 'ajv/dist/refs/json-schema-draft-06.json',
+  'http://json-schema.org/draft-07/schema': 'ajv/dist/refs/json-schema-draft-07.json',
+  'https://json-schema.org/draft/2019-09/schema': 'ajv/dist/refs/json-schema-2019-09/schema.json',
+  'https://json-schema.org/draft/2020-12/schema': 'ajv/dist/refs/json-schema-2020-12/schema.json',
+};
+for (const v of ['core', 'applicator', 'validation', 'meta-data', 'format', 'content']) {
+  META_FILES[`https://json-schema.org/draft/2019-09/meta/${v}`] =
+    `ajv/dist/refs/json-schema-2019-09/meta/${v}.json`;
+}
+for (const v of [
+  'core',
+  'applicator',
+  'unevaluated',
+  'validation',
+  'meta-data',
+  'format-annotation',
+  'content',
+]) {
+  META_FILES[`https://json-schema.org/draft/2020-12/meta/${v}`] =
+    `ajv/dist/refs/json-schema-2020-12/meta/${v}.json`;
+}
+
+function metaSchema(uri: string): unknown {
+  const file = META_FILES[uri.replace(/#$/, '')];
+  return file ? requireCjs(file) : undefined;
+}
+
+// -- Ajv instances --------------------------------------------------------------------------------
+
+export interface ValidatorOptions {
+  /** Force a draft; by default the schema's `$schema` decides. */
+  dialect?: Dialect;
+  /** The draft of a schema without a known `$schema` (default draft-07). */
+  defaultDialect?: Dialect;
+  /** Assert `format` (default true, as JSONSchemaBench does). */
+  assertFormats?: boolean;
+  /** Where remote `$ref`s come from (never the network). */
+  remotes?: RemoteResolver;
+}
+
+/** A configured ajv instance for one draft (see the module comment). */
+export function newAjv(dialect: Dialect, allErrors: boolean, assertFormats: boolean): Ajv {
+  const opts: Options = {
+    strict: false,
+    logger: false,
+    allErrors,
+    validateSchema: false,
+    validateFormats: assertFormats,
+    // A property is present when the answer has it, never through Object.prototype
+    // (`"toString"`, `"__proto__"` as property names).
+    ownProperties: true,
+    code: { regExp: ecmaRegExp, optimize: false },
+  };
+  const Cls =
+    dialect === 'draft-04'
+      ? classes.draft04()
+      : dialect === '2019-09'
+        ? classes.ajv2019()
+        : dialect === '2020-12'
+          ? classes.ajv2020()
+          : classes.ajv();
+  const ajv = new Cls(opts);
+  if (dialect === 'draft-06')
+    ajv.addMetaSchema(requireCjs('ajv/dist/refs/json-schema-draft-06.json') as object);
+  addFormats(ajv);
+  // Drafts 6 on: `id` is not a keyword (ajv refuses it outright; hand-written schemas carry it).
+  if (dialect !== 'draft-04') ajv.removeKeyword('id');
+  ajv.removeKeyword('multipleOf');
+  ajv.addKeyword(multipleOf);
+  return ajv;
+}
+
+/**
+ * `multipleOf` without plain ajv's traps (`quotient !== parseInt(quotient)`): 19.99 was not a
+ * multiple of 0.01 (the quotient is 1998.9999999999998), 1e22 not a multiple of 1 (`parseInt`
+ * reads "1e+22" as 1), 1e20 a multiple of 3. Integers are compared exactly (`%`); otherwise the
+ * quotient must be within 1e-9 of an integer, and where it overflows, the remainder (exact in
+ * IEEE 754) must be 0 (1e308 is a multiple of 0.5, not of 0.123456789).
+ */
+const multipleOf: CodeKeywordDefinition = {
+  keyword: 'multipleOf',
+  type: 'number',
+  schemaType: 'number',
+  error: {
+    message: ({ schemaCode }) => str`must be multiple of ${schemaCode}`,
+    params: ({ schemaCode }) => _`{multipleOf: ${schemaCode}}`,
+  },
+  code(cxt) {
+    const { gen, data, schemaCode } = cxt;
+    const q = gen.let('q');
+    cxt.fail(
+      _`${schemaCode} !== 0 && (Number.isInteger(${data}) && Number.isInteger(${schemaCode}) ? ${data} % ${schemaCode} !== 0 : (${q} = ${data} / ${schemaCode}, Number.isFinite(${q}) ? Math.abs(Math.round(${q}) - ${q}) > 1e-9 : ${data} % ${schemaCode} !== 0))`,
+    );
+  },
+};
+
+// -- Compiling ------------------------------------------------------------------------------------
+
+/** The key the root schema is registered under in its own ajv instance. */
+export const ROOT_KEY = 'urn:sob-eval:root';
+
+export interface CompiledSchema {
+  dialect: Dialect;
+  assertFormats: boolean;
+  /** The schema as compiled (after `refSiblingsIgnored` for drafts 4 to 7). */
+  schema: unknown;
+  /** The remote documents the schema needed, by URI (each from the `RemoteResolver` or ajv's meta-schemas). */
+  remotes: Map<string, unknown>;
+  /** This schema's own ajv instance (allErrors on). */
+  ajv: Ajv;
+  validate: ValidateFunction;
+  /**
+   * A validator for the subschema at JSON Pointer `pointer` of document `doc` (`ROOT_KEY` or a
+   * remote URI), compiled on first use; undefined when ajv cannot resolve it.
+   */
+  validatorAt(doc: string, pointer: string): ValidateFunction | undefined;
+}
+
+export type CompileResult =
+  | { ok: true; compiled: CompiledSchema }
+  | { ok: false; dialect: Dialect; reason: string };
+
+const MAX_REMOTE_LOADS = 64;
+
+/**
+ * Compiles `schema` for fine-grained validation (all errors). Never throws: a schema that cannot
+ * compile (a bad pattern, a `$ref` that resolves nowhere, a remote `$ref` not available locally)
+ * comes back with the reason.
+ */
+export function compileSchema(schema: unknown, opts: ValidatorOptions = {}): CompileResult {
+  const dialect = opts.dialect ?? declaredDialect(schema, opts.defaultDialect);
+  const assertFormats = opts.assertFormats ?? true;
+  if (typeof schema !== 'boolean' && !isObject(schema)) {
+    return { ok: false, dialect, reason: 'the schema is not a JSON object or boolean' };
+  }
+  const prepared = dialect === '2019-09' || dialect === '2020-12' ? schema : refSiblingsIgnored(schema);
+  let ajv: Ajv;
+  try {
+    ajv = newAjv(dialect, true, assertFormats);
+    ajv.addSchema(prepared as object, ROOT_KEY);
+  } catch (e) {
+    return { ok: false, dialect, reason: `schema cannot be compiled: ${errorMessage(e)}` };
+  }
+  const remotes = new Map<string, unknown>();
+  for (;;) {
+    try {
+      const validate = ajv.getSchema(ROOT_KEY);
+      if (!validate) return { ok: false, dialect, reason: 'schema cannot be compiled' };
+      const subs = new Map<string, ValidateFunction | undefined>();
+      const compiled: CompiledSchema = {
+        dialect,
+        assertFormats,
+        schema: prepared,
+        remotes,
+        ajv,
+        validate,
+        validatorAt(doc: string, pointer: string) {
+          const key = `${doc}#${pointerToFragment(pointer)}`;
+          if (subs.has(key)) return subs.get(key);
+          let v: ValidateFunction | undefined;
+          try {
+            v = pointer === '' ? ajv.getSchema(doc) : ajv.getSchema(key);
+          } catch {
+            v = undefined;
+          }
+          subs.set(key, v);
+          return v;
+        },
+      };
+      return { ok: true, compiled };
+    } catch (e) {
+      const missing = (e as { missingSchema?: unknown }).missingSchema;
+      if (typeof missing !== 'string' || missing === '' || remotes.has(missing)) {
+        return { ok: false, dialect, reason: `schema cannot be compiled: ${errorMessage(e)}` };
+      }
+      if (remotes.size >= MAX_REMOTE_LOADS) {
+        return {
+          ok: false,
+          dialect,
+          reason: `schema cannot be compiled: more than ${MAX_REMOTE_LOADS} remote documents`,
+        };
+      }
+      const doc = opts.remotes?.(missing) ?? metaSchema(missing);
+      if (doc === undefined) {
+        return {
+          ok: false,
+          dialect,
+          reason: `schema cannot be compiled: remote $ref ${missing} is not available offline`,
+        };
+      }
+      remotes.set(missing, doc);
+      try {
+        ajv.addSchema(doc as object, missing);
+      } catch (x) {
+        return { ok: false, dialect, reason: `schema cannot be compiled: ${missing}: ${errorMessage(x)}` };
+      }
+    }
+  }
+}
+
+// -- Walking a schema document -------------------------------------------------------------------
+
+/** Keywords whose value is one subschema / a map of subschemas / a list of subschemas. */
+export const SUBSCHEMA_ONE = [
+  'additionalItems',
+  'additionalProperties',
+  'contains',
+  'if',
+  'then',
+  'else',
+  'not',
+  'propertyNames',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'contentSchema',
+  'items',
+] as const;
+export const SUBSCHEMA_MAP = [
+  'properties',
+  'patternProperties',
+  'definitions',
+  '$defs',
+  'dependencies',
+  'dependentSchemas',
+] as const;
+export const SUBSCHEMA_LIST = ['allOf', 'anyOf', 'oneOf', 'prefixItems', 'items'] as const;
+const ONE = new Set<string>(SUBSCHEMA_ONE);
+const MAP = new Set<string>(SUBSCHEMA_MAP);
+const LIST = new Set<string>(SUBSCHEMA_LIST);
+
+/**
+ * A copy of a schema document with `fn` applied to every subschema object, innermost first
+ * (values of unknown keywords, `enum`, `const`, `default`, ... are left alone). `fn` returns the
+ * replacement object. Nesting past `maxDepth` is copied as is.
+ */
+export function mapSubschemas(
+  schema: unknown,
+  fn: (s: Record<string, unknown>) => Record<string, unknown>,
+  maxDepth = 512,
+): unknown {
+  const visit = (s: unknown, depth: number): unknown => {
+    if (!isObject(s) || depth > maxDepth) return s;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(s)) {
+      if (MAP.has(k) && isObject(v)) {
+        const m: Record<string, unknown> = {};
+        // `dependencies` may hold arrays of names: visit leaves them as they are.
+        for (const [name, sub] of Object.entries(v)) m[name] = visit(sub, depth + 1);
+        out[k] = m;
+      } else if (LIST.has(k) && Array.isArray(v)) {
+        out[k] = v.map((sub) => visit(sub, depth + 1));
+      } else if (ONE.has(k)) {
+        out[k] = visit(v, depth + 1);
+      } else out[k] = v;
+    }
+    return fn(out);
+  };
+  return visit(schema, 0);
+}
+
+// -- Drafts 4 to 7: `$ref` overrides its siblings ---------------------------------------------------
+
+/**
+ * In drafts 4 to 7 "all other properties in a `$ref` object MUST be ignored". ajv applies them,
+ * so a copy of the schema is made where a `$ref` object keeps only `$ref` and the keywords some
+ * `$ref` in the document points into (`definitions`, usually), which validate nothing by
+ * themselves. The input is not modified; a schema without such siblings is returned as is.
+ */
+export function refSiblingsIgnored(schema: unknown): unknown {
+  if (!isObject(schema)) return schema;
+  const pointed = new Set<string>();
+  let found = false;
+  mapSubschemas(schema, (s) => {
+    if (typeof s.$ref === 'string') {
+      const i = s.$ref.indexOf('#/');
+      if (i >= 0) for (const tok of s.$ref.slice(i + 2).split('/')) pointed.add(decodePointerToken(tok));
+      if (Object.keys(s).some((k) => k !== '$ref')) found = true;
+    }
+    return s;
+  });
+  if (!found) return schema;
+  return mapSubschemas(schema, (s) => {
+    if (typeof s.$ref !== 'string') return s;
+    const out: Record<string, unknown> = { $ref: s.$ref };
+    for (const [k, v] of Object.entries(s)) if (pointed.has(k)) out[k] = v;
+    return out;
+  });
+}
+
+/** A JSON Pointer as a URI fragment (each token percent-encoded), as ajv resolves them. */
+export function pointerToFragment(pointer: string): string {
+  return pointer
+    .split('/')
+    .map((t) => encodeURIComponent(t).replaceAll('%7E', '~'))
+    .join('/');
+}
+
+export function decodePointerToken(tok: string): string {
+  let t = tok;
+  try {
+    t = decodeURIComponent(tok);
+  } catch {
+    // keep it as written
+  }
+  return t.replaceAll('~1', '/').replaceAll('~0', '~');
+}
+
+// -- Validating -----------------------------------------------------------------------------------
+
+/** One violation, as the answer's reader needs it. */
+export interface Violation {
+  /** JSON Pointer into the answer ('' = the root). */
+  instance_path: string;
+  /** Where the keyword is in the schema (`#/properties/a/type`). */
+  schema_path: string;
+  keyword: string;
+  message: string;
+}
+
+export function toViolation(e: ErrorObject): Violation {
+  let instancePath = e.instancePath;
+  // Report a missing or unexpected property at the property's own path.
+  const p = e.params as Record<string, unknown>;
+  const prop =
+    e.keyword === 'required' || e.keyword === 'dependentRequired' || e.keyword === 'dependencies'
+      ? p.missingProperty
+      : e.keyword === 'additionalProperties' || e.keyword === 'unevaluatedProperties'
+        ? (p.additionalProperty ?? p.unevaluatedProperty)
+        : undefined;
+  if (typeof prop === 'string') instancePath += `/${prop.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+  return {
+    instance_path: instancePath,
+    schema_path: e.schemaPath,
+    keyword: e.keyword,
+    message: e.message ?? 'is invalid',
+  };
+}
+
+export type ValidationOutcome =
+  | { valid: true; violations: [] }
+  | { valid: false; violations: Violation[] }
+  | { valid: false; violations: []; error: string };
+
+/** Validates `instance`; every violation ajv finds (allErrors). Never throws. */
+export function validateCompiled(compiled: CompiledSchema, instance: unknown): ValidationOutcome {
+  try {
+    if (compiled.validate(instance)) return { valid: true, violations: [] };
+    return { valid: false, violations: (compiled.validate.errors ?? []).map(toViolation) };
+  } catch (e) {
+    // A recursive schema over a very deep answer can exhaust the stack.
+    return { valid: false, violations: [], error: `validation failed: ${errorMessage(e)}` };
+  }
+}

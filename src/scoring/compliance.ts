@@ -1,0 +1,406 @@
+/**
+ * The schema compliance track inside `sob score` (issue 11): the hooks score-line.ts,
+ * score-files.ts and worker.ts call.
+ *
+ * - Schema records (`metadata.source` `schema`) are scored here, on a scoring worker, so the
+ *   per-record time budget covers validation: a row with the record's `compliance` block
+ *   (SchemaBench's fine-grained validation: every violation with its instance path, schema path
+ *   and keyword, partial validity) and, when the record has a ground truth, the SOB metrics; the
+ *   row goes to `<out>/schema/<model>/`.
+ * - In the `strict` profile, rows of the SOB sources also carry the `compliance` block of the
+ *   answer the row scored. The `sob` profile's rows are unchanged.
+ * - A record whose schema the provider refused (`eval_info.schema_rejected`) is not declared on
+ *   the compliance track; a SOB record refused so is left out of the SOB means (and out of
+ *   eval_records.jsonl) and counted in `data_quality.schema_rejected_count` (HELPERS.md).
+ * - `TrackCollector` (parent side) gathers what a folder's summary needs; `summarizeJob` (worker
+ *   side) writes it: `schema/<model>/eval_summary.json` gains `compliance`
+ *   (metrics/compliance-track.ts).
+ */
+import {
+  answerFromRow,
+  type ComplianceRow,
+  complianceOfRecord,
+  complianceRow,
+  type ParsedAnswer,
+  type RecordCompliance,
+  recordDialect,
+  SchemaCache,
+} from '../../metrics/compliance.ts';
+import {
+  emptyTrackCounts,
+  schemaFolderSummary,
+  type TrackCounts,
+  withIntCounts,
+} from '../../metrics/compliance-track.ts';
+import {
+  failedRecordScore,
+  type RecordScore,
+  schemaSourceOf,
+  scoreRecord,
+  toReferenceRow,
+} from '../../metrics/record.ts';
+import { parseAnswer, scoreRecordStrict } from '../../metrics/strict.ts';
+import type { Intervals, SummaryData, SummaryOptions } from '../../metrics/summary.ts';
+import { buildSummary, type DataQuality } from '../../metrics/summary.ts';
+import type { ParsedLine } from '../core/jsonl.ts';
+import { dumpsPy, isStructured, type PyObject, type PyValue, toPlain } from '../core/pyjson.ts';
+import type { ScoringView } from '../core/record.ts';
+import type { LineOutcome, ProfileOptions } from './score-line.ts';
+
+/** A folder's summary job: its SOB data, its tracks' data, and the bootstrap's intervals. */
+export interface SummaryJob {
+  data: SummaryData;
+  responseFile: string;
+  opts: SummaryOptions;
+  /** The compliance track's data for this folder, when it has any. */
+  track?: TrackData;
+  /** The SOB summary's bootstrap intervals, computed with other files' (src/scoring/score-files.ts). */
+  intervals?: { plain: Intervals; weighted: Intervals };
+}
+
+/** What a row outcome tells the folder besides its SOB score. */
+export interface TrackInfo {
+  /** Count the row's SOB score in the SOB summary. */
+  sob: boolean;
+  /** Write the row to eval_records.jsonl (false: a SOB record whose schema was refused). */
+  write: boolean;
+  /** `eval_info.schema_rejected`. */
+  rejected: boolean;
+  /** A schema record: its aggregate row and what the folder's data quality counts. */
+  schema?: {
+    row: ComplianceRow;
+    recordId: string;
+    modelId: string;
+    parses: boolean;
+    compiles: boolean;
+    scoringError: boolean;
+  };
+}
+
+/** A schema record: the compliance track scores it (whatever `--modality` says). */
+export function isSchemaRecord(metadata: PyObject): boolean {
+  return metadata.get('source') === 'schema';
+}
+
+/**
+ * Compiled schemas of this worker, by schema text (every model's file repeats them, often in
+ * more than one spelling: the 34 SOB image files hold 424 texts of 209 schemas), one cache per
+ * format setting. Up to 4,096 schemas and 32 MB of schema text (about 260 MB compiled).
+ */
+const compiledSchemas = new Map<boolean, SchemaCache>();
+function compiledFor(key: string, plain: () => unknown, assertFormats: boolean) {
+  let cache = compiledSchemas.get(assertFormats);
+  if (!cache) {
+    cache = new SchemaCache(4096, 32_000_000);
+    compiledSchemas.set(assertFormats, cache);
+  }
+  return cache.get(key, plain, { assertFormats });
+}
+
+function evalInfoOf(line: PyValue): Record<string, unknown> {
+  const info = line instanceof Map ? line.get('eval_info') : undefined;
+  if (!(info instanceof Map)) return {};
+  const out: Record<string, unknown> = Object.create(null);
+  for (const k of ['latency_ms', 'ttft_ms', 'tpot_ms', 'schema_rejected', 'error']) {
+    const v = info.get(k);
+    if (v !== undefined) out[k] = typeof v === 'bigint' ? Number(v) : v;
+  }
+  return out;
+}
+
+function text(v: PyValue | undefined, fallback: string): string {
+  return typeof v === 'string' && v !== '' ? v : fallback;
+}
+
+/** The answer as JSONSchemaBench reads it: the raw text parsed as strict JSON. */
+function schemaAnswer(view: ScoringView): ParsedAnswer {
+  const c = view.candidate;
+  let candidate: unknown = c;
+  if (isStructured(c)) candidate = plainAnswer(c as PyValue, view.candidateText);
+  else if (typeof c === 'bigint') candidate = Number(c);
+  return answerFromRow(typeof view.raw === 'string' ? view.raw : undefined, candidate);
+}
+
+/** The text a strictly parsed answer came from (the raw text, else the candidate's own). */
+function strictText(view: ScoringView): string | undefined {
+  return typeof view.raw === 'string' ? view.raw : view.candidateText;
+}
+
+/** An answer as plain JS: the native parser on its text when it has one (faster), else converted. */
+function plainAnswer(value: PyValue, text: string | undefined): unknown {
+  if (text !== undefined) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      // NaN / Infinity: only the lossless parser reads them
+    }
+  }
+  return toPlain(value);
+}
+
+/** The timings a row keeps (for the report's record view), when recorded. */
+function timing(info: Record<string, unknown>): Record<string, number> | undefined {
+  const out: Record<string, number> = {};
+  for (const k of ['latency_ms', 'ttft_ms', 'tpot_ms']) {
+    const v = info[k];
+    if (typeof v === 'number' && Number.isFinite(v)) out[k] = v;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** The fields a row starts with: the record's identity and weight, as `toReferenceRow` names them. */
+const IDENTITY = [
+  'record_id',
+  'model_id',
+  'schema_complexity',
+  'question_difficulty',
+  'difficulty',
+  'weighting_basis',
+  'difficulty_weight',
+  'known_difficulty',
+] as const;
+
+function identityRow(metadata: PyObject): Record<string, unknown> {
+  const full = toReferenceRow(failedRecordScore(metadata, ''), 'text');
+  const row: Record<string, unknown> = {};
+  for (const k of IDENTITY) row[k] = full[k];
+  return row;
+}
+
+/** Whether a schema record also has a value to compare (the probes: `track: both`). */
+function hasValues(view: ScoringView): boolean {
+  const track = view.metadata.get('track');
+  if (track === 'compliance') return false;
+  if (track === 'both') return true;
+  return view.groundTruth !== undefined && view.groundTruth !== null;
+}
+
+function schemaOutcome(
+  line: number,
+  view: ScoringView,
+  score: RecordScore,
+  row: Record<string, unknown>,
+  c: RecordCompliance,
+  info: Record<string, unknown>,
+  o: { values: boolean; scoringError?: string },
+): LineOutcome {
+  const md = view.metadata;
+  const dataset = text(md.get('source_category'), 'unknown');
+  const rejected = c.schema_rejected;
+  const explanation: Record<string, unknown> = {
+    ...((row.explanation as Record<string, unknown> | undefined) ?? {}),
+  };
+  delete row.explanation;
+  row.source_category = dataset;
+  row.track = o.values ? 'both' : 'compliance';
+  row.compliance = withIntCounts(c);
+  const t = timing(info);
+  if (t) row.timing = t;
+  if (rejected)
+    explanation.schema_rejected =
+      typeof info.error === 'string' ? info.error : 'the provider refused the schema';
+  if (o.scoringError) explanation.scoring_error = o.scoringError;
+  if (Object.keys(explanation).length > 0) row.explanation = explanation;
+  const aggregate = complianceRow(dataset, c, info);
+  return {
+    kind: 'row',
+    line,
+    modality: 'schema',
+    score,
+    json: dumpsPy(row),
+    track: {
+      sob: o.values && !rejected && !o.scoringError,
+      write: true,
+      rejected,
+      schema: {
+        row: aggregate,
+        recordId: String(row.record_id),
+        modelId: String(row.model_id),
+        parses: c.parses,
+        compiles: c.schema_compiles,
+        scoringError: o.scoringError !== undefined,
+      },
+    },
+  };
+}
+
+/**
+ * A schema record's row: its compliance block (the answer read as strict JSON from the raw
+ * text; formats asserted, as JSONSchemaBench's validator does), and with a ground truth the SOB
+ * metrics under the profile (the text source's rules).
+ */
+export function scoreSchemaRecord(
+  parsed: Extract<ParsedLine, { ok: true }>,
+  view: ScoringView,
+  profile: ProfileOptions,
+): LineOutcome {
+  const info = evalInfoOf(parsed.value);
+  const src = schemaSourceOf(view);
+  const compiled = compiledFor(src.key, src.plain, true);
+  const c = complianceOfRecord({
+    schema: undefined,
+    answer: schemaAnswer(view),
+    schemaRejected: info.schema_rejected === true,
+    compiled,
+  });
+  const values = hasValues(view);
+  let score: RecordScore;
+  let row: Record<string, unknown>;
+  if (values) {
+    score =
+      profile.profile === 'strict'
+        ? scoreRecordStrict(view, { modality: 'text', assertFormats: profile.assertFormats })
+        : scoreRecord(view, { modality: 'text' });
+    row = toReferenceRow(score, 'text');
+  } else {
+    score = { ...failedRecordScore(view.metadata, ''), explanation: {} };
+    row = identityRow(view.metadata);
+  }
+  return schemaOutcome(parsed.line, view, score, row, c, info, { values });
+}
+
+/** A schema record that ran out of its time or memory budget: invalid, with the reason. */
+export function failedSchemaRecord(
+  parsed: Extract<ParsedLine, { ok: true }>,
+  view: ScoringView,
+  reason: string,
+): LineOutcome {
+  const info = evalInfoOf(parsed.value);
+  const rejected = info.schema_rejected === true;
+  let dialect: RecordCompliance['dialect'] = 'draft-07';
+  try {
+    dialect = recordDialect(toPlain(view.schema ?? null));
+  } catch {
+    // keep the default
+  }
+  const c: RecordCompliance = {
+    dialect,
+    schema_compiles: true,
+    schema_rejected: rejected,
+    parses: false,
+    valid: false,
+    violations: [],
+    violation_count: 0,
+    violation_keywords: {},
+    constraints: null,
+    partial_validity: null,
+    validation_error: reason,
+  };
+  const score = failedRecordScore(view.metadata, reason);
+  const row = identityRow(view.metadata);
+  return schemaOutcome(parsed.line, view, score, row, c, info, {
+    values: hasValues(view),
+    scoringError: reason,
+  });
+}
+
+/**
+ * A SOB record's row, as the profile wrote it, with the track's additions: in the strict
+ * profile its `compliance` block (of the answer the row scored: strict JSON, else the recovered
+ * one; formats asserted as the row's JSON Pass asserts them); a refused schema marks the row to
+ * be left out of the SOB means and counted. Nothing is added in the `sob` profile.
+ */
+export function sobRecordTrack(
+  parsed: Extract<ParsedLine, { ok: true }>,
+  view: ScoringView,
+  row: Record<string, unknown>,
+  profile: ProfileOptions,
+): TrackInfo | undefined {
+  const info = evalInfoOf(parsed.value);
+  const rejected = info.schema_rejected === true;
+  // A refused record's row is not written: nothing to validate.
+  if (rejected) return { sob: false, write: false, rejected };
+  if (profile.profile === 'strict') {
+    const a = parseAnswer(view.raw, view.candidate);
+    const src = schemaSourceOf(view);
+    const compiled = compiledFor(src.key, src.plain, profile.assertFormats);
+    const answer: ParsedAnswer =
+      a.value !== undefined
+        ? { parsed: true, value: plainAnswer(a.value, a.strict ? strictText(view) : undefined) }
+        : { parsed: false, reason: 'the answer is not a JSON object or array, even after recovery' };
+    const c = complianceOfRecord({ schema: undefined, answer, compiled });
+    const explanation = row.explanation;
+    delete row.explanation;
+    row.compliance = withIntCounts(c);
+    if (explanation !== undefined) row.explanation = explanation;
+  }
+  return undefined;
+}
+
+// -- Parent side: what one output folder gathers ---------------------------------------------
+
+/** What a folder's summary needs of its tracks (structured-cloneable: it goes to a worker). */
+export interface TrackData {
+  /** The folder is `schema/<model>/`. */
+  schema: boolean;
+  profile: string;
+  rows: ComplianceRow[];
+  counts: TrackCounts;
+  modelIds: string[];
+  distinctIds: number;
+  /** SOB records left out because their schema was refused. */
+  rejectedSob: number;
+}
+
+export class TrackCollector {
+  private readonly rows: ComplianceRow[] = [];
+  private readonly counts = emptyTrackCounts();
+  private readonly modelIds = new Set<string>();
+  private readonly ids = new Set<string>();
+  private rejectedSob = 0;
+  private schema = false;
+
+  add(t: TrackInfo): void {
+    const s = t.schema;
+    if (!s) {
+      if (t.rejected) this.rejectedSob++;
+      return;
+    }
+    this.schema = true;
+    this.rows.push(s.row);
+    this.modelIds.add(s.modelId);
+    this.ids.add(s.recordId);
+    if (t.rejected) this.counts.schema_rejected++;
+    else if (!s.parses && !s.scoringError) this.counts.parse_failures++;
+    if (!s.compiles) this.counts.uncompilable++;
+    if (s.scoringError) this.counts.scoring_errors++;
+  }
+
+  data(profile: string): TrackData | undefined {
+    if (!this.schema && this.rejectedSob === 0) return undefined;
+    return {
+      schema: this.schema,
+      profile,
+      rows: this.rows,
+      counts: { ...this.counts },
+      modelIds: [...this.modelIds],
+      distinctIds: this.ids.size,
+      rejectedSob: this.rejectedSob,
+    };
+  }
+}
+
+/** A folder's `eval_summary.json` (on a worker): the SOB summary, or the schema folder's. */
+export function summarizeJob(it: SummaryJob): Record<string, unknown> {
+  const t = it.track;
+  if (!t) return buildSummary(it.data, it.responseFile, it.opts, it.intervals);
+  if (!t.schema) {
+    (it.data.dataQuality as DataQuality & { schema_rejected_count?: number }).schema_rejected_count =
+      t.rejectedSob;
+    return buildSummary(it.data, it.responseFile, it.opts, it.intervals);
+  }
+  const sob =
+    it.data.weights.length > 0 ? buildSummary(it.data, it.responseFile, it.opts, it.intervals) : undefined;
+  return schemaFolderSummary({
+    responseFile: it.responseFile,
+    profile: t.profile,
+    modelIds: t.modelIds,
+    rows: t.rows,
+    counts: t.counts,
+    distinctIds: t.distinctIds,
+    malformedLines: it.data.dataQuality.malformed_jsonl_line_count,
+    sob,
+    bootstrapSamples: it.opts.bootstrapSamples,
+    seed: it.opts.seed,
+  });
+}

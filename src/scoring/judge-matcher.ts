@@ -1,0 +1,174 @@
+/**
+ * The I/O side of the `judge` matcher: asks a model "same meaning?" for each leaf pair the
+ * deterministic matchers left unsettled, through the provider interface, and caches every answer
+ * on disk by the pair's hash, so a pair is asked once across records and reruns.
+ *
+ * Cache: `<cacheDir>/<judge model>/<hash[0..2]>/<hash>.json` (written atomically), holding the
+ * verdict and the judge's raw answer. An answer that cannot be read is cached as `unscored` (the
+ * model did answer; asking again at temperature 0 would give the same) and the leaf leaves the
+ * lenient denominators instead of counting as a mismatch. A transport failure is not cached:
+ * the pair stays pending and the next run asks again.
+ *
+ * Flow: `scoreLenient` -> `unsettled` pairs -> `judgePairs` -> verdicts -> `scoreLenient` again
+ * with `verdicts` (alignment does not depend on verdicts, so one round settles every pair).
+ */
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { askStructured, jsonText } from '../../judges/ask.ts';
+import type { JudgeVerdict, UnsettledPair } from '../../metrics/match/judge.ts';
+import { writeJsonAtomic } from '../core/files.ts';
+import type { Provider } from '../providers/types.ts';
+import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, sleep } from '../runner/retry.ts';
+
+export const JUDGE_SYSTEM = [
+  'You check values extracted from documents.',
+  'Given a field, its ground-truth value and a predicted value, decide whether the prediction means',
+  'the same as the ground truth for that field (same entity, quantity, date or statement, whatever',
+  'the wording, format or language). Minor spelling or formatting differences do not matter;',
+  'a different or incomplete value does.',
+  'Answer with JSON only: {"same_meaning": true} or {"same_meaning": false}.',
+].join('\n');
+
+const ANSWER_SCHEMA = {
+  type: 'object',
+  properties: { same_meaning: { type: 'boolean' } },
+  required: ['same_meaning'],
+  additionalProperties: false,
+};
+
+/** The question for one pair; `[rid:...]` names the pair in the request (logs, test servers). */
+export function judgePrompt(p: UnsettledPair): string {
+  return [
+    `Pair [rid:${p.hash.slice(0, 16)}]`,
+    `Field: ${p.field}`,
+    ...(p.description ? [`Field description: ${p.description}`] : []),
+    `Ground truth: ${p.gold}`,
+    `Prediction: ${p.pred}`,
+    '',
+    'Does the prediction mean the same as the ground truth?',
+  ].join('\n');
+}
+
+/** A judge's answer as a verdict: `{"same_meaning": bool}` (also fenced), or a bare yes/no/true/false. */
+export function readJudgeAnswer(text: string): JudgeVerdict {
+  const bare = text.trim().toLowerCase().replace(/[.!]$/, '');
+  if (bare === 'yes' || bare === 'true') return 'match';
+  if (bare === 'no' || bare === 'false') return 'no_match';
+  try {
+    const v = JSON.parse(jsonText(text)) as unknown;
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      const same = (v as Record<string, unknown>).same_meaning;
+      if (typeof same === 'boolean') return same ? 'match' : 'no_match';
+    }
+  } catch {
+    // not JSON
+  }
+  return 'unscored';
+}
+
+const CacheEntry = z.object({
+  hash: z.string(),
+  verdict: z.enum(['match', 'no_match', 'unscored']),
+});
+
+export interface JudgeOptions {
+  provider: Provider;
+  cacheDir: string;
+  /** Requests in flight at once (default 4). */
+  concurrency?: number;
+  /** Transport retries per pair (default 3). */
+  maxRetries?: number;
+  timeoutMs?: number;
+  backoff?: BackoffOptions;
+  signal?: AbortSignal;
+  /** Called after each pair (asked or from the cache). */
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface JudgeResult {
+  verdicts: Map<string, JudgeVerdict>;
+  /** Pairs sent to the model this run, found in the cache, and whose request failed (pending). */
+  asked: number;
+  cached: number;
+  failed: number;
+  /** One line per failed pair: `<field>: <error>`. */
+  errors: string[];
+}
+
+function safeName(id: string): string {
+  return id.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 120) || 'judge';
+}
+
+function cacheFile(dir: string, hash: string): string {
+  return join(dir, hash.slice(0, 2), `${hash}.json`);
+}
+
+function readCache(file: string, hash: string): JudgeVerdict | undefined {
+  if (!existsSync(file)) return undefined;
+  try {
+    const r = CacheEntry.safeParse(JSON.parse(readFileSync(file, 'utf8')));
+    return r.success && r.data.hash === hash ? r.data.verdict : undefined;
+  } catch {
+    return undefined; // a damaged entry is asked again and rewritten
+  }
+}
+
+/** Verdicts for unsettled pairs (deduplicated by hash): from the cache, else from the judge. */
+export async function judgePairs(pairs: UnsettledPair[], o: JudgeOptions): Promise<JudgeResult> {
+  const dir = join(o.cacheDir, safeName(o.provider.id));
+  const unique = [...new Map(pairs.map((p) => [p.hash, p])).values()];
+  const res: JudgeResult = { verdicts: new Map(), asked: 0, cached: 0, failed: 0, errors: [] };
+  const todo: UnsettledPair[] = [];
+  for (const p of unique) {
+    const hit = readCache(cacheFile(dir, p.hash), p.hash);
+    if (hit !== undefined) {
+      res.verdicts.set(p.hash, hit);
+      res.cached++;
+    } else todo.push(p);
+  }
+  let done = res.cached;
+  o.onProgress?.(done, unique.length);
+  const backoff = o.backoff ?? DEFAULT_BACKOFF;
+  let next = 0;
+  const worker = async () => {
+    while (next < todo.length && !o.signal?.aborted) {
+      const p = todo[next++];
+      const r = await askStructured(
+        o.provider,
+        p.hash.slice(0, 16),
+        { system: JUDGE_SYSTEM, user: judgePrompt(p) },
+        ANSWER_SCHEMA,
+        (text) => ({ ok: true, value: { verdict: readJudgeAnswer(text), text } }),
+        {
+          backoff: { delay: (f, ra) => backoffDelay(f, backoff, ra), sleep },
+          maxAttempts: 1,
+          maxRetries: o.maxRetries ?? 3,
+          timeoutMs: o.timeoutMs ?? 60_000,
+          signal: o.signal,
+        },
+      );
+      if (r.value) {
+        res.asked++;
+        res.verdicts.set(p.hash, r.value.verdict);
+        const file = cacheFile(dir, p.hash);
+        mkdirSync(join(dir, p.hash.slice(0, 2)), { recursive: true });
+        writeJsonAtomic(file, {
+          hash: p.hash,
+          verdict: r.value.verdict,
+          judge: o.provider.id,
+          field: p.field,
+          gold: p.gold,
+          pred: p.pred,
+          answer: r.value.text.slice(0, 2000),
+        });
+      } else {
+        res.failed++;
+        res.errors.push(`${p.field}: ${r.error ?? 'no answer'}`);
+      }
+      o.onProgress?.(++done, unique.length);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency ?? 4, todo.length)) }, worker));
+  return res;
+}

@@ -1,0 +1,42 @@
+/**
+ * What the report tests share: the real `sob` command, the JSON a report embeds, and Debian's
+ * Chromium driven by playwright-core.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const ROOT = join(import.meta.dirname, '../..');
+export const SOB = join(ROOT, '../shared/data/sob');
+export const CHROMIUM = '/usr/bin/chromium';
+
+/** Runs `sob <args>` and returns its status, stdout and stderr. */
+export function sob(...args: string[]) {
+  return spawnSync(process.execPath, [join(ROOT, 'bin/sob.js'), ...args], { encoding: 'utf8' });
+}
+
+/** The data a report.html embeds (`<script id="sob-data">`). */
+export function reportData<T = Record<string, unknown>>(file: string): T {
+  const m = readFileSync(file, 'utf8').match(
+    /<script type="application\/json" id="sob-data">(.*?)<\/script>/s,
+  );
+  if (!m) throw new Error(`${file}: no embedded report data`);
+  return JSON.parse(m[1]) as T;
+}
+
+/** Headless Chromium (the caller closes it). */
+export async function launchChromium() {
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-sync',
+    ],
+  });
+}

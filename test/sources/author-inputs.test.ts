@@ -1,0 +1,159 @@
+/**
+ * issue 9 item 11: `sob author` takes the same inputs as `sob build` (the HotpotQA file, an AMI
+ * corpus folder), and its drafts are annotations `sob build` ingests as they are. The drafting
+ * model is a scripted one on the local OpenAI-protocol server.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { type ProtocolServer, type SeenRequest, startProtocolServer } from '../helpers/protocol-server.ts';
+
+const ROOT = join(import.meta.dirname, '../..');
+const EX = join(ROOT, 'sources/examples');
+const tmp = mkdtempSync(join(tmpdir(), 'sob-author-in-'));
+let server: ProtocolServer;
+
+/** A good draft per source id: the first hand annotation of that item in the example corpus. */
+const drafts = new Map<string, { question: string; json_schema: unknown; ground_truth: unknown }>();
+for (const f of ['text/annotations.jsonl', 'ami/annotations.jsonl']) {
+  for (const l of readFileSync(join(EX, f), 'utf8').split('\n').filter(Boolean)) {
+    const a = JSON.parse(l);
+    if (!drafts.has(a.source_id)) drafts.set(a.source_id, a);
+  }
+}
+
+function script(r: SeenRequest) {
+  const a = drafts.get(r.key ?? '');
+  if (!a) return { kind: 'status' as const, status: 400, message: `no draft for ${r.key}` };
+  const { question, json_schema, ground_truth } = a;
+  return { kind: 'answer' as const, text: JSON.stringify({ question, json_schema, ground_truth }) };
+}
+
+before(async () => {
+  server = await startProtocolServer({ script });
+});
+after(async () => {
+  await server.close();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+function sob(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(ROOT, 'bin/sob.js'), ...args], {
+      cwd: tmp,
+      env: { ...process.env, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: '' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const base = () => ['--base-url', server.openaiBaseUrl, '--retry-base-ms', '5'];
+
+describe('sob author reads what sob build reads', () => {
+  test('the HotpotQA file build takes: 4 drafts, one per passage, then build ingests them: 4 records', async () => {
+    const passages = join(EX, 'text/passages.json');
+    const a = await sob(['author', passages, '--model', 'openai:author', '--out', 'hp.jsonl', ...base()]);
+    assert.equal(a.code, 0, a.stderr);
+    assert.match(a.stderr, /4 hotpotqa source items from /);
+    assert.match(a.stdout, /^4 drafts written, 0 rejected/);
+    const ids = readFileSync(join(tmp, 'hp.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).source_id);
+    assert.deepEqual(ids, ['ex-text-001', 'ex-text-002', 'ex-text-003', 'ex-text-004']);
+    // The prompt carries the passage as build writes it: "title: sentences".
+    const seen = server.requests.find((r) => r.key === 'ex-text-001')!;
+    assert.match(seen.userText, /Velmora Lighthouse: /);
+
+    const b = await sob([
+      'build',
+      'hotpotqa',
+      passages,
+      '--annotations',
+      'hp.jsonl',
+      '--out',
+      'hp/records.jsonl',
+    ]);
+    assert.equal(b.code, 0, b.stderr);
+    assert.match(b.stdout, /^4 records written, 0 rejected/);
+    assert.match(b.stdout, /benchmark now holds 4 records: text 4 /);
+  });
+
+  test('an AMI corpus folder: one draft per meeting, ingested by sob build ami', async () => {
+    const corpus = join(EX, 'ami');
+    const a = await sob(['author', corpus, '--model', 'openai:author', '--out', 'ami.jsonl', ...base()]);
+    assert.equal(a.code, 0, a.stderr);
+    assert.match(a.stdout, /^1 drafts written, 0 rejected/);
+    const seen = server.requests.find((r) => r.key === 'SOB01a')!;
+    assert.match(seen.userText, /\(source: audio\)/);
+    assert.match(seen.userText, /\[0:02\] FEX101: Okay, let's start\./);
+    const b = await sob(['build', 'ami', corpus, '--annotations', 'ami.jsonl', '--out', 'ami/records.jsonl']);
+    assert.equal(b.code, 0, b.stderr);
+    assert.match(b.stdout, /^1 records written, 0 rejected/);
+    assert.match(b.stdout, /audio 1 /);
+  });
+
+  test('--kind items still reads the {id, context} format; a file of no known kind is one clear line', async () => {
+    const bad = await sob([
+      'author',
+      join(EX, 'README.md'),
+      '--model',
+      'openai:author',
+      '--out',
+      'x.jsonl',
+      ...base(),
+    ]);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr.trim().split('\n').at(-1)!, /^sob: .*README\.md:1: not JSON$/);
+    const wrongKind = await sob([
+      'author',
+      'x',
+      '--kind',
+      'wiki',
+      '--model',
+      'openai:author',
+      '--out',
+      'y.jsonl',
+    ]);
+    assert.equal(wrongKind.code, 2);
+  });
+
+  test('the annotations format is in sob build --help, and its example line is a record the checks accept', async () => {
+    const h = await sob(['build', '--help']);
+    assert.equal(h.code, 0);
+    for (const field of [
+      'source_id',
+      'question',
+      'json_schema',
+      'ground_truth',
+      'record_id',
+      'schema_complexity',
+    ])
+      assert.match(h.stdout, new RegExp(`\\n  ${field} +`));
+    const example = /Example line:\n((?: {2,3}.*\n)+)/.exec(h.stdout)![1].replace(/\n\s*/g, ' ');
+    const ann = JSON.parse(example);
+    const { checkRecord } = await import('../../sources/checks.ts');
+    const res = checkRecord({
+      metadata: { record_id: 'x', source: 'text' },
+      input: {
+        context: "The Denver Broncos won in 2016 at Levi's Stadium.",
+        question: ann.question,
+        json_schema: ann.json_schema,
+      },
+      output: { ground_truth: ann.ground_truth },
+    });
+    assert.deepEqual(res.errors, []);
+    assert.deepEqual(res.warnings, []);
+  });
+});
