@@ -47,7 +47,7 @@ function baseline(lines: ParsedLine[]): number {
 function withCompliance(lines: ParsedLine[]): number {
   let bytes = 0;
   for (const p of lines) {
-    const o = scoreParsedLine(p, 'image', 'image', PROFILE);
+    const o = scoreParsedLine(p, { pathModality: 'image', forced: 'image', profile: PROFILE });
     if (o.kind === 'row') bytes += o.json.length;
   }
   return bytes;

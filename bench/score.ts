@@ -8,6 +8,9 @@
  * - score-1000:   `sob score` with 1,000 bootstrap samples (worker threads, one per core);
  * - score-0:      the same without the bootstrap;
  * - score-10x:    the same files, each repeated 10 times (10x the records per file), 1,000 samples.
+ * Peak memory at 10x is compared with 1x under the same condition (cold with cold, warm with warm).
+ * "cold" runs start with an empty validator cache (every schema compiled, once per run); "warm"
+ * runs are the next run, with the validators the cold one kept (SOB_VALIDATOR_CACHE).
  */
 import { spawnSync } from 'node:child_process';
 import {
@@ -19,7 +22,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
@@ -71,13 +74,15 @@ async function child(mode: string, dir: string, out: string): Promise<void> {
   process.stdout.write(JSON.stringify(m));
 }
 
-function measure(mode: string, dir: string, out: string): Measure {
+function measure(mode: string, dir: string, out: string, cache = 'off'): Measure {
+  rmSync(out, { recursive: true, force: true });
   const r = spawnSync(
     process.execPath,
     ['--import', 'tsx', join(ROOT, 'bench/score.ts'), '--child', mode, dir, out],
     {
       encoding: 'utf8',
       maxBuffer: 1 << 24,
+      env: { ...process.env, SOB_VALIDATOR_CACHE: cache },
     },
   );
   if (r.status !== 0) throw new Error(`${mode} failed: ${r.stderr}`);
@@ -96,22 +101,33 @@ async function main(): Promise<void> {
       const text = readFileSync(join(data, f), 'utf8');
       writeFileSync(join(big, f), (text.endsWith('\n') ? text : `${text}\n`).repeat(repeat));
     }
+    const load = loadavg()[0];
+    const cacheA = join(tmp, 'cache-1000');
+    const cacheB = join(tmp, 'cache-0');
     const floor = measure('floor', data, join(tmp, 'o0'));
-    const withBoot = measure('score:1000', data, join(tmp, 'o1'));
-    const noBoot = measure('score:0', data, join(tmp, 'o2'));
+    const withBoot = measure('score:1000', data, join(tmp, 'o1'), cacheA);
+    const noBoot = measure('score:0', data, join(tmp, 'o2'), cacheB);
+    const withBootWarm = measure('score:1000', data, join(tmp, 'o1'), cacheA);
+    const noBootWarm = measure('score:0', data, join(tmp, 'o2'), cacheB);
     const floorBig = measure('floor', big, join(tmp, 'o3'));
-    const bigBoot = measure('score:1000', big, join(tmp, 'o4'));
+    const bigBootCold = measure('score:1000', big, join(tmp, 'o4'), join(tmp, 'cache-10x'));
+    const bigBoot = measure('score:1000', big, join(tmp, 'o4'), cacheA);
     const row = (name: string, m: Measure, base: Measure) =>
-      `${name.padEnd(40)} wall ${(m.ms / 1000).toFixed(2).padStart(6)} s ${(m.ms / base.ms).toFixed(2).padStart(6)}x floor | cpu ${(m.cpuMs / 1000).toFixed(2).padStart(6)} s ${(m.cpuMs / base.cpuMs).toFixed(2).padStart(6)}x | ${m.maxRssMb.toFixed(0).padStart(5)} MB peak`;
+      `${name.padEnd(44)} wall ${(m.ms / 1000).toFixed(2).padStart(6)} s ${(m.ms / base.ms).toFixed(2).padStart(6)}x floor | cpu ${(m.cpuMs / 1000).toFixed(2).padStart(6)} s ${(m.cpuMs / base.cpuMs).toFixed(2).padStart(6)}x | ${m.maxRssMb.toFixed(0).padStart(5)} MB peak`;
     console.log(
-      `input: ${data} (34 files x 209 records); ${repeat}x input: each file repeated ${repeat} times`,
+      `input: ${data} (34 files x 209 records); ${repeat}x input: each file repeated ${repeat} times; load average ${load.toFixed(2)} -> ${loadavg()[0].toFixed(2)} on ${cpus().length} cores`,
     );
     console.log(row('parse floor (JSON.parse per line)', floor, floor));
-    console.log(row('sob score, 1000 bootstrap samples', withBoot, floor));
-    console.log(row('sob score, no bootstrap', noBoot, floor));
+    console.log(row('sob score, 1000 bootstrap samples, cold', withBoot, floor));
+    console.log(row('sob score, no bootstrap, cold', noBoot, floor));
+    console.log(row('sob score, 1000 bootstrap samples, warm', withBootWarm, floor));
+    console.log(row('sob score, no bootstrap, warm', noBootWarm, floor));
     console.log(row(`parse floor, ${repeat}x input`, floorBig, floorBig));
-    console.log(row(`sob score 1000 samples, ${repeat}x input`, bigBoot, floorBig));
-    console.log(`peak memory ${repeat}x / 1x: ${(bigBoot.maxRssMb / withBoot.maxRssMb).toFixed(2)}`);
+    console.log(row(`sob score 1000 samples, ${repeat}x input, cold`, bigBootCold, floorBig));
+    console.log(row(`sob score 1000 samples, ${repeat}x input, warm`, bigBoot, floorBig));
+    console.log(
+      `peak memory ${repeat}x / 1x (1000 samples): cold ${(bigBootCold.maxRssMb / withBoot.maxRssMb).toFixed(2)}, warm ${(bigBoot.maxRssMb / withBootWarm.maxRssMb).toFixed(2)}`,
+    );
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }

@@ -27,6 +27,9 @@ function childPaths(value: Map<string, PyValue> | PyValue[], prefix: string): [s
 const RECURSION_LIMIT = 2000;
 class TooDeep extends Error {}
 
+/** Leaves written by the last `flattenLeaves` (more than its size: dotted paths collided). */
+let writes = 0;
+
 function flattenInto(v: PyValue, prefix: string, leaves: Leaves, depth: number): void {
   if (depth > RECURSION_LIMIT) throw new TooDeep();
   if (Array.isArray(v)) {
@@ -35,12 +38,14 @@ function flattenInto(v: PyValue, prefix: string, leaves: Leaves, depth: number):
     for (const [k, c] of v) flattenInto(c, prefix ? `${prefix}.${k}` : k, leaves, depth + 1);
   } else if (prefix) {
     leaves.set(prefix, v);
+    writes++;
   }
 }
 
 /** `flatten_leaf_paths`: scalar leaves by path. A scalar root (empty prefix) gives none. */
 export function flattenLeaves(root: PyValue | undefined): Leaves {
   const leaves: Leaves = new Map();
+  writes = 0;
   if (root === undefined || !isContainer(root)) return leaves;
   try {
     flattenInto(root, '', leaves, 0);
@@ -50,6 +55,7 @@ export function flattenLeaves(root: PyValue | undefined): Leaves {
   }
   // A very deep value: the same walk with an explicit stack.
   leaves.clear();
+  writes = 0;
   const stack: [string, PyValue][] = childPaths(root, '').reverse();
   while (stack.length > 0) {
     const [path, v] = stack.pop()!;
@@ -58,38 +64,85 @@ export function flattenLeaves(root: PyValue | undefined): Leaves {
       for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
     } else if (path) {
       leaves.set(path, v);
+      writes++;
     }
   }
   return leaves;
 }
 
 /**
- * `flatten_present_paths`: every non-empty path, containers included, down to `maxDepth` steps.
- * The caller only compares them with required paths, and a path at depth k is at least k - 1
- * characters long, so nothing deeper than the longest required path + 1 can match; the bound
- * keeps a 100,000-level answer from costing O(depth^2) memory.
+ * The paths the last `flattenLeaves(root)` wrote more than once (a key holding `.` or `[i]`
+ * spelled the same path as a nested one: the reference keeps the later value). Empty, at no
+ * cost, when nothing collided.
  */
-export function presentPaths(root: PyValue | undefined, maxDepth = Number.POSITIVE_INFINITY): Set<string> {
-  const paths = new Set<string>();
-  if (root === undefined || !isContainer(root)) return paths;
-  if (maxDepth <= RECURSION_LIMIT) {
-    const walk = (v: PyValue, prefix: string, depth: number): void => {
-      if (prefix) paths.add(prefix);
-      if (depth >= maxDepth) return;
-      if (Array.isArray(v)) for (let i = 0; i < v.length; i++) walk(v[i], `${prefix}[${i}]`, depth + 1);
-      else if (v instanceof Map) for (const [k, c] of v) walk(c, prefix ? `${prefix}.${k}` : k, depth + 1);
-    };
-    walk(root, '', 0);
-    return paths;
-  }
-  const stack: [string, PyValue, number][] = childPaths(root, '').map(([p, v]) => [p, v, 1]);
+export function collidedPaths(root: PyValue | undefined, leaves: Leaves): string[] {
+  if (writes === leaves.size) return [];
+  const seen = new Set<string>();
+  const out = new Set<string>();
+  const stack: [string, PyValue][] = root !== undefined && isContainer(root) ? childPaths(root, '') : [];
   while (stack.length > 0) {
-    const [path, v, depth] = stack.pop()!;
-    if (path) paths.add(path);
-    if (depth < maxDepth && isContainer(v))
-      for (const [p, c] of childPaths(v, path)) stack.push([p, c, depth + 1]);
+    const [path, v] = stack.pop()!;
+    if (isContainer(v)) stack.push(...childPaths(v, path));
+    else if (path) {
+      if (seen.has(path)) out.add(path);
+      seen.add(path);
+    }
   }
-  return paths;
+  return [...out];
+}
+
+/**
+ * The paths a required-key check can match: each required path (indices as `[]`) and its
+ * prefixes that end where a key or an index starts.
+ */
+export function requiredPrefixes(required: Iterable<string>): Set<string> {
+  const out = new Set<string>();
+  for (const r of required) {
+    if (out.has(r)) continue;
+    out.add(r);
+    for (let i = r.length - 1; i > 0; i--) {
+      const c = r.charCodeAt(i);
+      if (c !== 0x2e && c !== 0x5b) continue; // '.' or '['
+      const p = r.slice(0, i);
+      if (out.has(p)) break; // its own prefixes are in already
+      out.add(p);
+    }
+  }
+  return out;
+}
+
+/**
+ * The required paths some node of `root` spells: the reference's `flatten_present_paths` (every
+ * node's path, containers included) with `[n]` read as `[]`, intersected with `required`, but
+ * without building the paths no required path starts with (a node whose path is not in
+ * `prefixes` has no descendant worth a look). Iterative.
+ */
+export function foundRequiredPaths(
+  root: PyValue | undefined,
+  required: ReadonlySet<string>,
+  prefixes: ReadonlySet<string>,
+): Set<string> {
+  const found = new Set<string>();
+  if (root === undefined || !isContainer(root)) return found;
+  const stack: [string, Map<string, PyValue> | PyValue[]][] = [['', root]];
+  while (stack.length > 0) {
+    const [prefix, v] = stack.pop()!;
+    if (Array.isArray(v)) {
+      // Every element has the same wildcarded path.
+      const p = `${prefix}[]`;
+      if (required.has(p)) found.add(p);
+      if (prefixes.has(p)) for (const c of v) if (isContainer(c)) stack.push([p, c]);
+    } else {
+      for (const [k, c] of v) {
+        // A key's own "[3]" is wildcarded too (no "[n]" can span the "." between key and prefix).
+        const key = k.includes('[') ? wildcardPath(k) : k;
+        const p = prefix ? `${prefix}.${key}` : key;
+        if (required.has(p)) found.add(p);
+        if (isContainer(c) && prefixes.has(p)) stack.push([p, c]);
+      }
+    }
+  }
+  return found;
 }
 
 /** `[3]` -> `[]` (Python's `\d` is any Unicode decimal digit). */
@@ -99,7 +152,7 @@ export function wildcardPath(path: string): string {
 }
 
 /** One step of a path: a key, or an array index (`null` value when not an integer: no type). */
-export type PathStep = { key: string } | { index: true };
+export type PathStep = { key: string } | { index: number };
 
 /**
  * `split_path`: splits on `.` and `[n]`. Where the reference would crash (`[` without `]`, or
@@ -120,8 +173,9 @@ export function splitPath(path: string): PathStep[] | null {
       token = '';
       const end = path.indexOf(']', i);
       if (end < 0) return null;
-      if (!isPythonInt(path.slice(i + 1, end))) return null;
-      parts.push({ index: true });
+      const digits = path.slice(i + 1, end);
+      if (!isPythonInt(digits)) return null;
+      parts.push({ index: Number.parseInt(digits.replaceAll('_', '').trim(), 10) });
       i = end + 1;
     } else {
       token += ch;

@@ -4,20 +4,33 @@
  */
 import {
   compareCodePoints,
+  dumpsPy,
+  floatJson,
   isStructured,
   type PyObject,
   type PyValue,
   parsePyJson,
+  pyJsonString,
   toPlain,
 } from '../src/core/pyjson.ts';
 import type { Modality, ScoringView } from '../src/core/record.ts';
 import { type SchemaEntry, schemaEntry, validateWithEntry } from '../src/core/schema.ts';
-import { flattenLeaves, type Leaves, presentPaths, wildcardPath } from './paths.ts';
+import { collidedPaths, flattenLeaves, foundRequiredPaths, type Leaves, requiredPrefixes } from './paths.ts';
+import {
+  boolNumberQuirk,
+  collisionQuirk,
+  missingQuirk,
+  perfectQuirk,
+  QuirkNotes,
+  type SobQuirk,
+  typeQuirk,
+} from './quirks.ts';
 import { typePrecision } from './types.ts';
-import { canonicalEqual, pyEquals, tokenF1 } from './values.ts';
+import { canonicalEqual, normalizeTokens, pyEquals, tokenF1Known } from './values.ts';
 
-export const DIFFICULTY_WEIGHTS: Record<string, number> = { easy: 1, medium: 2, hard: 3 };
-export const WEIGHT_FIELD_PRIORITY = ['schema_complexity', 'difficulty'] as const;
+import { DIFFICULTY_WEIGHTS, WEIGHT_FIELD_PRIORITY } from './weights.ts';
+
+export { DIFFICULTY_WEIGHTS, WEIGHT_FIELD_PRIORITY } from './weights.ts';
 
 /** One record's scores, in the paper's words; `toReferenceRow` names them as the reference does. */
 export interface RecordScore {
@@ -56,6 +69,8 @@ export interface Explanation {
   scoring_error?: string;
   /** strict profile: the answer parsed only after recovery (a code fence, a prefix). */
   lenient_parse?: boolean;
+  /** sob profile: the leaves whose score one of the reference's quirks decided. */
+  sob_quirks?: SobQuirk[];
 }
 
 /** Python truthiness of a JSON value. */
@@ -122,22 +137,38 @@ function f1FromCounts(overlap: number, predTotal: number, gtTotal: number): numb
 }
 
 /** Value Accuracy before gates: share of ground-truth leaves present with an equal value. */
-function exactMatch(gt: Leaves, pred: Leaves): number {
+function exactMatch(gt: Leaves, pred: Leaves, notes: QuirkNotes): number {
   if (gt.size === 0) return 1;
   let matches = 0;
   for (const [path, g] of gt) {
     const p = pred.get(path);
-    if (p !== undefined && pyEquals(g, p)) matches++;
+    if (p !== undefined && pyEquals(g, p)) {
+      matches++;
+      if (typeof g !== typeof p && (typeof g === 'boolean' || typeof p === 'boolean'))
+        boolNumberQuirk(notes, path, g, p);
+    }
   }
   return matches / gt.size;
 }
 
 /** Faithfulness before gates: mean token F1, a missing leaf read as null. */
-function meanTokenF1(gt: Leaves, pred: Leaves): number {
-  if (gt.size === 0) return 1;
+function meanTokenF1(gt: GroundTruthFacts, pred: Leaves, notes: QuirkNotes): number {
+  const { leaves } = gt;
+  if (leaves.size === 0) return 1;
+  const tokens = gtTokens(gt);
   let sum = 0;
-  for (const [path, g] of gt) sum += tokenF1(g, pred.get(path) ?? null);
-  return sum / gt.size;
+  let i = 0;
+  for (const [path, g] of leaves) {
+    const p = pred.get(path);
+    if (p !== undefined) sum += tokenF1Known(g, tokens[i], p);
+    else {
+      const f = tokenF1Known(g, tokens[i], null);
+      if (f > 0) missingQuirk(notes, path, g, f);
+      sum += f;
+    }
+    i++;
+  }
+  return sum / leaves.size;
 }
 
 /** `required_paths`: required keys of object schemas, recursively; arrays recurse with `[]`. */
@@ -167,16 +198,37 @@ export function requiredPaths(schema: unknown, prefix = ''): string[] {
   return out;
 }
 
-/** A ground truth's leaves, flattened once per ground-truth object (readers share one per text). */
-const gtLeavesMemo = new WeakMap<object, Leaves>();
-function groundTruthLeaves(gt: PyValue | undefined): Leaves {
-  if (!(gt instanceof Map || Array.isArray(gt))) return flattenLeaves(gt);
-  let leaves = gtLeavesMemo.get(gt);
-  if (!leaves) {
-    leaves = flattenLeaves(gt);
-    gtLeavesMemo.set(gt, leaves);
+/** What every record with this ground truth shares, computed once per ground-truth object. */
+interface GroundTruthFacts {
+  leaves: Leaves;
+  /** Dotted paths that collided (a key holding "." or "[i]"). */
+  collided: string[];
+  /** The leaf paths, sorted by code point (missing paths are a filter of them, already sorted). */
+  sorted: string[];
+  /** Each leaf's tokens, in `leaves` order (built on first use). */
+  tokens?: string[][];
+}
+
+/** Readers share one ground-truth object per distinct text, so the facts are kept per object. */
+const gtMemo = new WeakMap<object, GroundTruthFacts>();
+function groundTruthFacts(gt: PyValue | undefined): GroundTruthFacts {
+  const structured = gt instanceof Map || Array.isArray(gt);
+  let memo = structured ? gtMemo.get(gt) : undefined;
+  if (!memo) {
+    const leaves = flattenLeaves(gt);
+    memo = {
+      leaves,
+      collided: collidedPaths(gt, leaves),
+      sorted: [...leaves.keys()].sort(compareCodePoints),
+    };
+    if (structured) gtMemo.set(gt, memo);
   }
-  return leaves;
+  return memo;
+}
+
+function gtTokens(facts: GroundTruthFacts): string[][] {
+  facts.tokens ??= [...facts.leaves.values()].map((v) => normalizeTokens(v));
+  return facts.tokens;
 }
 
 function sortedUnique(xs: Iterable<string>): string[] {
@@ -184,28 +236,28 @@ function sortedUnique(xs: Iterable<string>): string[] {
 }
 
 /** The sorted, unique required paths of a valid schema, computed once per schema. */
-const requiredMemo = new WeakMap<SchemaEntry, { req: string[]; longest: number }>();
-function requiredPathsOf(facts: SchemaFacts): { req: string[]; longest: number } {
+interface Required {
+  req: string[];
+  set: Set<string>;
+  prefixes: Set<string>;
+}
+const requiredMemo = new WeakMap<SchemaEntry, Required>();
+function requiredPathsOf(facts: SchemaFacts): Required {
   let r = requiredMemo.get(facts.entry);
   if (!r) {
     const req = sortedUnique(requiredPaths(facts.schema()));
-    let longest = 0;
-    for (const p of req) longest = Math.max(longest, p.length);
-    r = { req, longest };
+    r = { req, set: new Set(req), prefixes: requiredPrefixes(req) };
     requiredMemo.set(facts.entry, r);
   }
   return r;
 }
 
-function requiredKeyRecall(
-  candidate: PyValue,
-  required: { req: string[]; longest: number },
-): { recall: number; missing: string[] } {
-  const { req, longest } = required;
+/** `required_key_recall`: required paths found among the answer's paths (indices as `[]`). */
+function requiredKeyRecall(candidate: PyValue, required: Required): { recall: number; missing: string[] } {
+  const { req } = required;
   if (req.length === 0) return { recall: 1, missing: [] };
-  const present = new Set<string>();
-  for (const p of presentPaths(candidate, longest + 1)) present.add(wildcardPath(p));
-  const missing = req.filter((p) => !present.has(p));
+  const found = foundRequiredPaths(candidate, required.set, required.prefixes);
+  const missing = found.size === req.length ? [] : req.filter((p) => !found.has(p));
   return { recall: (req.length - missing.length) / req.length, missing };
 }
 
@@ -278,6 +330,12 @@ function checkSchema(view: ScoringView): SchemaFacts {
 
 export interface ScoreOptions {
   modality: Modality;
+  /**
+   * Told when the work that depends on the schema (its check, its validator, the answer's
+   * validation) starts (true) and ends (false): a caller with a time budget can then tell a
+   * schema that stalls from an answer that does.
+   */
+  schemaPhase?: (on: boolean) => void;
 }
 
 /** Scores one response record exactly as the SOB reference does (`sob` profile). */
@@ -285,6 +343,7 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
   const { metadata, groundTruth } = view;
   const explanation: Explanation = {};
 
+  opts.schemaPhase?.(true);
   const schemaCheck = checkSchema(view);
   const schemaValid = schemaCheck.entry.valid;
   if (!schemaValid) explanation.schema_error = schemaCheck.entry.reason;
@@ -304,17 +363,28 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
     if (v.valid) jsonPass = 1;
     else explanation.validation_error = v.reason;
   }
+  opts.schemaPhase?.(false);
 
-  const gtLeaves = groundTruthLeaves(groundTruth);
+  const notes = new QuirkNotes();
+  const gtFlat = groundTruthFacts(groundTruth);
+  const gtLeaves = gtFlat.leaves;
+  for (const p of gtFlat.collided) collisionQuirk(notes, p, 'ground truth');
   const predLeaves = structured ? flattenLeaves(candidate) : new Map<string, PyValue>();
+  if (structured) for (const p of collidedPaths(candidate, predLeaves)) collisionQuirk(notes, p, 'answer');
   let overlap = 0;
   for (const p of gtLeaves.keys()) if (predLeaves.has(p)) overlap++;
 
   const rawPathRecall = gtLeaves.size === 0 ? 0 : overlap / gtLeaves.size;
   const rawStructure = f1FromCounts(overlap, predLeaves.size, gtLeaves.size);
-  const rawExact = exactMatch(gtLeaves, predLeaves);
-  const rawTokenF1 = meanTokenF1(gtLeaves, predLeaves);
-  const rawTypes = structured && schemaValid ? typePrecision(predLeaves, schemaCheck.schema()) : 0;
+  const rawExact = exactMatch(gtLeaves, predLeaves, notes);
+  const rawTokenF1 = meanTokenF1(gtFlat, predLeaves, notes);
+  let rawTypes = 0;
+  if (structured && schemaValid) {
+    const schema = schemaCheck.schema();
+    rawTypes = typePrecision(predLeaves, schema, (path, value, expected) =>
+      typeQuirk(notes, schema, path, value, expected),
+    );
+  }
 
   let required: { recall: number; missing: string[] };
   if (structured && schemaValid) required = requiredKeyRecall(candidate, requiredPathsOf(schemaCheck));
@@ -324,9 +394,12 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
   const gate = coverageGate(opts.modality, rawStructure);
   if (gate < 1) explanation.coverage_gate = gate;
 
-  const missingGt: string[] = [];
-  for (const p of gtLeaves.keys()) if (!predLeaves.has(p)) missingGt.push(p);
-  missingGt.sort(compareCodePoints);
+  const missingGt = overlap === gtLeaves.size ? [] : gtFlat.sorted.filter((p) => !predLeaves.has(p));
+
+  const perfect = canonicalEqual(candidate, groundTruth ?? null);
+  if (!perfect && structured) perfectQuirk(notes, candidate, groundTruth ?? null);
+  const quirks = notes.done();
+  if (quirks) explanation.sob_quirks = quirks;
 
   return {
     ...identity(metadata),
@@ -340,7 +413,7 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
     structureCoverage: rawStructure * hardening,
     typeSafety: rawTypes * hardening,
     requiredKeyRecall: required.recall,
-    perfect: canonicalEqual(candidate, groundTruth ?? null) ? 1 : 0,
+    perfect: perfect ? 1 : 0,
     missingGtPaths: missingGt,
     missingRequiredPaths: required.missing,
     explanation,
@@ -374,6 +447,33 @@ export function failedRecordScore(metadata: PyObject, reason: string): RecordSco
     missingRequiredPaths: [],
     explanation: { scoring_error: reason },
   };
+}
+
+/**
+ * `dumpsPy(toReferenceRow(s, modality))`, written directly: one string built per record instead
+ * of an object walked by the generic writer (the same bytes).
+ */
+export function referenceRowJson(s: RecordScore, modality: Modality): string {
+  const str = (v: PyValue) => (typeof v === 'string' ? pyJsonString(v) : dumpsPy(v));
+  const list = (xs: string[]) => (xs.length === 0 ? '[]' : `[${xs.map((x) => pyJsonString(x)).join(', ')}]`);
+  let out =
+    `{"record_id": ${str(s.recordId)}, "model_id": ${str(s.modelId)}, "schema_complexity": ${str(s.schemaComplexity)}` +
+    `, "question_difficulty": ${str(s.questionDifficulty)}, "difficulty": ${pyJsonString(s.difficulty)}` +
+    `, "weighting_basis": ${pyJsonString(s.weightingBasis)}, "difficulty_weight": ${floatJson(s.weight)}` +
+    `, "known_difficulty": ${s.knownDifficulty ? '1.0' : '0.0'}, "json_parse_success": ${floatJson(s.jsonParse)}` +
+    `, "json_root_structured": ${floatJson(s.rootStructured)}, "schema_valid_input": ${floatJson(s.schemaValidInput)}` +
+    `, "schema_compliance": ${floatJson(s.jsonPass)}, "leaf_value_em": ${floatJson(s.valueAccuracy)}` +
+    `, "value_token_f1": ${floatJson(s.faithfulness)}, "hier_path_recall": ${floatJson(s.pathRecall)}` +
+    `, "path_set_f1": ${floatJson(s.structureCoverage)}, "type_precision": ${floatJson(s.typeSafety)}` +
+    `, "required_key_recall": ${floatJson(s.requiredKeyRecall)}, "strict_json_em": ${floatJson(s.perfect)}`;
+  if (modality === 'image')
+    out += `, "missing_gt_paths": ${list(s.missingGtPaths)}, "missing_required_paths": ${list(s.missingRequiredPaths)}`;
+  if (s.lenientParse !== undefined) out += `, "lenient_parse": ${floatJson(s.lenientParse)}`;
+  for (const _ in s.explanation) {
+    out += `, "explanation": ${dumpsPy(s.explanation as Record<string, unknown>)}`;
+    break;
+  }
+  return `${out}}`;
 }
 
 /** The reference's row (`eval_records.jsonl`), field names and order as it writes them. */

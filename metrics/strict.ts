@@ -23,11 +23,14 @@ import {
   type RecordScore,
   schemaSourceOf,
 } from './record.ts';
+import { isEmptyContainer, obj, type Schema, strictTypeSafety } from './schema-types.ts';
 import { strictEquals, tokenF1 } from './values.ts';
 
 export interface StrictOptions {
   modality: Modality;
   assertFormats: boolean;
+  /** As `ScoreOptions.schemaPhase` (record.ts). */
+  schemaPhase?: (on: boolean) => void;
 }
 
 export type StrictScore = RecordScore & { lenientParse: number };
@@ -82,7 +85,11 @@ function escapeToken(k: string): string {
   return k.includes('~') || k.includes('/') ? k.replaceAll('~', '~0').replaceAll('/', '~1') : k;
 }
 
-/** Leaves by JSON Pointer; an empty array or object is a leaf too. Iterative. */
+/**
+ * Leaves by JSON Pointer; an empty array or object is a leaf too, the root included (pointer
+ * `""`), so an empty ground truth answered by an empty answer is a match, not "no leaves".
+ * Iterative.
+ */
 export function pointerLeaves(root: PyValue | undefined): PointerLeaves {
   const out: PointerLeaves = new Map();
   if (root === undefined || !isStructured(root)) return out;
@@ -90,10 +97,10 @@ export function pointerLeaves(root: PyValue | undefined): PointerLeaves {
   while (stack.length > 0) {
     const [ptr, v] = stack.pop()!;
     if (Array.isArray(v)) {
-      if (v.length === 0 && ptr) out.set(ptr, v);
+      if (v.length === 0) out.set(ptr, v);
       for (let i = v.length - 1; i >= 0; i--) stack.push([`${ptr}/${i}`, v[i]]);
     } else if (v instanceof Map) {
-      if (v.size === 0 && ptr) out.set(ptr, v);
+      if (v.size === 0) out.set(ptr, v);
       const kids = [...v];
       for (let i = kids.length - 1; i >= 0; i--)
         stack.push([`${ptr}/${escapeToken(kids[i][0])}`, kids[i][1]]);
@@ -104,6 +111,7 @@ export function pointerLeaves(root: PyValue | undefined): PointerLeaves {
 
 /** `/a/0/b` -> `a[0].b` (display only: a key with a dot reads ambiguously here, not inside). */
 export function displayPath(ptr: string): string {
+  if (ptr === '') return '(root)';
   let out = '';
   for (const raw of ptr.split('/').slice(1)) {
     const tok = raw.replaceAll('~1', '/').replaceAll('~0', '~');
@@ -113,10 +121,6 @@ export function displayPath(ptr: string): string {
 }
 
 // -- 2. Values ----------------------------------------------------------------------------------
-
-function isEmptyContainer(v: PyValue): boolean {
-  return (Array.isArray(v) && v.length === 0) || (v instanceof Map && v.size === 0);
-}
 
 /** Strict value equality of two leaves: booleans are not numbers; numbers by value. */
 function leafEquals(a: PyValue, b: PyValue): boolean {
@@ -143,170 +147,6 @@ function deepEquals(a: PyValue | undefined, b: PyValue | undefined): boolean {
     } else if (Array.isArray(y) || y instanceof Map || !strictEquals(x, y)) return false;
   }
   return true;
-}
-
-// -- 1. Type Safety -----------------------------------------------------------------------------
-
-type Schema = unknown;
-/** A conjunction of schemas that all apply at a node. */
-type Conj = Schema[];
-const MAX_ALTERNATIVES = 64;
-const MAX_REF_DEPTH = 32;
-
-function obj(s: Schema): Record<string, unknown> | null {
-  return s !== null && typeof s === 'object' && !Array.isArray(s) ? (s as Record<string, unknown>) : null;
-}
-
-function resolveRef(root: Schema, ref: string): Schema {
-  if (ref === '#') return root;
-  if (!ref.startsWith('#/')) return true; // remote or anchor refs: unconstrained here
-  let cur: unknown = root;
-  for (const raw of ref.slice(2).split('/')) {
-    const tok = decodeURIComponent(raw).replaceAll('~1', '/').replaceAll('~0', '~');
-    const o = obj(cur);
-    if (Array.isArray(cur)) cur = cur[Number(tok)];
-    else if (o) cur = o[tok];
-    else return true;
-    if (cur === undefined) return true;
-  }
-  return cur;
-}
-
-/** Expands `$ref`, `allOf`, `anyOf`/`oneOf` into alternatives (each a conjunction). */
-function expand(root: Schema, conj: Conj): Conj[] {
-  let alts: Conj[] = [[]];
-  const addAll = (items: Schema[], depth: number): void => {
-    for (const s of items) add(s, depth);
-  };
-  const add = (s: Schema, depth: number): void => {
-    if (depth > MAX_REF_DEPTH) return;
-    const o = obj(s);
-    if (!o) {
-      for (const a of alts) a.push(s); // boolean schema
-      return;
-    }
-    for (const a of alts) a.push(o);
-    if (typeof o.$ref === 'string') add(resolveRef(root, o.$ref), depth + 1);
-    if (Array.isArray(o.allOf)) addAll(o.allOf, depth + 1);
-    for (const key of ['anyOf', 'oneOf'] as const) {
-      const branches = o[key];
-      if (!Array.isArray(branches) || branches.length === 0) continue;
-      const next: Conj[] = [];
-      for (const a of alts) {
-        for (const b of branches) {
-          if (next.length >= MAX_ALTERNATIVES) break;
-          const saved = alts;
-          alts = [[...a]];
-          add(b, depth + 1);
-          next.push(...alts);
-          alts = saved;
-        }
-      }
-      alts = next;
-    }
-  };
-  addAll(conj, 0);
-  return alts;
-}
-
-function typeAccepts(t: unknown, v: PyValue): boolean {
-  const types = Array.isArray(t) ? t : [t];
-  for (const x of types) {
-    if (x === 'null' && v === null) return true;
-    if (x === 'boolean' && typeof v === 'boolean') return true;
-    if (x === 'string' && typeof v === 'string') return true;
-    if (x === 'number' && (typeof v === 'number' || typeof v === 'bigint')) return true;
-    if (x === 'integer' && (typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v))))
-      return true;
-    if (x === 'array' && Array.isArray(v)) return true;
-    if (x === 'object' && v instanceof Map) return true;
-  }
-  return false;
-}
-
-function conjAccepts(conj: Conj, v: PyValue): boolean {
-  for (const s of conj) {
-    if (s === false) return false;
-    const o = obj(s);
-    if (o && o.type !== undefined && !typeAccepts(o.type, v)) return false;
-  }
-  return true;
-}
-
-/** The schemas that apply to child `step` (a key or an index) of a node. Null: none may exist. */
-function childConj(conj: Conj, step: string | number): Conj | null {
-  const out: Conj = [];
-  for (const s of conj) {
-    if (s === false) return null;
-    const o = obj(s);
-    if (!o) continue;
-    if (typeof step === 'string') {
-      const props = obj(o.properties);
-      let matched = false;
-      if (props && step in props) {
-        out.push(props[step]);
-        matched = true;
-      }
-      const pats = obj(o.patternProperties);
-      if (pats) {
-        for (const [p, ps] of Object.entries(pats)) {
-          try {
-            if (new RegExp(p, 'u').test(step)) {
-              out.push(ps);
-              matched = true;
-            }
-          } catch {
-            // an invalid pattern does not apply
-          }
-        }
-      }
-      if (!matched && o.additionalProperties !== undefined) {
-        if (o.additionalProperties === false) return null;
-        out.push(o.additionalProperties);
-      }
-    } else {
-      const prefix = Array.isArray(o.prefixItems) ? o.prefixItems : Array.isArray(o.items) ? o.items : null;
-      if (prefix) {
-        if (step < prefix.length) out.push(prefix[step]);
-        else {
-          const rest = Array.isArray(o.prefixItems) ? o.items : o.additionalItems;
-          if (rest === false) return null;
-          if (rest !== undefined) out.push(rest);
-        }
-      } else if (o.items !== undefined) out.push(o.items);
-    }
-  }
-  return out;
-}
-
-/** Strict Type Safety: share of the candidate's leaves whose value the schema's type allows. */
-export function strictTypeSafety(candidate: PyValue, schema: Schema): number {
-  let total = 0;
-  let ok = 0;
-  const stack: [PyValue, Conj[]][] = [[candidate, expand(schema, [schema])]];
-  while (stack.length > 0) {
-    const [v, alts] = stack.pop()!;
-    const isLeaf = !isStructured(v) || isEmptyContainer(v);
-    if (isLeaf) {
-      total++;
-      if (alts.some((a) => conjAccepts(a, v))) ok++;
-      continue;
-    }
-    const live = alts.filter((a) => conjAccepts(a, v));
-    const steps: [string | number, PyValue][] = Array.isArray(v)
-      ? v.map((c, i) => [i, c])
-      : [...(v as Map<string, PyValue>)];
-    for (const [step, c] of steps) {
-      const next: Conj[] = [];
-      for (const a of live) {
-        const cc = childConj(a, step);
-        if (cc === null) continue;
-        for (const e of expand(schema, cc)) if (next.length < MAX_ALTERNATIVES) next.push(e);
-      }
-      stack.push([c, next]);
-    }
-  }
-  return total === 0 ? 0 : ok / total;
 }
 
 // -- Required keys (pointer paths, `*` for any index) -----------------------------------------
@@ -362,6 +202,7 @@ export function scoreRecordStrict(view: ScoringView, opts: StrictOptions): Stric
   if (!structured)
     explanation.not_structured = 'the answer is not a JSON object or array, even after recovery';
 
+  opts.schemaPhase?.(true);
   const src = schemaSourceOf(view);
   const plain = () => src.plain() as object;
   const entry = strictSchemaEntry(src.key, plain, opts.assertFormats);
@@ -373,6 +214,9 @@ export function scoreRecordStrict(view: ScoringView, opts: StrictOptions): Stric
     if (v.valid) jsonPass = 1;
     else explanation.validation_error = v.reason;
   }
+  const typeSafety =
+    structured && entry.valid ? strictTypeSafety(answer.value as PyValue, plain()) * jsonPass : 0;
+  opts.schemaPhase?.(false);
 
   const gt = pointerLeaves(view.groundTruth);
   const pred = structured ? pointerLeaves(answer.value) : new Map<string, PyValue>();
@@ -420,7 +264,7 @@ export function scoreRecordStrict(view: ScoringView, opts: StrictOptions): Stric
     faithfulness: rawTokens * h * gate,
     pathRecall: (gt.size === 0 ? 0 : overlap / gt.size) * h,
     structureCoverage: structure * h,
-    typeSafety: structured && entry.valid ? strictTypeSafety(answer.value as PyValue, plain()) * h : 0,
+    typeSafety,
     requiredKeyRecall: requiredRecall,
     perfect: deepEquals(answer.value, view.groundTruth) ? 1 : 0,
     missingGtPaths: missing.map(displayPath).sort(compareCodePoints),

@@ -7,20 +7,68 @@
  */
 import { compareCodePoints } from '../src/core/pyjson.ts';
 import { PyRandom } from './pyrandom.ts';
-import { DIFFICULTY_WEIGHTS, type RecordScore, WEIGHT_FIELD_PRIORITY } from './record.ts';
+import type { Explanation, RecordScore } from './record.ts';
+import { DIFFICULTY_WEIGHTS, WEIGHT_FIELD_PRIORITY } from './weights.ts';
+
+/** What a summary needs of one record's scores (the rest of its `RecordScore` stays behind). */
+export type SummaryRow = Pick<
+  RecordScore,
+  | 'recordId'
+  | 'modelId'
+  | 'weight'
+  | 'knownDifficulty'
+  | 'jsonParse'
+  | 'rootStructured'
+  | 'schemaValidInput'
+  | 'jsonPass'
+  | 'valueAccuracy'
+  | 'faithfulness'
+  | 'pathRecall'
+  | 'structureCoverage'
+  | 'typeSafety'
+  | 'perfect'
+  | 'missingGtPaths'
+  | 'missingRequiredPaths'
+  | 'lenientParse'
+> & { explanation: Pick<Explanation, 'scoring_error'> };
+
+/** A record's `SummaryRow`: its missing paths only where they are summarised (image). */
+export function summaryRow(s: RecordScore, withPaths: boolean): SummaryRow {
+  const row: SummaryRow = {
+    recordId: s.recordId,
+    modelId: s.modelId,
+    weight: s.weight,
+    knownDifficulty: s.knownDifficulty,
+    jsonParse: s.jsonParse,
+    rootStructured: s.rootStructured,
+    schemaValidInput: s.schemaValidInput,
+    jsonPass: s.jsonPass,
+    valueAccuracy: s.valueAccuracy,
+    faithfulness: s.faithfulness,
+    pathRecall: s.pathRecall,
+    structureCoverage: s.structureCoverage,
+    typeSafety: s.typeSafety,
+    perfect: s.perfect,
+    missingGtPaths: withPaths ? s.missingGtPaths : [],
+    missingRequiredPaths: withPaths ? s.missingRequiredPaths : [],
+    explanation: s.explanation.scoring_error ? { scoring_error: s.explanation.scoring_error } : {},
+  };
+  if (s.lenientParse !== undefined) row.lenientParse = s.lenientParse;
+  return row;
+}
 
 /** Summary metrics in the reference's order, with the accessor and display name of each. */
 export const SUMMARY_METRICS = [
-  ['json_parse_success', 'JSON Parse Success', (s: RecordScore) => s.jsonParse],
-  ['json_root_structured', 'Structured JSON Root', (s: RecordScore) => s.rootStructured],
-  ['schema_valid_input', 'Schema Valid Input', (s: RecordScore) => s.schemaValidInput],
-  ['schema_compliance', 'JSON Pass Rate', (s: RecordScore) => s.jsonPass],
-  ['leaf_value_em', 'Truth Score', (s: RecordScore) => s.valueAccuracy],
-  ['value_token_f1', 'Faithfulness Score', (s: RecordScore) => s.faithfulness],
-  ['hier_path_recall', 'Path Recall', (s: RecordScore) => s.pathRecall],
-  ['path_set_f1', 'Structure Coverage', (s: RecordScore) => s.structureCoverage],
-  ['type_precision', 'Type Safety', (s: RecordScore) => s.typeSafety],
-  ['strict_json_em', 'Perfect Response Rate', (s: RecordScore) => s.perfect],
+  ['json_parse_success', 'JSON Parse Success', (s: SummaryRow) => s.jsonParse],
+  ['json_root_structured', 'Structured JSON Root', (s: SummaryRow) => s.rootStructured],
+  ['schema_valid_input', 'Schema Valid Input', (s: SummaryRow) => s.schemaValidInput],
+  ['schema_compliance', 'JSON Pass Rate', (s: SummaryRow) => s.jsonPass],
+  ['leaf_value_em', 'Truth Score', (s: SummaryRow) => s.valueAccuracy],
+  ['value_token_f1', 'Faithfulness Score', (s: SummaryRow) => s.faithfulness],
+  ['hier_path_recall', 'Path Recall', (s: SummaryRow) => s.pathRecall],
+  ['path_set_f1', 'Structure Coverage', (s: SummaryRow) => s.structureCoverage],
+  ['type_precision', 'Type Safety', (s: SummaryRow) => s.typeSafety],
+  ['strict_json_em', 'Perfect Response Rate', (s: SummaryRow) => s.perfect],
 ] as const;
 export type MetricKey = (typeof SUMMARY_METRICS)[number][0];
 
@@ -38,6 +86,8 @@ export interface SummaryOptions {
   topKErrors: number;
   /** error_analysis is written for the image modality only (as the reference does). */
   errorAnalysis: boolean;
+  /** The profile that scored the rows, written as the summary's `profile` (ours; omitted when unset). */
+  profile?: 'sob' | 'strict';
 }
 
 export const DEFAULT_SUMMARY_OPTIONS: SummaryOptions = {
@@ -81,6 +131,12 @@ export interface DataQuality {
   invalid_schema_input_count: number;
   unknown_difficulty_count: number;
   malformed_jsonl_line_count: number;
+  /** Ours, always: rows whose record id repeats an earlier row's (kept in sob, dropped in strict). */
+  duplicate_record_id_count: number;
+  /** Ours, always: distinct record ids among the rows (a row without an id counts as one). */
+  distinct_record_ids: number;
+  /** Ours, when non-zero: records whose schema the provider refused (left out of rows and means). */
+  schema_rejected_count?: number;
   /** Ours, only when non-zero: records whose scoring ran out of time or failed. */
   scoring_error_count?: number;
   /** strict profile: answers that parsed only after recovery (both parse rates can be read). */
@@ -94,7 +150,21 @@ export function emptyDataQuality(): DataQuality {
     invalid_schema_input_count: 0,
     unknown_difficulty_count: 0,
     malformed_jsonl_line_count: 0,
+    duplicate_record_id_count: 0,
+    distinct_record_ids: 0,
   };
+}
+
+/** The benchmark the answers were matched to (ours: `eval_summary.json`'s `benchmark`). */
+export interface BenchmarkSummary {
+  path: string;
+  sha256: string;
+  /** The benchmark's records of this modality (its selection, for a run). */
+  records: number;
+  /** Of those, how many have no answer. */
+  missing_ids: number;
+  /** Answers whose id the benchmark does not have (not scored). */
+  unknown_ids: number;
 }
 
 /**
@@ -108,6 +178,7 @@ export interface SummaryData {
   missingGt: Map<string, number>;
   missingRequired: Map<string, number>;
   dataQuality: DataQuality;
+  benchmark?: BenchmarkSummary;
 }
 
 /** Collects what the summary needs, record by record. */
@@ -119,7 +190,7 @@ export class SummaryAccumulator {
   readonly missingRequired = new Map<string, number>();
   readonly dataQuality = emptyDataQuality();
 
-  add(s: RecordScore): void {
+  add(s: SummaryRow): void {
     SUMMARY_METRICS.forEach(([, , get], i) => {
       this.columns[i].push(get(s));
     });
@@ -140,6 +211,12 @@ export class SummaryAccumulator {
     return this.weights.length;
   }
 
+  /** Lets the columns go once `data()` has been taken (they may be large). */
+  release(): void {
+    for (const c of this.columns) c.data = new Float64Array(0);
+    this.weights.data = new Float64Array(0);
+  }
+
   data(): SummaryData {
     return {
       columns: this.columns.map((c) => c.view().slice()),
@@ -154,30 +231,13 @@ export class SummaryAccumulator {
 
 // -- Bootstrap ---------------------------------------------------------------------------------
 
-const PASSES = SUMMARY_METRICS.length + CATEGORIES.length;
-/** Up to 64 MB of Uint16 indices per seed: every n up to ~2,100 at 1,000 samples. */
-const INDEX_CACHE_MAX_ENTRIES = 32_000_000;
-const indexCache = new Map<string, (Uint16Array | Uint32Array)[]>();
+/** Bootstrap passes, in the order the generator is used: the ten metrics, then the categories. */
+export const PASSES = SUMMARY_METRICS.length + CATEGORIES.length;
 
-/**
- * The resample indices for every pass of one summary. They depend only on (seed, n, samples),
- * so scoring many models on one benchmark draws them once. Null when too large to keep.
- */
-function cachedIndices(seed: number, n: number, samples: number): (Uint16Array | Uint32Array)[] | null {
-  if (PASSES * samples * n > INDEX_CACHE_MAX_ENTRIES) return null;
-  const key = `${seed}:${n}:${samples}`;
-  const hit = indexCache.get(key);
-  if (hit) return hit;
-  const rng = new PyRandom(seed);
-  const passes: (Uint16Array | Uint32Array)[] = [];
-  for (let p = 0; p < PASSES; p++) {
-    const arr = n <= 0xffff ? new Uint16Array(samples * n) : new Uint32Array(samples * n);
-    rng.fillRandrange(n, arr);
-    passes.push(arr);
-  }
-  if (indexCache.size >= 2) indexCache.delete(indexCache.keys().next().value as string);
-  indexCache.set(key, passes);
-  return passes;
+/** Each pass's 95% interval: `low[p]`, `high[p]` (p as in `PASSES`). */
+export interface Intervals {
+  low: Float64Array;
+  high: Float64Array;
 }
 
 function percentileBounds(sorted: Float64Array): [number, number] {
@@ -204,38 +264,103 @@ function mean(values: Float64Array, weights: Float64Array | null): number {
   return s / tw;
 }
 
+const KEY_INDEX = new Map<string, number>(SUMMARY_METRICS.map(([k], i) => [k, i]));
+
+/** Each row's category score: the plain mean of its components. */
+export function categoryColumns(data: Pick<SummaryData, 'columns'>): Float64Array[] {
+  const n = data.columns[0]?.length ?? 0;
+  return CATEGORIES.map(([, components]) => {
+    const cols = components.map((k) => data.columns[KEY_INDEX.get(k)!]);
+    const values = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      let s = 0;
+      for (const c of cols) s += c[i];
+      values[i] = s / cols.length;
+    }
+    return values;
+  });
+}
+
+/** What one summary's bootstrap needs: its `PASSES` columns, and its weights when weighted. */
+export interface BootstrapInput {
+  columns: Float64Array[];
+  weights: Float64Array | null;
+}
+
 /**
- * One bootstrap pass: `samples` resamples of n rows, each estimate the (weighted) mean, then
- * the 2.5% / 97.5% order statistics. `draw` supplies the indices of resample s.
+ * The bootstrap intervals of several summaries of equal n at once. The resample indices depend
+ * only on (seed, n, samples), and every model scored on one benchmark has the same n: each
+ * resample is drawn once (Python's `random.Random(seed)`, bit for bit) and applied to every
+ * summary, so no index is stored (memory does not grow with n) and none is drawn twice. Each
+ * estimate is summed in the same order as one summary alone would (the same bits).
  */
-function bootstrapPass(
-  values: Float64Array,
-  weights: Float64Array | null,
-  samples: number,
-  indicesOf: (s: number, out: Uint16Array | Uint32Array) => Uint16Array | Uint32Array,
-  scratch: Uint16Array | Uint32Array,
-): [number, number] {
-  const n = values.length;
-  if (n === 0) return [0, 0];
-  const est = new Float64Array(samples);
-  for (let s = 0; s < samples; s++) {
-    const idx = indicesOf(s, scratch);
-    let sum = 0;
-    if (weights) {
-      let tw = 0;
-      for (let i = 0; i < n; i++) tw += weights[idx[i]];
-      for (let i = 0; i < n; i++) {
-        const j = idx[i];
-        sum += values[j] * weights[j];
+export function bootstrapIntervals(
+  inputs: BootstrapInput[],
+  seed: number,
+  samplesAsked: number,
+): Intervals[] {
+  const out = inputs.map(() => ({ low: new Float64Array(PASSES), high: new Float64Array(PASSES) }));
+  const n = inputs[0]?.columns[0]?.length ?? 0;
+  const samples = Math.max(0, samplesAsked);
+  if (n === 0 || samples === 0) return out;
+  const rng = new PyRandom(seed);
+  const idx = n <= 0xffff ? new Uint16Array(n) : new Uint32Array(n);
+  const est = inputs.map(() => new Float64Array(samples));
+  // All weights positive: a constant column's estimate is that constant, whatever the draw.
+  const positive = inputs.map((d) => d.weights === null || d.weights.every((w) => w > 0));
+  for (let p = 0; p < PASSES; p++) {
+    // A column of all 0 or all 1 (every answer parsed, say) needs no sums: its bounds are itself.
+    const constant = inputs.map((d, f) => {
+      const v = d.columns[p];
+      const c = v[0];
+      if (c !== 0 && c !== 1) return null;
+      if (c === 1 && !positive[f]) return null;
+      for (let i = 1; i < n; i++) if (v[i] !== c) return null;
+      return c;
+    });
+    for (let s = 0; s < samples; s++) {
+      rng.fillRandrange(n, idx);
+      for (let f = 0; f < inputs.length; f++) {
+        if (constant[f] !== null) continue;
+        const values = inputs[f].columns[p];
+        const weights = inputs[f].weights;
+        let sum = 0;
+        if (weights) {
+          let tw = 0;
+          for (let i = 0; i < n; i++) {
+            const j = idx[i];
+            tw += weights[j];
+            sum += values[j] * weights[j];
+          }
+          est[f][s] = tw === 0 ? 0 : sum / tw;
+        } else {
+          for (let i = 0; i < n; i++) sum += values[idx[i]];
+          est[f][s] = sum / n;
+        }
       }
-      est[s] = tw === 0 ? 0 : sum / tw;
-    } else {
-      for (let i = 0; i < n; i++) sum += values[idx[i]];
-      est[s] = sum / n;
+    }
+    for (let f = 0; f < inputs.length; f++) {
+      const c = constant[f];
+      if (c !== null) {
+        out[f].low[p] = c;
+        out[f].high[p] = c;
+        continue;
+      }
+      est[f].sort();
+      [out[f].low[p], out[f].high[p]] = percentileBounds(est[f]);
     }
   }
-  est.sort();
-  return percentileBounds(est);
+  return out;
+}
+
+/** The bootstrap input of one summary (plain or weighted). */
+export function bootstrapInput(data: SummaryData, weighted: boolean): BootstrapInput {
+  return withCategories({ columns: data.columns, weights: weighted ? data.weights : null });
+}
+
+/** A summary's metric columns with its category columns added (`PASSES` columns in all). */
+export function withCategories(input: BootstrapInput): BootstrapInput {
+  return { columns: [...input.columns, ...categoryColumns(input)], weights: input.weights };
 }
 
 export interface Interval {
@@ -248,47 +373,29 @@ function summarize(
   acc: SummaryData,
   opts: SummaryOptions,
   weighted: boolean,
+  given?: Intervals,
 ): { metrics: Interval[]; categories: Interval[] } {
-  const n = acc.weights.length;
-  const seed = opts.seed + (weighted ? 1 : 0);
-  const samples = Math.max(0, opts.bootstrapSamples);
   const weights = weighted ? acc.weights : null;
-  const cached = n > 0 && samples > 0 ? cachedIndices(seed, n, samples) : null;
-  const rng = cached ? null : new PyRandom(seed);
-  const scratch = n <= 0xffff ? new Uint16Array(n) : new Uint32Array(n);
-  let pass = 0;
-  const runPass = (values: Float64Array): [number, number] => {
-    const p = pass++;
-    const indicesOf = cached
-      ? (s: number) => cached[p].subarray(s * n, (s + 1) * n)
-      : (_s: number, out: Uint16Array | Uint32Array) => {
-          rng!.fillRandrange(n, out);
-          return out;
-        };
-    return bootstrapPass(values, weights, samples, indicesOf, scratch);
+  const input = bootstrapInput(acc, weighted);
+  const iv = given ?? bootstrapIntervals([input], opts.seed + (weighted ? 1 : 0), opts.bootstrapSamples)[0];
+  const at = (p: number): Interval => ({
+    mean: mean(input.columns[p], weights),
+    low: iv.low[p],
+    high: iv.high[p],
+  });
+  return {
+    metrics: SUMMARY_METRICS.map((_, i) => at(i)),
+    categories: CATEGORIES.map((_, i) => at(SUMMARY_METRICS.length + i)),
   };
-
-  const metrics = acc.columns.map((values) => {
-    const [low, high] = runPass(values);
-    return { mean: mean(values, weights), low, high };
-  });
-  const keyIndex = new Map<string, number>(SUMMARY_METRICS.map(([k], i) => [k, i]));
-  const categories = CATEGORIES.map(([, components]) => {
-    const cols = components.map((k) => acc.columns[keyIndex.get(k)!]);
-    const values = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
-      let s = 0;
-      for (const c of cols) s += c[i];
-      values[i] = s / cols.length;
-    }
-    const [low, high] = runPass(values);
-    return { mean: mean(values, weights), low, high };
-  });
-  return { metrics, categories };
 }
 
-function summaryBlock(acc: SummaryData, opts: SummaryOptions, weighted: boolean): Record<string, unknown> {
-  const { metrics, categories } = summarize(acc, opts, weighted);
+function summaryBlock(
+  acc: SummaryData,
+  opts: SummaryOptions,
+  weighted: boolean,
+  given?: Intervals,
+): Record<string, unknown> {
+  const { metrics, categories } = summarize(acc, opts, weighted, given);
   const metricsOut: Record<string, unknown> = {};
   SUMMARY_METRICS.forEach(([key, name], i) => {
     metricsOut[key] = {
@@ -327,22 +434,38 @@ function intCounts(dq: DataQuality): Record<string, bigint> {
   return out;
 }
 
-/** The reference's `eval_summary.json` payload (bigints are ints, numbers floats). */
+/**
+ * The reference's `eval_summary.json` payload (bigints are ints, numbers floats). `intervals`:
+ * the bootstrap's, when already computed with other summaries (`bootstrapIntervals`).
+ */
 export function buildSummary(
   acc: SummaryData,
   responseFile: string,
   opts: SummaryOptions = DEFAULT_SUMMARY_OPTIONS,
+  intervals?: { plain: Intervals; weighted: Intervals },
 ): Record<string, unknown> {
-  const payload: Record<string, unknown> = {
-    response_file: responseFile,
+  const payload: Record<string, unknown> = { response_file: responseFile };
+  if (opts.profile) payload.profile = opts.profile;
+  Object.assign(payload, {
     num_records: BigInt(acc.weights.length),
     model_ids: [...acc.modelIds].sort(compareCodePoints),
     data_quality: intCounts(acc.dataQuality),
+    ...(acc.benchmark
+      ? {
+          benchmark: {
+            path: acc.benchmark.path,
+            sha256: acc.benchmark.sha256,
+            records: BigInt(acc.benchmark.records),
+            missing_ids: BigInt(acc.benchmark.missing_ids),
+            unknown_ids: BigInt(acc.benchmark.unknown_ids),
+          },
+        }
+      : {}),
     summary: {
-      overall: summaryBlock(acc, opts, false),
-      overall_weighted: summaryBlock(acc, opts, true),
+      overall: summaryBlock(acc, opts, false, intervals?.plain),
+      overall_weighted: summaryBlock(acc, opts, true, intervals?.weighted),
     },
-  };
+  });
   if (opts.errorAnalysis) {
     const ea: Record<string, unknown> = {};
     if (acc.missingGt.size > 0) ea.top_missing_gt_paths = mostCommon(acc.missingGt, opts.topKErrors);
@@ -363,16 +486,15 @@ export function bootstrapMeanInterval(values: Float64Array, samples: number, see
   const m = mean(values, null);
   if (n === 0 || samples <= 0) return { mean: m, low: m, high: m };
   const rng = new PyRandom(seed);
-  const scratch = n <= 0xffff ? new Uint16Array(n) : new Uint32Array(n);
-  const [low, high] = bootstrapPass(
-    values,
-    null,
-    samples,
-    (_s, out) => {
-      rng.fillRandrange(n, out);
-      return out;
-    },
-    scratch,
-  );
+  const idx = n <= 0xffff ? new Uint16Array(n) : new Uint32Array(n);
+  const est = new Float64Array(samples);
+  for (let s = 0; s < samples; s++) {
+    rng.fillRandrange(n, idx);
+    let sum = 0;
+    for (let i = 0; i < n; i++) sum += values[idx[i]];
+    est[s] = sum / n;
+  }
+  est.sort();
+  const [low, high] = percentileBounds(est);
   return { mean: m, low, high };
 }

@@ -28,26 +28,32 @@ function normalizeSchemaType(t: unknown): string | null {
   return typeof v === 'string' && TYPE_NAMES.has(v) ? v : null;
 }
 
-/** `schema_type_for_path`: key steps need `type: "object"`, index steps `type: "array"`. */
-export function schemaTypeForPath(schema: unknown, path: string): string | null {
-  if (!isObj(schema)) return null;
+/** The schema the reference's literal walk reaches at `path` (undefined: the walk stops). */
+export function literalLeafSchema(schema: unknown, path: string): Obj | undefined {
+  if (!isObj(schema)) return undefined;
   const steps = splitPath(path);
-  if (steps === null) return null;
+  if (steps === null) return undefined;
   let current: unknown = schema;
   for (const step of steps) {
-    if (!isObj(current)) return null; // a tuple `items` or a boolean schema mid-path
+    if (!isObj(current)) return undefined; // a tuple `items` or a boolean schema mid-path
     if ('key' in step) {
-      if (own(current, 'type') !== 'object') return null;
+      if (own(current, 'type') !== 'object') return undefined;
       const props = own(current, 'properties');
-      if (!isObj(props)) return null;
+      if (!isObj(props)) return undefined;
       current = own(props, step.key);
     } else {
-      if (own(current, 'type') !== 'array') return null;
+      if (own(current, 'type') !== 'array') return undefined;
       current = own(current, 'items');
     }
-    if (current === undefined || current === null) return null;
+    if (current === undefined || current === null) return undefined;
   }
-  return isObj(current) ? normalizeSchemaType(own(current, 'type')) : null;
+  return isObj(current) ? current : undefined;
+}
+
+/** `schema_type_for_path`: key steps need `type: "object"`, index steps `type: "array"`. */
+export function schemaTypeForPath(schema: unknown, path: string): string | null {
+  const leaf = literalLeafSchema(schema, path);
+  return leaf ? normalizeSchemaType(own(leaf, 'type')) : null;
 }
 
 /** `json_type_name` for a leaf: ints are "integer", floats "number". */
@@ -68,8 +74,15 @@ export function isTypeMatch(v: PyValue, expected: string): boolean {
 /** The expected type per path, per schema object (paths repeat across the models scored). */
 const typeMemo = new WeakMap<object, Map<string, string | null>>();
 
-/** Raw type precision over the candidate's leaves (0 when there are none). */
-export function typePrecision(predLeaves: Leaves, schema: unknown): number {
+/**
+ * Raw type precision over the candidate's leaves (0 when there are none). `onMismatch` hears of
+ * every leaf counted as a mismatch (the `sob` profile's notes on its quirks).
+ */
+export function typePrecision(
+  predLeaves: Leaves,
+  schema: unknown,
+  onMismatch?: (path: string, value: PyValue, expected: string | null) => void,
+): number {
   if (predLeaves.size === 0) return 0;
   let memo: Map<string, string | null> | undefined;
   if (isObj(schema)) {
@@ -84,6 +97,7 @@ export function typePrecision(predLeaves: Leaves, schema: unknown): number {
       if (memo && memo.size < 100_000) memo.set(path, expected);
     }
     if (expected !== null && isTypeMatch(value, expected)) matches++;
+    else onMismatch?.(path, value, expected);
   }
   return matches / predLeaves.size;
 }

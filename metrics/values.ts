@@ -20,9 +20,13 @@ export function pyEquals(a: PyValue, b: PyValue): boolean {
   return false;
 }
 
-/** Strict boolean/number semantics for the `strict` profile: booleans never equal numbers. */
+/**
+ * Strict boolean/number semantics for the `strict` profile: booleans never equal numbers; a NaN
+ * equals a NaN (the same value written twice: the ground truth scores 1 against itself).
+ */
 export function strictEquals(a: PyValue, b: PyValue): boolean {
   if (typeof a === 'boolean' || typeof b === 'boolean') return a === b;
+  if (typeof a === 'number' && typeof b === 'number' && Number.isNaN(a)) return Number.isNaN(b);
   return pyEquals(a, b);
 }
 
@@ -41,12 +45,13 @@ export function canonicalEqual(a: PyValue, b: PyValue): boolean {
   const work: [PyValue, PyValue][] = [[a, b]];
   while (work.length > 0) {
     const [x, y] = work.pop()!;
-    if (x === y) continue;
-    if (x === null || y === null) return false;
+    // Floats first: \`-0.0 === 0.0\` in JS, but Python writes them "-0.0" and "0.0".
     if (typeof x === 'number') {
       if (typeof y !== 'number' || !sameFloat(x, y)) return false;
       continue;
     }
+    if (x === y) continue;
+    if (x === null || y === null) return false;
     if (typeof x !== 'object' || typeof y !== 'object') return false; // scalars already !==
     if (Array.isArray(x)) {
       if (!Array.isArray(y) || x.length !== y.length) return false;
@@ -78,12 +83,51 @@ const ARTICLES_ASCII = /(?<![A-Za-z0-9_])(?:a|an|the)(?![A-Za-z0-9_])/g;
 const SPLIT_ASCII = new RegExp(`[${ASCII_WS}]+`);
 const NON_ASCII = /[^\x00-\x7f]/;
 
-/** Tokens of strings seen before (ground-truth values recur across every model scored). */
+/** Tokens of non-ASCII strings seen before (ground-truth values recur across every model scored). */
 const tokenCache = new Map<string, string[]>();
 const TOKEN_CACHE_MAX = 200_000;
 
+/** Word characters of ASCII text: A-Z, a-z, 0-9, _. */
+function isAsciiWord(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95;
+}
+
+/**
+ * `tokenize` of ASCII text in one pass (lowercase words, every other character a separator, the
+ * articles dropped), with no regex and no cache; null at the first non-ASCII character.
+ */
+function asciiTokens(s: string): string[] | null {
+  const out: string[] = [];
+  const n = s.length;
+  let i = 0;
+  while (i < n) {
+    const c = s.charCodeAt(i);
+    if (c > 0x7f) return null;
+    if (!isAsciiWord(c)) {
+      i++;
+      continue;
+    }
+    const start = i;
+    for (i++; i < n; i++) {
+      const d = s.charCodeAt(i);
+      if (d > 0x7f) return null;
+      if (!isAsciiWord(d)) break;
+    }
+    const w = s.slice(start, i).toLowerCase();
+    if (w !== 'a' && w !== 'an' && w !== 'the') out.push(w);
+  }
+  return out;
+}
+
 /** `normalize_tokens`: str(), lowercase, punctuation to spaces, articles out, split. */
 export function normalizeTokens(value: PyValue | undefined): string[] {
+  if (typeof value === 'string') {
+    const fast = asciiTokens(value);
+    if (fast) return fast;
+  } else if (typeof value === 'number' || typeof value === 'bigint') {
+    const fast = asciiTokens(pyStr(value));
+    if (fast) return fast;
+  }
   if (typeof value === 'string' && value.length < 4096) {
     let hit = tokenCache.get(value);
     if (hit === undefined) {
@@ -115,8 +159,18 @@ export function tokenF1(gt: PyValue | undefined, pred: PyValue | undefined): num
   // The same scalar of the same type has the same tokens: F1 is 1 (also when both are empty).
   if (gt === pred || (typeof gt === 'number' && typeof pred === 'number' && Object.is(gt, pred))) return 1;
   if ((gt === undefined || gt === null) && (pred === undefined || pred === null)) return 1;
-  const g = normalizeTokens(gt);
-  const p = normalizeTokens(pred);
+  return tokenListF1(normalizeTokens(gt), normalizeTokens(pred));
+}
+
+/** `tokenF1` with the ground truth's tokens already known (`gTokens = normalizeTokens(gt)`). */
+export function tokenF1Known(gt: PyValue, gTokens: string[], pred: PyValue | undefined): number {
+  if (gt === pred || (typeof gt === 'number' && typeof pred === 'number' && Object.is(gt, pred))) return 1;
+  if (gt === null && (pred === undefined || pred === null)) return 1;
+  return tokenListF1(gTokens, normalizeTokens(pred));
+}
+
+/** Multiset-overlap F1 of two token lists. */
+function tokenListF1(g: string[], p: string[]): number {
   if (g.length === 0 && p.length === 0) return 1;
   if (g.length === 0 || p.length === 0) return 0;
   let overlap = 0;

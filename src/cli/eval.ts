@@ -129,9 +129,12 @@ to the provider's structured-output mode, where declared coverage means somethin
         : await buildExampleBenchmark(join(evalDir, 'benchmark'));
       if (!existsSync(benchmark)) throw new UserError(`no such benchmark: ${benchmark}`);
       log(`sob eval: ${models.length} model(s) over ${benchmark} -> ${evalDir}`);
+      log(
+        "profile: strict (your own benchmark: the reference's defects fixed; sob score --profile sob for parity)",
+      );
 
       const { createProvider } = await import('../providers/index.ts');
-      const { runBenchmark } = await import('../runner/run.ts');
+      const { runBenchmark, resolveBenchmark } = await import('../runner/run.ts');
       const { loadTemplate } = await import('../runner/prompt.ts');
       const { sanitizeModelId } = await import('../runner/run-dir.ts');
       const { scoreFiles } = await import('../scoring/score-files.ts');
@@ -189,10 +192,20 @@ to the provider's structured-output mode, where declared coverage means somethin
             }
             answeredModels++;
             const scored = await scoreFiles(
-              [{ file: join(res.runDir, 'responses.jsonl'), modelDir: name, outDir: evaluation }],
+              [
+                {
+                  file: join(res.runDir, 'responses.jsonl'),
+                  modelDir: name,
+                  outDir: evaluation,
+                  // Ground truths and schemas from the benchmark; unanswered records reported.
+                  benchmark: { path: resolveBenchmark(benchmark), limit: flags.limit },
+                },
+              ],
               {
                 outDir: evaluation,
                 summary: { bootstrapSamples: flags.bootstrapSamples, seed: 42, topKErrors: 20 },
+                // The user's own benchmark: the strict profile (the gold baseline scores 1.000).
+                profile: { profile: 'strict', assertFormats: false },
                 log,
               },
             );

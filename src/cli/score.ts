@@ -1,16 +1,20 @@
 /** `sob score`: score response files (or folders of them) into the reference's evaluation layout. */
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../core/errors.ts';
-import type { Modality } from '../core/record.ts';
+import { isModality, type Modality } from '../core/record.ts';
 import { complianceScoreLine } from '../report/compliance.ts';
+import { readManifest } from '../runner/run-dir.ts';
+import { type BenchmarkRef, fileSha256 } from '../scoring/benchmark.ts';
 import { defaultOutDir, expandInputs, type ScoreTarget, scoreFiles } from '../scoring/score-files.ts';
+import type { ProfileOptions } from '../scoring/score-line.ts';
 import { choiceOption, intOption, log, modalityOption } from './common.ts';
 
 interface ScoreFlags {
   modality?: Modality;
-  profile: 'sob' | 'strict';
+  benchmark?: string;
+  profile?: 'sob' | 'strict';
   out?: string;
   bootstrapSamples: number;
   seed: number;
@@ -30,6 +34,50 @@ const SHOWN = [
   ['strict_json_em', 'Perfect'],
 ] as const;
 
+/**
+ * The benchmark a run directory answered, from its manifest (path, `--source`, `--limit`), when
+ * that file is still there and unchanged; otherwise the response file's own ground truths are
+ * used, and a line says why.
+ */
+function runBenchmark(runDir: string, log: (line: string) => void): BenchmarkRef | undefined {
+  const manifest = readManifest(runDir);
+  const b = manifest?.benchmark as { path?: unknown; sha256?: unknown } | undefined;
+  if (!b || typeof b.path !== 'string') return undefined;
+  const settings = (manifest?.settings ?? {}) as { source?: unknown; limit?: unknown };
+  if (!existsSync(b.path)) {
+    log(`${runDir}: its benchmark ${b.path} is gone: scoring against the ground truths in responses.jsonl`);
+    return undefined;
+  }
+  if (typeof b.sha256 === 'string' && fileSha256(b.path) !== b.sha256) {
+    log(
+      `${runDir}: its benchmark ${b.path} changed since the run: scoring against the ground truths in responses.jsonl`,
+    );
+    return undefined;
+  }
+  return {
+    path: b.path,
+    source: isModality(settings.source) ? settings.source : undefined,
+    limit: typeof settings.limit === 'number' ? settings.limit : undefined,
+  };
+}
+
+/** Which profile scores what, in one line (printed before scoring). */
+export function profileLine(targets: ScoreTarget[], chosen: boolean): string {
+  const count = (p: string) => targets.filter((t) => t.profile?.profile === p).length;
+  const [sobN, strictN] = [count('sob'), count('strict')];
+  const what = (n: number) => `${n} file${n === 1 ? '' : 's'}`;
+  if (chosen || strictN === 0 || sobN === 0) {
+    const p = strictN > 0 ? 'strict' : 'sob';
+    const why = chosen
+      ? 'as asked'
+      : p === 'sob'
+        ? 'the default for response files: parity with the SOB reference; --profile strict fixes its quirks'
+        : "the default for run directories: the reference's defects fixed; --profile sob for parity";
+    return `profile: ${p} (${why})`;
+  }
+  return `profile: sob for ${what(sobN)} (response files: parity with the SOB reference), strict for ${what(strictN)} (run directories)`;
+}
+
 export function registerScore(program: Command): void {
   program
     .command('score')
@@ -45,11 +93,14 @@ export function registerScore(program: Command): void {
     )
     .option(
       '--profile <p>',
-      'sob (parity with the published leaderboard) | strict',
+      "sob (parity with the published leaderboard) | strict (the reference's defects fixed); default: sob for response files, strict for run directories",
       choiceOption(['sob', 'strict'] as const),
-      'sob',
     )
     .option('--assert-formats', 'strict profile: assert `format` (date, email, uri, ...)')
+    .option(
+      '--benchmark <records.jsonl>',
+      "the benchmark the answers belong to: ground truths, schemas and weights come from it, and answers it lacks or records without an answer are reported (a run directory's manifest names its own)",
+    )
     .option(
       '--out <dir>',
       'output root: writes <out>/<modality>/<model>/eval_records.jsonl and eval_summary.json',
@@ -79,6 +130,11 @@ Examples:
   sob score response_x.jsonl --modality image --bootstrap-samples 0
   sob score runs/<run-id>          # a run directory: writes runs/<run-id>/evaluation/...
 
+Profiles: response files (the SOB layout) are scored with the sob profile, the reference's
+numbers quirks included (each row names, in explanation.sob_quirks, the leaves a quirk decided);
+run directories (your own benchmark) with strict, the reference's defects fixed. --profile
+chooses for every input; the summary's "profile" key and a stderr line say which scored.
+
 A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.
 
 Schema records (metadata.source "schema": sob build jsonschemabench / schemas / probes) are
@@ -90,18 +146,30 @@ them with: sob leaderboard <out> --track compliance. With --profile strict, rows
 sources carry the compliance block too.`,
     )
     .action(async (inputs: string[], flags: ScoreFlags) => {
-      if (flags.assertFormats && flags.profile !== 'strict') {
+      if (flags.assertFormats && flags.profile === 'sob') {
         throw new UserError(
           '--assert-formats needs --profile strict (the sob profile never asserts formats)',
           2,
         );
       }
+      // Response files (the SOB layout) default to the sob profile, where parity is the point; a
+      // run directory is the user's own benchmark: strict, the reference's defects fixed.
+      const strict: ProfileOptions = { profile: 'strict', assertFormats: flags.assertFormats === true };
+      const sobProfile: ProfileOptions = { profile: 'sob', assertFormats: false };
+      const chosen = flags.profile === 'strict' ? strict : flags.profile === 'sob' ? sobProfile : undefined;
       // A run directory (manifest.json + responses.jsonl) is scored into its own evaluation/.
       const { runDirTargets } = await import('../runner/run-dir.ts');
       const targets: ScoreTarget[] = [];
       const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
+      const benchmark = flags.benchmark ? { path: resolve(flags.benchmark) } : undefined;
       const addRun = (run: ScoreTarget[]) =>
-        targets.push(...run.map((t) => (flags.out ? { file: t.file, modelDir: t.modelDir } : t)));
+        targets.push(
+          ...run.map((t) => ({
+            ...(flags.out ? { file: t.file, modelDir: t.modelDir } : t),
+            profile: chosen ?? strict,
+            benchmark: benchmark ?? runBenchmark(dirname(t.file), log),
+          })),
+        );
       for (const input of inputs) {
         const run = isDir(input) ? runDirTargets(input) : null;
         if (run) {
@@ -117,7 +185,13 @@ sources carry the compliance block too.`,
                 .filter((r): r is NonNullable<typeof r> => r !== null)
             : [];
         if (runs.length > 0) for (const r of runs) addRun(r);
-        else targets.push(...expandInputs([input]).map((file) => ({ file })));
+        else
+          targets.push(
+            ...expandInputs([input]).map((file) => ({
+              file,
+              profile: chosen ?? (flags.assertFormats ? strict : sobProfile),
+            })),
+          );
       }
       const files = targets.map((t) => t.file);
       const outDir = flags.out ?? defaultOutDir();
@@ -125,9 +199,11 @@ sources carry the compliance block too.`,
       log(
         `scoring ${files.length} file${files.length === 1 ? '' : 's'} -> ${targets.every((t) => t.outDir) ? "each run directory's evaluation/" : outDir}`,
       );
+      log(profileLine(targets, flags.profile !== undefined));
       let done = 0;
       const results = await scoreFiles(targets, {
         outDir,
+        benchmark,
         modality: flags.modality,
         summary: {
           bootstrapSamples: flags.bootstrapSamples,
@@ -136,7 +212,6 @@ sources carry the compliance block too.`,
         },
         jobs: flags.jobs,
         recordTimeoutMs: flags.recordTimeoutMs,
-        profile: { profile: flags.profile, assertFormats: flags.assertFormats === true },
         log,
       });
       const header = ['file', 'source', 'n', ...SHOWN.map(([, h]) => h)];

@@ -60,7 +60,7 @@ export async function* readLines(file: string, startLine = 1): AsyncGenerator<Js
 export function* readLinesSync(file: string, startLine = 1): Generator<JsonlLine> {
   assertReadableFile(file);
   const fd = openSync(file, 'r');
-  const buf = Buffer.allocUnsafe(1 << 20);
+  const buf = Buffer.allocUnsafe(1 << 16);
   const decoder = new TextDecoder('utf-8');
   let pending = '';
   let n = 0;

@@ -9,14 +9,25 @@ import { isModality, type Modality } from './record.ts';
 /** The reference's path rule: `text_response`, `image(s)_response`, `audio_response`, then
  * `_image` / `_audio` in the file name, else text. */
 export function modalityFromPath(file: string): Modality {
+  return pathModality(file).modality;
+}
+
+/** `modalityFromPath`, and whether nothing in the path told it (the default, text). */
+export function pathModality(file: string): { modality: Modality; defaulted: boolean } {
   const p = file.replaceAll('\\', '/').toLowerCase();
-  if (p.includes('text_response')) return 'text';
-  if (p.includes('images_response') || p.includes('image_response')) return 'image';
-  if (p.includes('audio_response')) return 'audio';
+  const told = (modality: Modality) => ({ modality, defaulted: false });
+  if (p.includes('text_response')) return told('text');
+  if (p.includes('images_response') || p.includes('image_response')) return told('image');
+  if (p.includes('audio_response')) return told('audio');
   const name = basename(p);
-  if (name.includes('_image')) return 'image';
-  if (name.includes('_audio')) return 'audio';
-  return 'text';
+  if (name.includes('_image')) return told('image');
+  if (name.includes('_audio')) return told('audio');
+  return { modality: 'text', defaulted: true };
+}
+
+/** Whether a record names its own modality (`metadata.source` or `metadata.modality`). */
+export function namesModality(metadata: PyObject): boolean {
+  return isModality(metadata.get('source')) || isModality(metadata.get('modality'));
 }
 
 /** `--modality`, else the record's `metadata.source` / `metadata.modality`, else the path. */

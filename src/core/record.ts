@@ -30,15 +30,6 @@ export function isSource(v: unknown): v is Source {
   return typeof v === 'string' && (SOURCES as readonly string[]).includes(v);
 }
 
-const pyMap = z.instanceof(Map) as unknown as z.ZodType<PyObject>;
-
-/** A scored line: each block optional (the reference reads them with `.get(key, {})`). */
-const ScoringLine = z.object({
-  metadata: pyMap.optional(),
-  input: pyMap.optional(),
-  output: pyMap.optional(),
-});
-
 export interface ScoringView {
   metadata: PyObject;
   schema: PyValue | undefined;
@@ -54,6 +45,8 @@ export interface ScoringView {
   schemaPlain?: unknown;
   /** The ground truth's source text, when the reader skipped building it (`SCORING_SKIP_KEYS`). */
   groundTruthText?: string;
+  /** `eval_info.schema_rejected`: the provider refused the schema (no answer to score). */
+  schemaRejected?: boolean;
 }
 
 /** The second-level keys whose raw text the scorer can use (see `parseLine`). */
@@ -82,19 +75,24 @@ export function scoringView(
   spans?: Map<string, string>,
 ): { ok: true; view: ScoringView } | { ok: false; error: string } {
   if (!(line instanceof Map)) return { ok: false, error: 'a response record must be a JSON object' };
-  const parsed = ScoringLine.safeParse({
-    metadata: line.get('metadata') ?? undefined,
-    input: line.get('input') ?? undefined,
-    output: line.get('output') ?? undefined,
-  });
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return { ok: false, error: `"${issue.path.join('.')}" must be a JSON object` };
-  }
-  const { metadata = EMPTY, input = EMPTY, output = EMPTY } = parsed.data;
+  // Each block optional (the reference reads them with `.get(key, {})`), an object when present;
+  // checked by hand, not by zod: this runs once per record on the hot path.
+  const block = (key: 'metadata' | 'input' | 'output'): PyObject | string => {
+    const v = line.get(key);
+    if (v === undefined || v === null) return EMPTY;
+    return v instanceof Map ? v : `"${key}" must be a JSON object`;
+  };
+  const metadata = block('metadata');
+  if (typeof metadata === 'string') return { ok: false, error: metadata };
+  const input = block('input');
+  if (typeof input === 'string') return { ok: false, error: input };
+  const output = block('output');
+  if (typeof output === 'string') return { ok: false, error: output };
+  const evalInfo = line.get('eval_info');
   return {
     ok: true,
     view: {
+      schemaRejected: evalInfo instanceof Map && evalInfo.get('schema_rejected') === true,
       metadata,
       schema: input.get('json_schema'),
       groundTruth: output.get('ground_truth'),

@@ -9,7 +9,7 @@
  */
 
 import { createRequire } from 'node:module';
-import { Ajv, type ValidateFunction } from 'ajv';
+import { _, Ajv, str, type ValidateFunction } from 'ajv';
 import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
 import { errorMessage } from './errors.ts';
 import { pythonRegexError, translatePythonRegex } from './pyregex.ts';
@@ -53,23 +53,97 @@ const pyRegExp = Object.assign(
 ) satisfies RegExpEngine;
 const regexCache = new Map<string, RegExpLike>();
 
+/** A JSON value as one string: equal strings iff equal values (object keys in any order). */
+function canonicalKey(v: unknown): string {
+  if (v === null || typeof v !== 'object') {
+    if (typeof v === 'string') return JSON.stringify(v);
+    if (typeof v === 'number') return Number.isNaN(v) ? 'NaN' : Object.is(v, -0) ? '0' : String(v);
+    return String(v);
+  }
+  if (Array.isArray(v)) return `[${v.map(canonicalKey).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonicalKey(o[k])}`)
+    .join(',')}}`;
+}
+
+/**
+ * The first repeated item as ajv reports it, `[i, j]` (the last item with an equal one before
+ * it, and the nearest such one), or null: in linear time, each item keyed by its canonical text
+ * (values; key order ignored; `1` and `1.0` equal, `true` and `1` not).
+ */
+export function firstDuplicate(data: unknown[]): [number, number] | null {
+  if (data.length < 2) return null;
+  let keys: string[];
+  try {
+    keys = data.map(canonicalKey);
+  } catch {
+    return null; // nested too deep to key: not asserted (the instance is still validated otherwise)
+  }
+  const last = new Map<string, number>();
+  let pair: [number, number] | null = null;
+  keys.forEach((k, i) => {
+    const j = last.get(k);
+    if (j !== undefined) pair = [i, j];
+    last.set(k, i);
+  });
+  return pair;
+}
+
+/**
+ * `uniqueItems` in linear time (`firstDuplicate`): ajv compares every pair of items that are not
+ * all scalars, and the meta-schemas' `enum` has `items: true`, so a 200,000-value `enum` cost
+ * 2e10 comparisons in the schema check. Generated code calls `sobFirstDuplicate` by name, so a
+ * validator's standalone code (shared between workers) carries it too.
+ */
+function linearUniqueItems(ajv: Ajv): Ajv {
+  ajv.removeKeyword('uniqueItems');
+  ajv.addKeyword({
+    keyword: 'uniqueItems',
+    type: 'array',
+    schemaType: 'boolean',
+    error: {
+      message: ({ params }) =>
+        str`must NOT have duplicate items (items ## ${params.j} and ${params.i} are identical)`,
+      params: ({ params }) => _`{i: ${params.i}, j: ${params.j}}`,
+    },
+    code(cxt) {
+      const { gen, data, schema } = cxt;
+      if (!schema) return;
+      const fn = gen.scopeValue('func', { ref: firstDuplicate, code: _`sobFirstDuplicate` });
+      const dup = gen.const('dup', _`${fn}(${data})`);
+      const i = gen.const('i', _`${dup} === null ? 0 : ${dup}[0]`);
+      const j = gen.const('j', _`${dup} === null ? 0 : ${dup}[1]`);
+      cxt.setParams({ i, j });
+      cxt.fail(_`${dup} !== null`);
+    },
+  });
+  return ajv;
+}
+
 let metaAjv: Ajv | undefined;
 let metaValidate: ValidateFunction | undefined;
 
 function metaValidator(): ValidateFunction {
   if (metaValidate) return metaValidate;
   // Formats must be known when ajv compiles its meta-schema, i.e. at construction.
-  metaAjv = new Ajv({
-    strict: false,
-    validateFormats: true,
-    allErrors: false,
-    code: { regExp: pyRegExp },
-    formats: {
-      regex: { type: 'string', validate: (s: string) => pythonRegexError(s) === null },
-      uri: true,
-      'uri-reference': true,
-    },
-  });
+  metaAjv = linearUniqueItems(
+    new Ajv({
+      strict: false,
+      validateFormats: true,
+      allErrors: false,
+      // Our copy of the draft-07 meta-schema is known good: checking it against itself first
+      // would compile the meta-schema twice per worker.
+      validateSchema: false,
+      code: { regExp: pyRegExp },
+      formats: {
+        regex: { type: 'string', validate: (s: string) => pythonRegexError(s) === null },
+        uri: true,
+        'uri-reference': true,
+      },
+    }),
+  );
   // ajv's built-in copy of the meta-schema is compiled before any format is known, so its
   // `format: "regex"` would never be asserted: compile our own copy under another id.
   const meta = { ...(draft07Meta as Record<string, unknown>), $id: 'urn:sob-eval:draft-07-meta#' };
@@ -103,17 +177,20 @@ const validatorCache = new Map<string, ValidateFunction | string>();
 const VALIDATOR_CACHE_MAX = 2048;
 
 function ajvForInstances(): Ajv {
-  instanceAjv ??= new Ajv({
-    strict: false,
-    allErrors: false,
-    validateFormats: false,
-    validateSchema: false,
-    addUsedSchema: false,
-    inlineRefs: true,
-    // Unoptimized code generation compiles ~4x faster; each schema is compiled once per worker
-    // and validated only a few times, so compile time is what counts.
-    code: { regExp: pyRegExp, optimize: false },
-  });
+  instanceAjv ??= linearUniqueItems(
+    new Ajv({
+      strict: false,
+      allErrors: false,
+      validateFormats: false,
+      validateSchema: false,
+      addUsedSchema: false,
+      inlineRefs: true,
+      // Unoptimized code generation compiles ~4x faster; each schema is compiled once and
+      // validated only a few times, so compile time is what counts. The source is kept: a
+      // validator compiled on one worker is handed to the others as code (`validatorCode`).
+      code: { regExp: pyRegExp, optimize: false, source: true },
+    }),
+  );
   return instanceAjv;
 }
 
@@ -141,6 +218,8 @@ export type InstanceCheck = { valid: true } | { valid: false; reason: string };
 
 /** What is known of one schema text: its validity and, once needed, its compiled validator. */
 export interface SchemaEntry {
+  /** The schema text it is cached under ('' when none). */
+  key?: string;
   valid: boolean;
   reason?: string;
   validate?: ValidateFunction | string;
@@ -159,7 +238,7 @@ export function schemaEntry(key: string, plain: () => unknown): SchemaEntry {
   if (!e) {
     const schema = plain();
     const c = checkDraft7Schema(schema);
-    e = c.valid ? { valid: true, schema } : { valid: false, reason: c.reason, schema };
+    e = c.valid ? { key, valid: true, schema } : { key, valid: false, reason: c.reason, schema };
     if (key) {
       if (entries.size >= VALIDATOR_CACHE_MAX) entries.clear();
       entries.set(key, e);
@@ -176,11 +255,15 @@ export function isKnownSchemaText(key: string): boolean {
 /** Validates with an entry's validator, compiling it on first use; never throws. */
 export function validateWithEntry(entry: SchemaEntry, plain: () => object, instance: unknown): InstanceCheck {
   if (entry.validate === undefined) {
-    try {
-      entry.validate = ajvForInstances().compile(plain());
-    } catch (e) {
-      entry.validate = `schema cannot be compiled: ${errorMessage(e)}`;
-    }
+    const compile = (): ValidateFunction | string => {
+      try {
+        return ajvForInstances().compile(plain());
+      } catch (e) {
+        return `schema cannot be compiled: ${errorMessage(e)}`;
+      }
+    };
+    // May throw SchemaDeferred: another worker is compiling this schema right now.
+    entry.validate = validatorSource && entry.key ? validatorSource(entry.key, compile) : compile();
   }
   const v = entry.validate;
   if (typeof v === 'string') return { valid: false, reason: v };
@@ -194,6 +277,54 @@ export function validateWithEntry(entry: SchemaEntry, plain: () => object, insta
   } catch (e) {
     return { valid: false, reason: `validation failed: ${errorMessage(e)}` };
   }
+}
+
+// -------------------------------------------------------------------------------------------
+// Validators compiled once per schema text across worker threads: the one that compiles it hands
+// its standalone code to the others (see src/scoring/validators.ts).
+
+/**
+ * Where a schema's validator comes from: `compile` here, or the code another thread compiled.
+ * May throw `SchemaDeferred` when another thread is compiling that schema text right now.
+ */
+export type ValidatorSource = (
+  key: string,
+  compile: () => ValidateFunction | string,
+) => ValidateFunction | string;
+
+let validatorSource: ValidatorSource | undefined;
+
+export function setValidatorSource(source: ValidatorSource | undefined): void {
+  validatorSource = source;
+}
+
+/** Thrown while another thread compiles the schema a record needs: score that record later. */
+export class SchemaDeferred extends Error {
+  constructor(readonly slot: number) {
+    super('schema being compiled elsewhere');
+  }
+}
+
+/** A compiled validator as standalone code (a CommonJS module body). */
+export function validatorCode(v: ValidateFunction): string {
+  const standaloneCode = requireJson('ajv/dist/standalone').default as (
+    ajv: Ajv,
+    v: ValidateFunction,
+  ) => string;
+  return standaloneCode(ajvForInstances(), v);
+}
+
+/** A validator back from its standalone code (the functions it names supplied). */
+export function validatorFromCode(code: string): ValidateFunction {
+  const module: { exports: { default?: ValidateFunction } } = { exports: {} };
+  new Function('module', 'exports', 'require', 'pyRegExp', 'sobFirstDuplicate', code)(
+    module,
+    module.exports,
+    requireJson,
+    pyRegExp,
+    firstDuplicate,
+  );
+  return module.exports as unknown as ValidateFunction;
 }
 
 /** Validates an instance (plain JS value) under a schema; never throws. */
@@ -258,13 +389,15 @@ export async function prepareStrict(assertFormats: boolean): Promise<void> {
     const key = `${d}:${assertFormats}`;
     if (dialectAjvs.has(key)) continue;
     const Cls = await loadDialectClass(d);
-    const ajv = new Cls({
-      strict: false,
-      allErrors: false,
-      validateFormats: assertFormats,
-      addUsedSchema: false,
-      code: { optimize: false },
-    });
+    const ajv = linearUniqueItems(
+      new Cls({
+        strict: false,
+        allErrors: false,
+        validateFormats: assertFormats,
+        addUsedSchema: false,
+        code: { optimize: false },
+      }),
+    );
     if (d === 'draft-06') {
       const meta06 = (await import('ajv/dist/refs/json-schema-draft-06.json', { with: { type: 'json' } }))
         .default;

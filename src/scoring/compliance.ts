@@ -40,12 +40,23 @@ import {
   toReferenceRow,
 } from '../../metrics/record.ts';
 import { parseAnswer, scoreRecordStrict } from '../../metrics/strict.ts';
+import type { Intervals, SummaryData, SummaryOptions } from '../../metrics/summary.ts';
 import { buildSummary, type DataQuality } from '../../metrics/summary.ts';
 import type { ParsedLine } from '../core/jsonl.ts';
 import { dumpsPy, isStructured, type PyObject, type PyValue, toPlain } from '../core/pyjson.ts';
 import type { ScoringView } from '../core/record.ts';
 import type { LineOutcome, ProfileOptions } from './score-line.ts';
-import type { SummaryJob } from './worker.ts';
+
+/** A folder's summary job: its SOB data, its tracks' data, and the bootstrap's intervals. */
+export interface SummaryJob {
+  data: SummaryData;
+  responseFile: string;
+  opts: SummaryOptions;
+  /** The compliance track's data for this folder, when it has any. */
+  track?: TrackData;
+  /** The SOB summary's bootstrap intervals, computed with other files' (src/scoring/score-files.ts). */
+  intervals?: { plain: Intervals; weighted: Intervals };
+}
 
 /** What a row outcome tells the folder besides its SOB score. */
 export interface TrackInfo {
@@ -372,13 +383,14 @@ export class TrackCollector {
 /** A folder's `eval_summary.json` (on a worker): the SOB summary, or the schema folder's. */
 export function summarizeJob(it: SummaryJob): Record<string, unknown> {
   const t = it.track;
-  if (!t) return buildSummary(it.data, it.responseFile, it.opts);
+  if (!t) return buildSummary(it.data, it.responseFile, it.opts, it.intervals);
   if (!t.schema) {
     (it.data.dataQuality as DataQuality & { schema_rejected_count?: number }).schema_rejected_count =
       t.rejectedSob;
-    return buildSummary(it.data, it.responseFile, it.opts);
+    return buildSummary(it.data, it.responseFile, it.opts, it.intervals);
   }
-  const sob = it.data.weights.length > 0 ? buildSummary(it.data, it.responseFile, it.opts) : undefined;
+  const sob =
+    it.data.weights.length > 0 ? buildSummary(it.data, it.responseFile, it.opts, it.intervals) : undefined;
   return schemaFolderSummary({
     responseFile: it.responseFile,
     profile: t.profile,

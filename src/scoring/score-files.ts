@@ -6,40 +6,41 @@
  * Each record has a time budget. A worker stuck on one record (a catastrophic `pattern`, say)
  * is terminated; that record is reported with `scoring_error` and zero scores, and a new worker
  * goes on from where the old one stopped. Nothing already scored is lost.
+ *
+ * The bootstrap runs once the rows are in, for many files together: every file of the same size
+ * uses the same resample indices, so each is drawn once, on the workers (the plain and the
+ * weighted summaries in parallel), without storing any (memory flat in the input's size). Files
+ * wait for it at most `FLUSH_MS`, so a long run's finished folders keep landing as it goes.
+ * Folders are then written and swapped in asynchronously: the disk never holds up scoring.
  */
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  renameSync,
-  statSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Worker } from 'node:worker_threads';
-import { SummaryAccumulator, type SummaryOptions } from '../../metrics/summary.ts';
-import { Heartbeat, type Watchdog, watchHeartbeat } from '../core/budget.ts';
-import { UserError } from '../core/errors.ts';
-import { modalityFromPath, modelDirName } from '../core/modality.ts';
+import { MessageChannel, Worker } from 'node:worker_threads';
+import {
+  type BootstrapInput,
+  bootstrapIntervals,
+  buildSummary,
+  type Intervals,
+  type SummaryData,
+  type SummaryOptions,
+  withCategories,
+} from '../../metrics/summary.ts';
+import { errorMessage, UserError } from '../core/errors.ts';
+import { refuseSymlink } from '../core/files.ts';
 import { dumpsPy } from '../core/pyjson.ts';
-import type { Modality, Source } from '../core/record.ts';
-import { summarizeJob, TrackCollector } from './compliance.ts';
-import type { LineOutcome, ProfileOptions } from './score-line.ts';
-import type { SummaryJob, WorkerJob, WorkerMessage, WorkerRequest } from './worker.ts';
-import { scoringWorkerUrl } from './worker-bundle.ts';
+import { type Modality, SOURCES, type Source } from '../core/record.ts';
+import { type Benchmark, type BenchmarkRef, loadBenchmark, someIds } from './benchmark.ts';
+import { ClaimsRelay, claimsBuffer } from './claims.ts';
+import { summarizeJob, type TrackData } from './compliance.ts';
+import { FileState, type Output, type ScoreTarget } from './file-state.ts';
+import { cleanEvaluationParent } from './output.ts';
+import type { ProfileOptions } from './score-line.ts';
+import { assertDistinctFolders } from './targets.ts';
+import type { WorkerJob, WorkerMessage, WorkerRequest } from './worker.ts';
+import { scoringWorkerUrl, validatorCacheDir } from './worker-bundle.ts';
 
-export interface ScoreTarget {
-  /** The response JSONL file. */
-  file: string;
-  /** Output folder name under `<out>/<modality>/`; default from the file name. */
-  modelDir?: string;
-  /** Output root for this file; default the run's `outDir`. */
-  outDir?: string;
-}
+export type { ScoreTarget } from './file-state.ts';
 
 export interface ScoreOptions {
   outDir: string;
@@ -49,10 +50,19 @@ export interface ScoreOptions {
   jobs?: number;
   /** A record's scoring time budget. */
   recordTimeoutMs?: number;
-  /** A worker's heap budget (MB): an answer too big for it is reported, not fatal. */
+  /**
+   * A worker's heap budget (MB, default 3072): an answer too big for it is reported, not fatal.
+   * Workers start with a smaller heap (`WORKER_START_MB`: V8 sizes its heap from the budget, so
+   * memory stays flat however long the run); a record that runs out of it is retried once on a
+   * worker with the full budget.
+   */
   workerMemoryMb?: number;
-  /** `sob` (default, parity with the reference) or `strict`; strict may assert formats. */
+  /** `sob` (default, parity with the reference) or `strict`; strict may assert formats. A
+   * target's own `profile` wins. */
   profile?: ProfileOptions;
+  /** The benchmark the answers belong to (`--benchmark`): ground truths, schemas and weights
+   * come from it, and ids without a partner are reported. */
+  benchmark?: BenchmarkRef;
   /** How often a progress line goes to `log` (default 5 s). */
   progressIntervalMs?: number;
   log?: (line: string) => void;
@@ -92,192 +102,422 @@ export function expandInputs(inputs: string[]): string[] {
   return files;
 }
 
-class Output {
-  readonly acc = new SummaryAccumulator();
-  /** The compliance track's share of this folder (src/scoring/compliance.ts). */
-  readonly track = new TrackCollector();
-  private fd: number;
-  private buf: string[] = [];
-  private bufLen = 0;
-  readonly tmp: string;
-  constructor(readonly dir: string) {
-    mkdirSync(dir, { recursive: true });
-    this.tmp = join(dir, `.eval_records.jsonl.${process.pid}.tmp`);
-    this.fd = openSync(this.tmp, 'w');
-  }
-  /** Rows written (a SOB record refused by the provider is counted, not written). */
-  written = 0;
-  write(line: string): void {
-    this.written++;
-    this.buf.push(line);
-    this.bufLen += line.length;
-    if (this.bufLen > 1 << 20) this.flush();
-  }
-  flush(): void {
-    if (this.buf.length === 0) return;
-    writeSync(this.fd, `${this.buf.join('\n')}\n`);
-    this.buf = [];
-    this.bufLen = 0;
-  }
-  close(): void {
-    this.flush();
-    closeSync(this.fd);
-    renameSync(this.tmp, join(this.dir, 'eval_records.jsonl'));
-  }
+/** A worker's first heap budget (MB); see `ScoreOptions.workerMemoryMb`. */
+const WORKER_START_MB = 384;
+
+/** How many schema texts that ran over time are remembered (per `sob score`). */
+const TIMED_OUT_MAX = 4096;
+
+/** The side file listing a folder's unanswered and unknown ids, when a benchmark is known. */
+export const BENCHMARK_IDS = 'benchmark_ids.json';
+
+/** The longest a finished file waits for its bootstrap (others may join it) before it runs. */
+const FLUSH_MS = 10_000;
+/** ...or until this many rows wait (their columns are held in memory until then). */
+const FLUSH_ROWS = 2_000_000;
+
+/** A folder whose rows are in, waiting for its bootstrap. */
+interface Pending {
+  st: FileState;
+  out: Output;
+  data: SummaryData;
+  opts: SummaryOptions;
+  /** The compliance track's data for this folder, when it has any. */
+  track?: TrackData;
 }
 
-class FileState {
-  readonly outputs = new Map<Source, Output>();
-  readonly malformed: { line: number; error: string }[] = [];
-  readonly skip: Record<number, string> = {};
-  lastLine = 0;
-  failed = 0;
-  constructor(
-    readonly target: ScoreTarget,
-    readonly pathModality: Modality,
-    readonly outRoot: string,
-    readonly onRecord: () => void = () => {},
-  ) {}
-
-  accept(o: LineOutcome): void {
-    if (o.line <= this.lastLine) return; // already have it (a message from a replaced worker)
-    this.lastLine = o.line;
-    this.onRecord();
-    if (o.kind === 'malformed') {
-      this.malformed.push({ line: o.line, error: o.error });
-      return;
-    }
-    let out = this.outputs.get(o.modality);
-    if (!out) {
-      const dir = join(
-        this.outRoot,
-        o.modality,
-        this.target.modelDir ?? modelDirName(this.target.file, o.modality === 'schema' ? 'text' : o.modality),
-      );
-      out = new Output(dir);
-      this.outputs.set(o.modality, out);
-    }
-    const t = o.track;
-    if (!t || t.write) out.write(o.json);
-    if (!t || t.sob) out.acc.add(o.score);
-    if (t) out.track.add(t);
-    if (o.score.explanation.scoring_error) this.failed++;
-  }
+/** One bootstrap (plain or weighted) over summaries of equal size. */
+interface BootstrapTask {
+  seed: number;
+  samples: number;
+  inputs: BootstrapInput[];
+  done: (intervals: Intervals[]) => void;
 }
 
-/** Scores every target; resolves with one result per file, in input order. */
+/**
+ * Scores every target; resolves with one result per file, in input order. Throws a UserError
+ * before scoring anything when two targets would write one evaluation folder, or a benchmark
+ * cannot be read.
+ */
 export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Promise<FileResult[]> {
   const log = opts.log ?? (() => {});
+  assertDistinctFolders(targets, opts.outDir, opts.modality);
+  const benchmarkRef = (t: ScoreTarget) => t.benchmark ?? opts.benchmark;
+  const benchmarks = new Map<number, Benchmark>();
+  targets.forEach((t, i) => {
+    const ref = benchmarkRef(t);
+    if (ref) benchmarks.set(i, loadBenchmark(ref));
+  });
+  // Leftovers of killed runs (temp folders, folders moved aside, locks) go first.
+  for (const t of targets) if (t.outDir) refuseSymlink(t.outDir, 'evaluation folder');
+  for (const root of new Set(targets.map((t) => t.outDir ?? opts.outDir)))
+    for (const m of SOURCES) cleanEvaluationParent(resolve(root, m));
+
   const timeoutMs = opts.recordTimeoutMs ?? 20_000;
   const jobs = Math.max(1, Math.min(opts.jobs ?? availableParallelism(), targets.length));
   const results: FileResult[] = new Array(targets.length);
+  const profileOf = (t: ScoreTarget): ProfileOptions =>
+    t.profile ?? opts.profile ?? { profile: 'sob', assertFormats: false };
   let nextTarget = 0;
   let filesDone = 0;
   let recordsSeen = 0;
+  let scoring = 0; // slots scoring a file right now
 
-  /** Closes a file's outputs and writes its summaries (computed by `summarize`, on a worker). */
-  const finishFile = async (
-    idx: number,
-    st: FileState,
-    summarize: (items: SummaryJob[]) => Promise<Record<string, unknown>[]>,
-    error?: string,
-  ) => {
-    const outs = [...st.outputs];
-    const items: SummaryJob[] = outs.map(([modality, out]) => {
-      out.close();
-      out.acc.dataQuality.malformed_jsonl_line_count = st.malformed.length;
-      return {
-        data: out.acc.data(),
-        responseFile: st.target.file,
-        opts: { ...opts.summary, errorAnalysis: modality === 'image' },
-        track: out.track.data(opts.profile?.profile ?? 'sob'),
-      };
-    });
-    let summaries: Record<string, unknown>[];
-    try {
-      summaries = items.length > 0 ? await summarize(items) : [];
-    } catch {
-      summaries = items.map((it) => summarizeJob(it));
+  // Each schema compiled once, by one worker, its code handed to the others.
+  const relay = new ClaimsRelay(claimsBuffer());
+  let workerCount = 0;
+  // ...and kept for the next run.
+  const validatorCache = validatorCacheDir();
+
+  // Schema texts that ran over the time budget (their hashes), shared with every worker.
+  const timedOut = new SharedArrayBuffer(4 * (1 + 2 * TIMED_OUT_MAX));
+  const timedOutTable = new Int32Array(timedOut);
+  /** The schema of `file:line` ran over time: its text's hash goes to every worker. */
+  const rememberTimedOut = async (st: FileState, line: number) => {
+    const { parseLine, readLinesSync } = await import('../core/jsonl.ts');
+    const { SCORING_SKIP_KEYS, SCORING_SPAN_KEYS } = await import('../core/record.ts');
+    const { schemaKeyOfLine, schemaTextHash } = await import('./score-line.ts');
+    let key: string | undefined;
+    for (const l of readLinesSync(st.target.file, line)) {
+      key = schemaKeyOfLine(parseLine(l, SCORING_SPAN_KEYS, SCORING_SKIP_KEYS), {
+        pathModality: st.pathModality,
+        profile: profileOf(st.target),
+        benchmark: st.benchmark?.records,
+      });
+      break;
     }
-    const outputs: ScoredOutput[] = outs.map(([modality, out], i) => {
-      writeFileSync(join(out.dir, 'eval_summary.json'), `${dumpsPy(summaries[i], { indent: 2 })}\n`);
-      return { modality, dir: out.dir, records: out.written, summary: summaries[i] };
-    });
-    for (const m of st.malformed.slice(0, 5)) log(`${st.target.file}:${m.line}: skipped: ${m.error}`);
-    if (st.malformed.length > 5)
-      log(`${st.target.file}: ${st.malformed.length - 5} more malformed lines skipped`);
-    let err = error;
-    if (!err && outputs.length === 0) {
-      err = `${st.target.file}: no records to score${st.malformed.length ? ` (${st.malformed.length} malformed lines)` : ''}`;
-    }
-    results[idx] = { file: st.target.file, outputs, malformed: st.malformed, failed: st.failed, error: err };
+    if (key === undefined) return;
+    const [a, b] = schemaTextHash(key);
+    const n = Atomics.load(timedOutTable, 0);
+    if (n >= TIMED_OUT_MAX) return;
+    for (let i = 0; i < n; i++) if (timedOutTable[1 + 2 * i] === a && timedOutTable[2 + 2 * i] === b) return;
+    timedOutTable[1 + 2 * n] = a;
+    timedOutTable[2 + 2 * n] = b;
+    Atomics.store(timedOutTable, 0, n + 1);
+  };
+
+  // -- Files: rows in, then summaries, then folders swapped in ---------------------------------
+
+  /** Folders of each file still to be written; a file's result is complete when it is 0. */
+  const remaining = new Map<number, { outputs: ScoredOutput[]; left: number }>();
+  const commits: Promise<void>[] = [];
+  let pending: Pending[] = [];
+  let pendingSince = 0;
+  let pendingRows = 0;
+  const tasks: BootstrapTask[] = [];
+
+  const fail = (st: FileState, error: string) => {
+    st.abort();
+    results[st.idx] = {
+      file: st.target.file,
+      outputs: [],
+      malformed: st.malformed,
+      failed: st.failed,
+      error,
+    };
     filesDone++;
+  };
+
+  /** The lines a finished file says on stderr (repeats, benchmark ids, refusals, defaults...). */
+  const reportFile = (st: FileState) => {
+    const file = st.target.file;
+    const bench = st.benchmarkIds(opts.modality);
+    for (const out of st.outputs.values()) {
+      const name = `${file} (${out.modality})`;
+      if (out.duplicates > 0)
+        log(
+          `${name}: ${out.duplicates} rows repeat an earlier record id (${out.distinct} distinct): ${out.repeats.join(', ')}${out.duplicates > out.repeats.length ? ', ...' : ''}; ${st.dedupe ? 'strict profile: only the first row of each id is scored' : 'sob profile: every row is scored, as the reference does (--profile strict keeps the first of each id)'}`,
+        );
+      if (!bench) continue;
+      const missing = bench.missing.get(out.modality as Modality) ?? [];
+      const unknown = st.unknown.get(out.modality as Modality) ?? [];
+      if (missing.length > 0 || unknown.length > 0)
+        log(
+          `${name}: ${missing.length} of the benchmark's ${bench.ids.get(out.modality as Modality)?.length ?? 0} ${out.modality} records have no answer${missing.length ? ` (${someIds(missing)})` : ''}; ${unknown.length} answers are not in the benchmark${unknown.length ? ` (${someIds(unknown)}; not scored)` : ''}; lists in ${join(out.dir, BENCHMARK_IDS)}`,
+        );
+    }
+    if (bench) {
+      // Benchmark records of a source this file has no answer for at all.
+      for (const [m, missing] of bench.missing)
+        if (!st.outputs.has(m) && missing.length > 0)
+          log(
+            `${file}: none of the benchmark's ${missing.length} ${m} records has an answer (no ${m} folder written); ids: ${someIds(missing)}`,
+          );
+      for (const [m, ids] of st.unknown)
+        if (!st.outputs.has(m))
+          log(`${file}: ${ids.length} ${m} answers are not in the benchmark (not scored): ${someIds(ids)}`);
+    }
+    const refused = [...st.rejected.values()].reduce((n, l) => n + l.length, 0);
+    if (refused > 0)
+      log(
+        `${file}: ${refused} records whose schema the provider refused (eval_info.schema_rejected) are left out of the scores (data_quality.schema_rejected_count)`,
+      );
+    if (st.defaulted > 0)
+      log(
+        `${file}: ${st.defaulted === 1 ? '1 record names' : `${st.defaulted} records name`} no source (metadata.source) and the file name does not tell one (text_response, image_response, audio_response, _image, _audio): scored as text; --modality chooses`,
+      );
+    if (st.remembered > 0)
+      log(
+        `${file}: ${st.remembered} records share a schema that ran over the time budget earlier: reported with scoring_error, not run again`,
+      );
+    for (const m of st.malformed.slice(0, 5)) log(`${file}:${m.line}: skipped: ${m.error}`);
+    if (st.malformed.length > 5) log(`${file}: ${st.malformed.length - 5} more malformed lines skipped`);
+  };
+
+  /** A file's rows are all in: its folders wait for their bootstrap; lines on what it held. */
+  const rowsDone = (st: FileState, error?: string) => {
+    if (error || st.error) return fail(st, (error ?? st.error)!);
+    const done = st.endRows(opts.modality);
+    reportFile(st);
+    if (done.length === 0) {
+      const unknown = [...st.unknown.values()].reduce((n, l) => n + l.length, 0);
+      const refused = [...st.rejected.values()].reduce((n, l) => n + l.length, 0);
+      const why = [
+        st.malformed.length ? `${st.malformed.length} malformed lines` : '',
+        unknown ? `${unknown} answers not in the benchmark` : '',
+        refused ? `${refused} with a schema the provider refused` : '',
+      ].filter(Boolean);
+      return fail(st, `${st.target.file}: no records to score${why.length ? ` (${why.join(', ')})` : ''}`);
+    }
+    remaining.set(st.idx, { outputs: [], left: done.length });
+    if (pending.length === 0) pendingSince = Date.now();
+    for (const { out, data } of done) {
+      pending.push({
+        st,
+        out,
+        data,
+        opts: {
+          ...opts.summary,
+          errorAnalysis: out.modality === 'image',
+          profile: profileOf(st.target).profile,
+        },
+        track: out.track.data(profileOf(st.target).profile),
+      });
+      pendingRows += data.weights.length;
+    }
+  };
+
+  const folderDone = (st: FileState, o: ScoredOutput) => {
+    const r = remaining.get(st.idx);
+    if (!r) return; // another folder of this file failed: the file is reported failed
+    r.outputs.push(o);
+    if (--r.left > 0) return;
+    remaining.delete(st.idx);
+    // In modality order of first appearance, as the rows came.
+    const order = [...st.outputs.keys()];
+    r.outputs.sort((a, b) => order.indexOf(a.modality) - order.indexOf(b.modality));
+    results[st.idx] = {
+      file: st.target.file,
+      outputs: r.outputs,
+      malformed: st.malformed,
+      failed: st.failed,
+    };
+    filesDone++;
+  };
+
+  const folderFailed = (st: FileState, out: Output, e: unknown) => {
+    out.folder.abort();
+    st.release(out);
+    const r = remaining.get(st.idx);
+    if (r) remaining.delete(st.idx);
+    if (results[st.idx]) return;
+    results[st.idx] = {
+      file: st.target.file,
+      outputs: r?.outputs ?? [],
+      malformed: st.malformed,
+      failed: st.failed,
+      error: `${st.target.file}: could not write ${out.dir}: ${errorMessage(e)}`,
+    };
+    filesDone++;
+  };
+
+  /** Writes one folder (summary, side file) and swaps it in, in the background. */
+  const commit = (p: Pending, intervals: { plain: Intervals; weighted: Intervals }) => {
+    const { st, out, data } = p;
+    let summary: Record<string, unknown>;
+    const files: Record<string, string> = {};
+    try {
+      // The SOB summary, with the compliance track's block when the folder has its records.
+      summary = summarizeJob({ data, responseFile: st.target.file, opts: p.opts, track: p.track, intervals });
+      files['eval_summary.json'] = `${dumpsPy(summary, { indent: 2 })}\n`;
+      const bench = st.benchmarkIds(opts.modality);
+      if (st.benchmark && bench)
+        files[BENCHMARK_IDS] = `${JSON.stringify(
+          {
+            benchmark: st.benchmark.path,
+            missing_ids: bench.missing.get(out.modality as Modality) ?? [],
+            unknown_ids: st.unknown.get(out.modality as Modality) ?? [],
+          },
+          null,
+          2,
+        )}\n`;
+    } catch (e) {
+      folderFailed(st, out, e);
+      return;
+    }
+    commits.push(
+      out.folder.commit(files).then(
+        () => {
+          st.release(out);
+          folderDone(st, { modality: out.modality, dir: out.dir, records: out.written, summary });
+        },
+        (e: unknown) => folderFailed(st, out, e),
+      ),
+    );
+  };
+
+  /**
+   * Turns the waiting folders into bootstrap tasks (one plain and one weighted per size), when
+   * forced (nothing else to score) or when they have waited long enough.
+   */
+  const flush = (force: boolean): void => {
+    if (pending.length === 0) return;
+    if (!force && Date.now() - pendingSince < FLUSH_MS && pendingRows < FLUSH_ROWS) return;
+    const batch = pending;
+    pending = [];
+    pendingRows = 0;
+    const groups = new Map<string, Pending[]>();
+    for (const p of batch) {
+      const key = `${p.data.weights.length}:${p.opts.bootstrapSamples}:${p.opts.seed}`;
+      const g = groups.get(key);
+      if (g) g.push(p);
+      else groups.set(key, [p]);
+    }
+    for (const group of groups.values()) {
+      const { seed, bootstrapSamples: samples } = group[0].opts;
+      const got: { plain?: Intervals[]; weighted?: Intervals[] } = {};
+      const finish = () => {
+        if (!got.plain || !got.weighted) return;
+        group.forEach((p, i) => {
+          commit(p, { plain: got.plain![i], weighted: got.weighted![i] });
+        });
+      };
+      for (const weighted of [false, true]) {
+        // The metric columns only: categories are added where the bootstrap runs.
+        const inputs = group.map((p) => ({
+          columns: p.data.columns,
+          weights: weighted ? p.data.weights : null,
+        }));
+        const done = (iv: Intervals[]) => {
+          got[weighted ? 'weighted' : 'plain'] = iv;
+          finish();
+        };
+        const taskSeed = seed + (weighted ? 1 : 0);
+        // Nothing to draw: no need for a worker.
+        if (samples <= 0 || group[0].data.weights.length === 0)
+          done(bootstrapIntervals(inputs.map(withCategories), taskSeed, samples));
+        else tasks.push({ seed: taskSeed, samples, inputs, done });
+      }
+    }
+  };
+
+  // -- Worker slots ----------------------------------------------------------------------------
+
+  /** Slots with nothing to do, waiting for the others' files to finish (then the bootstrap). */
+  const idle: (() => void)[] = [];
+  const wakeIdle = () => {
+    for (const w of idle.splice(0)) w();
   };
 
   const runSlot = (): Promise<void> =>
     new Promise<void>((resolveSlot) => {
-      const hb = new Heartbeat();
+      const heartbeat = new SharedArrayBuffer(12);
+      const beat = new Int32Array(heartbeat);
       let worker: Worker | null = null;
-      let current: { idx: number; st: FileState } | null = null;
-      let watchdog: Watchdog | null = null;
-      let pendingSummary: {
-        resolve: (s: Record<string, unknown>[]) => void;
-        reject: (e: Error) => void;
-      } | null = null;
-
-      const summarize = (items: SummaryJob[]) =>
-        new Promise<Record<string, unknown>[]>((resolveSummary, reject) => {
-          if (!worker) return reject(new Error('no worker'));
-          pendingSummary = { resolve: resolveSummary, reject };
-          worker.postMessage({ type: 'summarize', items } satisfies WorkerRequest);
-        });
+      let current: FileState | null = null;
+      let task: BootstrapTask | null = null;
+      let seenSeq = -1;
+      let seenAt = Date.now();
+      let watchdog: NodeJS.Timeout | null = null;
+      const fullMb = opts.workerMemoryMb ?? 3072;
+      let heapMb = Math.min(WORKER_START_MB, fullMb);
 
       const fileDone = (error?: string) => {
-        const c = current!;
+        const st = current!;
         current = null;
-        hb.clear();
-        finishFile(c.idx, c.st, summarize, error).then(nextFile, (e: unknown) => {
-          results[c.idx] = {
-            file: c.st.target.file,
-            outputs: [],
-            malformed: c.st.malformed,
-            failed: c.st.failed,
-            error: `${c.st.target.file}: could not write results: ${e instanceof Error ? e.message : String(e)}`,
-          };
-          nextFile();
-        });
+        scoring--;
+        Atomics.store(beat, 0, 0);
+        rowsDone(st, error);
+        next();
+      };
+
+      /** A bootstrap task's intervals (null: its worker failed, run it here instead). */
+      const taskDone = (iv: Intervals[] | null) => {
+        const t = task!;
+        task = null;
+        t.done(iv ?? bootstrapIntervals(t.inputs.map(withCategories), t.seed, t.samples));
+        next();
+      };
+
+      /** Stops this slot's worker; the schemas it was compiling become free to claim. */
+      let workerId = 0;
+      const stopWorker = () => {
+        const old = worker;
+        worker = null;
+        if (old) relay.release(workerId);
+        void old?.terminate();
       };
 
       const startWorker = () => {
+        const id = ++workerCount;
+        const channel = new MessageChannel();
         const w = new Worker(scoringWorkerUrl(), {
-          workerData: { heartbeat: hb.buffer },
+          execArgv: workerExecArgv(),
+          workerData: {
+            heartbeat,
+            timedOut,
+            claims: relay.buffer,
+            codePort: channel.port2,
+            owner: id,
+            validatorCache,
+          },
+          transferList: [channel.port2],
           resourceLimits: {
-            maxOldGenerationSizeMb: opts.workerMemoryMb ?? 3072,
+            maxOldGenerationSizeMb: heapMb,
             maxYoungGenerationSizeMb: 48,
             stackSizeMb: 64,
           },
         });
+        relay.attach(id, channel.port1);
         w.on('message', (msg: WorkerMessage) => {
+          if (msg.type === 'compiled') {
+            // Even from a worker being replaced: the code is good.
+            relay.publish(id, msg.compiled);
+            return;
+          }
           if (w !== worker) return;
-          if (msg.type === 'summaries' || (msg.type === 'fatal' && pendingSummary)) {
-            const p = pendingSummary;
-            pendingSummary = null;
-            if (msg.type === 'summaries') p?.resolve(msg.summaries);
-            else p?.reject(new Error(msg.error));
+          if (task) {
+            if (msg.type === 'intervals') taskDone(msg.intervals);
+            else if (msg.type === 'fatal') taskDone(null);
             return;
           }
           if (!current) return;
-          if (msg.type === 'batch') for (const item of msg.items) current.st.accept(item);
-          else if (msg.type === 'done') fileDone();
-          else if (msg.type === 'fatal') fileDone(`${current.st.target.file}: ${msg.error}`);
+          if (msg.type === 'batch') {
+            for (const item of msg.items) {
+              if (current.accept(item)) continue;
+              // The file cannot be written (its folder is in use): stop scoring it.
+              stopWorker();
+              startWorker();
+              fileDone();
+              return;
+            }
+          } else if (msg.type === 'done') fileDone();
+          else if (msg.type === 'fatal') fileDone(`${current.target.file}: ${msg.error}`);
         });
         w.on('error', (e: Error) => {
           if (w !== worker) return;
-          if (pendingSummary) {
-            const p = pendingSummary;
-            pendingSummary = null;
-            p.reject(e);
+          if (task) {
+            stopWorker();
             startWorker();
+            taskDone(null);
+            return;
+          }
+          if ((e as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY' && heapMb < fullMb) {
+            // A big answer: the same record again, on a worker with the full heap budget.
+            heapMb = fullMb;
+            stopWorker();
+            startWorker();
+            dispatch();
             return;
           }
           // Out of memory or a crash inside one record: report that record, go on after it.
@@ -285,77 +525,119 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         });
         w.on('exit', () => {
           if (w !== worker) return;
-          if (pendingSummary) {
-            const p = pendingSummary;
-            pendingSummary = null;
-            p.reject(new Error('scoring worker exited'));
+          if (task) {
+            stopWorker();
             startWorker();
+            taskDone(null);
           } else if (current) replaceWorker('scoring worker exited unexpectedly');
         });
         worker = w;
-        hb.clear();
+        workerId = id;
+        Atomics.store(beat, 0, 0);
       };
 
-      const replaceWorker = (reason: string) => {
-        const old = worker;
-        worker = null;
-        void old?.terminate();
+      const replaceWorker = (reason: string, overTime = false) => {
+        stopWorker();
         if (!current) return;
-        const line = hb.item();
-        const st = current.st;
+        const line = Atomics.load(beat, 0);
+        const st = current;
         if (line > 0 && st.skip[line] === undefined) {
           st.skip[line] = reason;
-          log(`${st.target.file}:${line}: ${reason}; reported with scoring_error`);
-        } else {
-          // No progress possible on this file.
+          // Over time inside schema work: every record with that schema text is reported the same
+          // way, by every worker, without running it again.
+          const inSchema = overTime && Atomics.load(beat, 2) === 1;
+          log(
+            `${st.target.file}:${line}: ${reason}; reported with scoring_error${inSchema ? ' (it was in its schema: every later record with that schema is reported the same way, not run again)' : ''}`,
+          );
           startWorker();
-          fileDone(`${st.target.file}: ${reason}`);
+          if (inSchema) void rememberTimedOut(st, line).finally(dispatch);
+          else dispatch();
           return;
         }
+        // No progress possible on this file.
         startWorker();
-        dispatch();
+        fileDone(`${st.target.file}: ${reason}`);
       };
 
       const dispatch = () => {
         if (!current || !worker) return;
-        const st = current.st;
-        watchdog?.reset();
+        const st = current;
+        seenSeq = -1;
+        seenAt = Date.now();
         const job: WorkerJob = {
           file: st.target.file,
           startLine: st.lastLine + 1,
           pathModality: st.pathModality,
+          pathDefaulted: st.pathDefaulted,
           forced: opts.modality,
           skip: st.skip,
-          profile: opts.profile ?? { profile: 'sob', assertFormats: false },
+          profile: profileOf(st.target),
+          benchmark: benchmarkRef(st.target),
         };
         worker.postMessage({ type: 'score', job } satisfies WorkerRequest);
       };
 
-      const nextFile = () => {
-        if (nextTarget >= targets.length) {
-          watchdog?.stop();
-          void worker?.terminate();
-          worker = null;
-          resolveSlot();
+      /** What this slot does next: a bootstrap task, a file, wait for the others, or stop. */
+      const next = () => {
+        flush(nextTarget >= targets.length && scoring === 0);
+        if (tasks.length > 0) {
+          task = tasks.shift()!;
+          wakeIdle();
+          if (!worker) startWorker();
+          worker!.postMessage({
+            type: 'bootstrap',
+            inputs: task.inputs,
+            seed: task.seed,
+            samples: task.samples,
+          } satisfies WorkerRequest);
           return;
         }
-        const idx = nextTarget++;
-        const t = targets[idx];
-        current = {
-          idx,
-          st: new FileState(t, modalityFromPath(t.file), t.outDir ?? opts.outDir, () => {
-            recordsSeen++;
-          }),
-        };
-        dispatch();
+        if (nextTarget < targets.length) {
+          const idx = nextTarget++;
+          const t = targets[idx];
+          scoring++;
+          current = new FileState(
+            idx,
+            t,
+            t.outDir ?? opts.outDir,
+            profileOf(t).profile === 'strict',
+            benchmarks.get(idx),
+            () => {
+              recordsSeen++;
+            },
+          );
+          dispatch();
+          return;
+        }
+        if (scoring > 0) {
+          // Others are still scoring: their folders join the last bootstrap.
+          idle.push(next);
+          return;
+        }
+        wakeIdle();
+        if (watchdog) clearInterval(watchdog);
+        stopWorker();
+        resolveSlot();
       };
 
-      watchdog = watchHeartbeat(hb, timeoutMs, () => {
-        if (current && worker) replaceWorker(`scoring exceeded ${timeoutMs} ms`);
-      });
+      watchdog = setInterval(
+        () => {
+          if (!current || !worker) return;
+          const seq = Atomics.load(beat, 1);
+          const line = Atomics.load(beat, 0);
+          const now = Date.now();
+          if (seq !== seenSeq) {
+            seenSeq = seq;
+            seenAt = now;
+            return;
+          }
+          if (line > 0 && now - seenAt > timeoutMs) replaceWorker(`scoring exceeded ${timeoutMs} ms`, true);
+        },
+        Math.min(250, Math.max(10, timeoutMs / 4)),
+      );
 
       startWorker();
-      nextFile();
+      next();
     });
 
   // Progress on long work: a line every 5 s on stderr (files done, records scored, rate).
@@ -369,10 +651,27 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
   progress.unref();
   try {
     await Promise.all(Array.from({ length: jobs }, runSlot));
+    // Every folder's write lands before the results are given.
+    for (let i = 0; i < commits.length; i++) await commits[i];
   } finally {
     clearInterval(progress);
   }
   return results;
+}
+
+/**
+ * The process's flags without its preloads (`--import tsx` and the like): the worker runs a
+ * plain JavaScript bundle, and loading a TypeScript loader there doubles its start-up.
+ */
+function workerExecArgv(): string[] {
+  const out: string[] = [];
+  const argv = process.execArgv;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (/^(--import|--loader|--experimental-loader|--require|-r)$/.test(a)) i++;
+    else if (!/^(--import|--loader|--experimental-loader|--require)=/.test(a)) out.push(a);
+  }
+  return out;
 }
 
 /** Default output root (DESIGN.md): `runs/evaluation`. */

@@ -7,15 +7,19 @@ import {
   failedRecordScore,
   parseSchemaText,
   type RecordScore,
+  referenceRowJson,
+  schemaSourceOf,
   scoreRecord,
   toReferenceRow,
 } from '../../metrics/record.ts';
 import { scoreRecordStrict } from '../../metrics/strict.ts';
+import { type SummaryRow, summaryRow } from '../../metrics/summary.ts';
 import type { ParsedLine } from '../core/jsonl.ts';
-import { recordModality } from '../core/modality.ts';
-import { dumpsPy, type PyValue, parsePyJson } from '../core/pyjson.ts';
-import { type Modality, type Source, scoringView } from '../core/record.ts';
+import { namesModality, recordModality } from '../core/modality.ts';
+import { dumpsPy, type PyObject, type PyValue, parsePyJson } from '../core/pyjson.ts';
+import { type Modality, type ScoringView, type Source, scoringView } from '../core/record.ts';
 import { isKnownSchemaText } from '../core/schema.ts';
+import type { BenchmarkRecord } from './benchmark.ts';
 import {
   failedSchemaRecord,
   isSchemaRecord,
@@ -23,6 +27,9 @@ import {
   sobRecordTrack,
   type TrackInfo,
 } from './compliance.ts';
+import { SCHEMA_TIMED_OUT } from './verdicts.ts';
+
+export { schemaTextHash } from './verdicts.ts';
 
 export type LineOutcome =
   | {
@@ -30,12 +37,19 @@ export type LineOutcome =
       line: number;
       /** The output folder: a modality, or `schema` for the compliance track's records. */
       modality: Source;
-      score: RecordScore;
+      /** What the summary needs of its scores. */
+      score: SummaryRow;
       json: string;
+      /** The modality is the default (text): no source on the record, nothing in the file name. */
+      defaulted?: true;
       /** The compliance track (src/scoring/compliance.ts); absent for a plain SOB row. */
       track?: TrackInfo;
     }
-  | { kind: 'malformed'; line: number; error: string };
+  | { kind: 'malformed'; line: number; error: string }
+  /** An answer whose id the known benchmark does not have: reported, not scored. */
+  | { kind: 'unknown'; line: number; modality: Modality; recordId: string }
+  /** A record whose schema the provider refused (`eval_info.schema_rejected`): counted, not scored. */
+  | { kind: 'rejected'; line: number; modality: Modality; recordId: string };
 
 /** Ground truths by their source text (the same record recurs in every model's file). */
 const groundTruths = new Map<string, PyValue>();
@@ -48,20 +62,100 @@ export interface ProfileOptions {
   assertFormats: boolean;
 }
 
-export function scoreParsedLine(
+/** What a line is scored with besides itself. */
+export interface LineContext {
+  pathModality: Modality;
+  /** Nothing in the file's path tells its modality (`pathModality` is the default, text). */
+  pathDefaulted?: boolean;
+  forced?: Modality;
+  profile: ProfileOptions;
+  /** When a benchmark is known: its records by id (ground truth, schema and weight come from it). */
+  benchmark?: Map<string, BenchmarkRecord>;
+  /** Told when schema-dependent work starts (true) and ends (false). */
+  schemaPhase?: (on: boolean) => void;
+  /** Whether a schema text already ran over the time budget (its records are not run again). */
+  timedOut?: (schemaKey: () => string) => boolean;
+}
+
+/**
+ * The schema text (the cache key) a line is scored with: the benchmark record's when a benchmark
+ * is known, else the line's own. Undefined when the line has no record to score.
+ */
+export function schemaKeyOfLine(parsed: ParsedLine, ctx: LineContext): string | undefined {
+  const vm = viewOf(parsed, ctx);
+  return 'kind' in vm ? undefined : schemaSourceOf(vm.view).key;
+}
+
+/** The answer's metadata with the benchmark record's weight fields and source over it. */
+function withBenchmarkMetadata(metadata: PyObject, b: BenchmarkRecord): PyObject {
+  const m: PyObject = new Map(metadata);
+  for (const [k, v] of [
+    ['schema_complexity', b.schemaComplexity],
+    ['difficulty', b.difficulty],
+  ] as const) {
+    if (v === undefined) m.delete(k);
+    else m.set(k, v as PyValue);
+  }
+  if (b.modality) m.set('source', b.modality);
+  return m;
+}
+
+/**
+ * The record's view for scoring, with the benchmark's ground truth, schema and weight put in when
+ * a benchmark is known; or the outcome that stops it (not a record, an id the benchmark lacks).
+ */
+function viewOf(
   parsed: ParsedLine,
-  pathModality: Modality,
-  forced?: Modality,
-  profile: ProfileOptions = { profile: 'sob', assertFormats: false },
-): LineOutcome {
+  ctx: LineContext,
+): { view: ScoringView; modality: Modality; defaulted?: true } | Exclude<LineOutcome, { kind: 'row' }> {
   if (!parsed.ok) return { kind: 'malformed', line: parsed.line, error: `not JSON: ${parsed.error}` };
   const v = scoringView(parsed.value, parsed.spans);
   if (!v.ok) return { kind: 'malformed', line: parsed.line, error: v.error };
+  const view = v.view;
+  if (ctx.benchmark) {
+    const id = view.metadata.get('record_id');
+    const b = typeof id === 'string' ? ctx.benchmark.get(id) : undefined;
+    if (!b)
+      return {
+        kind: 'unknown',
+        line: parsed.line,
+        modality: recordModality(view.metadata, ctx.pathModality, ctx.forced),
+        recordId: typeof id === 'string' ? id : id === undefined ? '(no record_id)' : dumpsPy(id),
+      };
+    view.metadata = withBenchmarkMetadata(view.metadata, b);
+    view.schema = undefined;
+    view.schemaPlain = undefined;
+    view.schemaText = b.schemaText;
+    view.groundTruth = undefined;
+    view.groundTruthText = b.groundTruthText;
+  }
+  const modality = recordModality(view.metadata, ctx.pathModality, ctx.forced);
+  // A SOB record whose schema the provider refused has no answer to score; a schema record's
+  // refusal is the compliance track's to count.
+  if (view.schemaRejected && !isSchemaRecord(view.metadata)) {
+    const id = view.metadata.get('record_id');
+    return {
+      kind: 'rejected',
+      line: parsed.line,
+      modality,
+      recordId: typeof id === 'string' ? id : id === undefined ? '' : dumpsPy(id),
+    };
+  }
+  if (ctx.pathDefaulted && !ctx.forced && !namesModality(view.metadata))
+    return { view, modality, defaulted: true };
+  return { view, modality };
+}
+
+export function scoreParsedLine(parsed: ParsedLine, ctx: LineContext): LineOutcome {
+  const { profile } = ctx;
+  const vm = viewOf(parsed, ctx);
+  if ('kind' in vm) return vm;
+  const view = vm.view;
   // A schema the reader skipped is checked here: parsed the first time its text is seen.
-  const text = v.view.schemaText;
+  const text = view.schemaText;
   if (text !== undefined && (text.startsWith('{') || text.startsWith('[')) && !isKnownSchemaText(text)) {
     try {
-      v.view.schemaPlain = parseSchemaText(text);
+      view.schemaPlain = parseSchemaText(text);
     } catch (e) {
       return {
         kind: 'malformed',
@@ -71,7 +165,7 @@ export function scoreParsedLine(
     }
   }
   // A ground truth the reader skipped is built from its text, once per distinct text.
-  const gtText = v.view.groundTruthText;
+  const gtText = view.groundTruthText;
   if (gtText !== undefined) {
     let gt = groundTruths.get(gtText);
     if (gt === undefined) {
@@ -87,30 +181,62 @@ export function scoreParsedLine(
       if (groundTruths.size >= 20_000) groundTruths.clear();
       groundTruths.set(gtText, gt);
     }
-    v.view.groundTruth = gt;
+    view.groundTruth = gt;
   }
-  if (isSchemaRecord(v.view.metadata)) return scoreSchemaRecord(parsed, v.view, profile);
-  const modality = recordModality(v.view.metadata, pathModality, forced);
-  const score =
-    profile.profile === 'strict'
-      ? scoreRecordStrict(v.view, { modality, assertFormats: profile.assertFormats })
-      : scoreRecord(v.view, { modality });
-  const row = toReferenceRow(score, modality);
-  const track = sobRecordTrack(parsed, v.view, row, profile);
-  return { kind: 'row', line: parsed.line, modality, score, json: dumpsPy(row), track };
+  if (isSchemaRecord(view.metadata)) return slim(scoreSchemaRecord(parsed as ParsedOk, view, profile));
+  const modality = vm.modality;
+  if (ctx.timedOut?.(() => schemaSourceOf(view).key)) {
+    const failed = failedRecordScore(view.metadata, SCHEMA_TIMED_OUT);
+    return {
+      kind: 'row',
+      line: parsed.line,
+      modality,
+      score: summaryRow(failed, modality === 'image'),
+      json: referenceRowJson(failed, modality),
+    };
+  }
+  const schemaPhase = ctx.schemaPhase;
+  let json: string;
+  let score: RecordScore;
+  if (profile.profile === 'strict') {
+    score = scoreRecordStrict(view, { modality, assertFormats: profile.assertFormats, schemaPhase });
+    // The strict row carries the compliance block of the answer it scored.
+    const rowObject = toReferenceRow(score, modality);
+    sobRecordTrack(parsed as ParsedOk, view, rowObject, profile);
+    json = dumpsPy(rowObject);
+  } else {
+    score = scoreRecord(view, { modality, schemaPhase });
+    json = referenceRowJson(score, modality);
+  }
+  const row: LineOutcome = {
+    kind: 'row',
+    line: parsed.line,
+    modality,
+    score: summaryRow(score, modality === 'image'),
+    json,
+  };
+  if (vm.defaulted) row.defaulted = true;
+  return row;
+}
+
+type ParsedOk = Extract<ParsedLine, { ok: true }>;
+
+/** The compliance track's outcome with only what the summary needs of its scores. */
+function slim(o: LineOutcome): LineOutcome {
+  return o.kind === 'row' ? { ...o, score: summaryRow(o.score as RecordScore, false) } : o;
 }
 
 /** The row for a record that could not be scored (time or memory budget): all scores 0. */
-export function failedLine(
-  parsed: ParsedLine,
-  reason: string,
-  job: { pathModality: Modality; forced?: Modality },
-): LineOutcome {
-  if (!parsed.ok) return { kind: 'malformed', line: parsed.line, error: `not JSON: ${parsed.error}` };
-  const v = scoringView(parsed.value);
-  if (!v.ok) return { kind: 'malformed', line: parsed.line, error: v.error };
-  if (isSchemaRecord(v.view.metadata)) return failedSchemaRecord(parsed, v.view, reason);
-  const modality = recordModality(v.view.metadata, job.pathModality, job.forced);
-  const score = failedRecordScore(v.view.metadata, reason);
-  return { kind: 'row', line: parsed.line, modality, score, json: dumpsPy(toReferenceRow(score, modality)) };
+export function failedLine(parsed: ParsedLine, reason: string, ctx: LineContext): LineOutcome {
+  const vm = viewOf(parsed, ctx);
+  if ('kind' in vm) return vm;
+  if (isSchemaRecord(vm.view.metadata)) return slim(failedSchemaRecord(parsed as ParsedOk, vm.view, reason));
+  const score = failedRecordScore(vm.view.metadata, reason);
+  return {
+    kind: 'row',
+    line: parsed.line,
+    modality: vm.modality,
+    score: summaryRow(score, vm.modality === 'image'),
+    json: referenceRowJson(score, vm.modality),
+  };
 }

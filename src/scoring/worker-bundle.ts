@@ -5,7 +5,7 @@
  * Without esbuild (or a writable cache) the worker runs through tsx as before.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, renameSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -53,4 +53,38 @@ export function scoringWorkerUrl(): URL {
     cached = FALLBACK;
   }
   return cached;
+}
+
+const VALIDATOR_CACHE_FILES = 20_000;
+
+/**
+ * Where compiled validators are kept between runs (standalone code, one file per schema text),
+ * under the worker bundle's key so a code change starts a fresh cache; older caches are removed.
+ * `SOB_VALIDATOR_CACHE=off` turns it off (a cold run), or names another folder. Undefined when
+ * off or not writable.
+ */
+export function validatorCacheDir(): string | undefined {
+  const env = process.env.SOB_VALIDATOR_CACHE;
+  if (env === 'off' || env === '0') return undefined;
+  try {
+    if (env) {
+      mkdirSync(env, { recursive: true });
+      return resolve(env);
+    }
+    const base = join(ROOT, 'node_modules/.cache/sob-eval');
+    const name = `validators-${sourceKey()}`;
+    const dir = join(base, name);
+    mkdirSync(dir, { recursive: true });
+    for (const other of readdirSync(base))
+      if (other.startsWith('validators-') && other !== name)
+        rmSync(join(base, other), { recursive: true, force: true });
+    // Bounded: past VALIDATOR_CACHE_FILES schemas (~13 KB each), start again.
+    if (readdirSync(dir).length > VALIDATOR_CACHE_FILES) {
+      rmSync(dir, { recursive: true, force: true });
+      mkdirSync(dir, { recursive: true });
+    }
+    return dir;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,75 +1,183 @@
 /**
  * A scoring worker: streams one response file from a given line, scores each record and posts
- * the rows back in batches; then, asked to, computes that file's summaries (the bootstrap). Before each record it bumps a shared heartbeat so the parent can
- * tell a record that runs over its time budget (a catastrophic regex, say) and replace the worker.
+ * the rows back in batches; asked to, runs a bootstrap (the intervals of many files at once).
+ * Before each record it bumps a shared heartbeat so the parent can tell a record that runs over
+ * its time budget (a catastrophic regex, say) and replace the worker.
  */
-import { parentPort, workerData } from 'node:worker_threads';
-import type { SummaryData, SummaryOptions } from '../../metrics/summary.ts';
-import { Heartbeat } from '../core/budget.ts';
-import { parseLine, readLinesSync } from '../core/jsonl.ts';
+import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
+import {
+  type BootstrapInput,
+  bootstrapIntervals,
+  type Intervals,
+  withCategories,
+} from '../../metrics/summary.ts';
+import { type ParsedLine, parseLine, readLinesSync } from '../core/jsonl.ts';
 import { type Modality, SCORING_SKIP_KEYS, SCORING_SPAN_KEYS } from '../core/record.ts';
-import { prepareStrict } from '../core/schema.ts';
-import { summarizeJob, type TrackData } from './compliance.ts';
-import { failedLine, type LineOutcome, type ProfileOptions, scoreParsedLine } from './score-line.ts';
+import { prepareStrict, SchemaDeferred, setValidatorSource } from '../core/schema.ts';
+import { type BenchmarkRef, loadBenchmark } from './benchmark.ts';
+import type { CompiledSchema } from './claims.ts';
+import {
+  failedLine,
+  type LineContext,
+  type LineOutcome,
+  type ProfileOptions,
+  schemaTextHash,
+  scoreParsedLine,
+} from './score-line.ts';
+import { SharedValidators } from './validators.ts';
 
 export interface WorkerJob {
   file: string;
   startLine: number;
   pathModality: Modality;
+  pathDefaulted: boolean;
   forced?: Modality;
   /** Lines that already ran out of time or memory: reported as failed, not scored again. */
   skip: Record<number, string>;
   profile: ProfileOptions;
+  /** The benchmark the answers belong to, when known. */
+  benchmark?: BenchmarkRef;
 }
 
-export interface SummaryJob {
-  data: SummaryData;
-  responseFile: string;
-  opts: SummaryOptions;
-  /** The compliance track's data for this folder, when it has any. */
-  track?: TrackData;
-}
-
-export type WorkerRequest = { type: 'score'; job: WorkerJob } | { type: 'summarize'; items: SummaryJob[] };
+export type WorkerRequest =
+  | { type: 'score'; job: WorkerJob }
+  | { type: 'bootstrap'; inputs: BootstrapInput[]; seed: number; samples: number };
 
 export type WorkerMessage =
   | { type: 'batch'; items: LineOutcome[] }
   | { type: 'done' }
-  | { type: 'summaries'; summaries: Record<string, unknown>[] }
+  | { type: 'intervals'; intervals: Intervals[] }
+  | { type: 'compiled'; compiled: CompiledSchema }
   | { type: 'fatal'; error: string };
 
-const { heartbeat } = workerData as { heartbeat: SharedArrayBuffer };
-const hb = new Heartbeat(heartbeat);
+const { heartbeat, timedOut, claims, codePort, owner, validatorCache } = workerData as {
+  heartbeat: SharedArrayBuffer;
+  timedOut: SharedArrayBuffer;
+  claims?: SharedArrayBuffer;
+  codePort?: MessagePort;
+  owner: number;
+  validatorCache?: string;
+};
+/** [line being scored, records started, 1 while schema work runs]. */
+const beat = new Int32Array(heartbeat);
 const port = parentPort!;
+/** Shared by every worker: [count, then a 64-bit hash per schema text that ran over time]. */
+const timedOutTable = new Int32Array(timedOut);
+
+/** Schemas compiled once across workers (src/scoring/validators.ts). */
+const validators =
+  claims && codePort
+    ? new SharedValidators(
+        claims,
+        codePort,
+        owner,
+        (c) => port.postMessage({ type: 'compiled', compiled: c } satisfies WorkerMessage),
+        validatorCache,
+      )
+    : undefined;
+if (validators) setValidatorSource(validators.source);
+
+/** Hashes of the schema texts seen while the timed-out table is not empty. */
+const hashes = new Map<string, [number, number]>();
+
+/** Raised while schema work runs: a record over time then is its schema's fault. */
+const schemaPhase = (on: boolean) => {
+  Atomics.store(beat, 2, on ? 1 : 0);
+};
+
+/** Whether a schema text ran over time on any worker (one load while none has). */
+const isTimedOut = (keyOf: () => string): boolean => {
+  const n = Atomics.load(timedOutTable, 0);
+  if (n === 0) return false;
+  const key = keyOf();
+  let h = hashes.get(key);
+  if (!h) {
+    h = schemaTextHash(key);
+    if (hashes.size >= 4096) hashes.clear();
+    hashes.set(key, h);
+  }
+  for (let i = 0; i < n; i++)
+    if (timedOutTable[1 + 2 * i] === h[0] && timedOutTable[2 + 2 * i] === h[1]) return true;
+  return false;
+};
+
+/** A line whose record waits for a schema another worker is compiling (or its outcome). */
+interface Queued {
+  line: number;
+  outcome?: LineOutcome;
+  parsed?: ParsedLine;
+  slot?: number;
+}
 
 async function run(job: WorkerJob): Promise<void> {
   if (job.profile.profile === 'strict') await prepareStrict(job.profile.assertFormats);
+  const ctx: LineContext = {
+    pathModality: job.pathModality,
+    pathDefaulted: job.pathDefaulted,
+    forced: job.forced,
+    profile: job.profile,
+    benchmark: job.benchmark ? loadBenchmark(job.benchmark).records : undefined,
+    schemaPhase,
+    timedOut: isTimedOut,
+  };
+  // Outcomes go out in line order: a deferred record holds back the ones after it.
+  const queue: Queued[] = [];
   let batch: LineOutcome[] = [];
-  for (const l of readLinesSync(job.file, job.startLine)) {
-    hb.begin(l.line);
-    const parsed = parseLine(l, SCORING_SPAN_KEYS, SCORING_SKIP_KEYS);
-    const skipped = job.skip[l.line];
-    batch.push(
-      skipped === undefined
-        ? scoreParsedLine(parsed, job.pathModality, job.forced, job.profile)
-        : failedLine(parsed, skipped, job),
-    );
-    hb.end();
-    if (batch.length >= 32) {
-      port.postMessage({ type: 'batch', items: batch } satisfies WorkerMessage);
-      batch = [];
+  const post = () => {
+    if (batch.length > 0) port.postMessage({ type: 'batch', items: batch } satisfies WorkerMessage);
+    batch = [];
+  };
+  const score = (q: Queued, parsed: ParsedLine) => {
+    Atomics.store(beat, 0, q.line);
+    Atomics.add(beat, 1, 1);
+    try {
+      const skipped = job.skip[q.line];
+      q.outcome = skipped === undefined ? scoreParsedLine(parsed, ctx) : failedLine(parsed, skipped, ctx);
+      q.parsed = undefined;
+    } catch (e) {
+      if (!(e instanceof SchemaDeferred)) throw e;
+      q.parsed = parsed;
+      q.slot = e.slot;
     }
+    Atomics.store(beat, 0, 0);
+    Atomics.store(beat, 2, 0);
+  };
+  const retryDeferred = () => {
+    for (const q of queue) if (!q.outcome && validators?.ready(q.slot!)) score(q, q.parsed!);
+  };
+  const flushReady = () => {
+    while (queue.length > 0 && queue[0].outcome) {
+      batch.push(queue.shift()!.outcome!);
+      if (batch.length >= 32) post();
+    }
+  };
+  for (const l of readLinesSync(job.file, job.startLine)) {
+    const q: Queued = { line: l.line };
+    queue.push(q);
+    score(q, parseLine(l, SCORING_SPAN_KEYS, SCORING_SKIP_KEYS));
+    if (queue.length > 1) retryDeferred();
+    flushReady();
   }
-  if (batch.length > 0) port.postMessage({ type: 'batch', items: batch } satisfies WorkerMessage);
+  // The last deferred records: wait for their schemas (a worker that dies frees its claims).
+  while (queue.length > 0) {
+    const q = queue.find((x) => !x.outcome)!;
+    if (!validators?.ready(q.slot!)) validators?.wait(q.slot!, 100);
+    retryDeferred();
+    flushReady();
+  }
+  post();
   port.postMessage({ type: 'done' } satisfies WorkerMessage);
 }
 
 port.on('message', (req: WorkerRequest) => {
-  if (req.type === 'summarize') {
-    // The bootstrap runs here, so summaries of different files use both cores.
+  if (req.type === 'bootstrap') {
+    // The bootstrap of many files at once (see bootstrapIntervals), off the main thread.
     try {
-      const summaries = req.items.map((it) => summarizeJob(it));
-      port.postMessage({ type: 'summaries', summaries } satisfies WorkerMessage);
+      const intervals = bootstrapIntervals(req.inputs.map(withCategories), req.seed, req.samples);
+      port.postMessage(
+        { type: 'intervals', intervals } satisfies WorkerMessage,
+        intervals.flatMap((iv) => [iv.low.buffer as ArrayBuffer, iv.high.buffer as ArrayBuffer]),
+      );
     } catch (e) {
       port.postMessage({
         type: 'fatal',

@@ -1,0 +1,176 @@
+/**
+ * One evaluation folder, `<out>/<modality>/<model>/`, whole or absent (HELPERS.md contract
+ * "Evaluation folders are whole or absent"):
+ *
+ * 1. the folder is built complete under a temp name in the same parent,
+ *    `.<model>.tmp-<pid>-<hex>` (rows streamed into it, then the summary and any side file);
+ * 2. the old folder, if any, is renamed aside to `.<model>.old-<pid>-<hex>`, the new one renamed
+ *    in, and the old one deleted.
+ *
+ * A reader never sees rows of one run beside the summary of another; a crash leaves the old
+ * folder, no folder, or dot-folders that readers skip and the next `sob score` cleans
+ * (`cleanEvaluationParent`). Nothing is ever written into an existing folder, so a symlink
+ * planted there (say `eval_summary.json` -> a file elsewhere) is removed with the old folder,
+ * never written through. Each folder being written is held under an advisory lock
+ * (`.<model>.lock` in the parent), so two `sob score` processes never interleave in one folder.
+ */
+import {
+  closeSync,
+  constants,
+  existsSync,
+  promises as fsp,
+  fsync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import {
+  acquireLock,
+  isSymlink,
+  type Lock,
+  pidAlive,
+  refuseSymlink,
+  removeStaleTemps,
+  tempNameFor,
+} from '../core/files.ts';
+
+const OLD_MARK = '.old-';
+const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
+/** Writes a whole file into a folder this process just created (no temp name needed there). */
+async function writeNew(file: string, data: string): Promise<void> {
+  const fh = await fsp.open(file, CREATE, 0o644);
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+function pidOf(name: string, mark: string): number {
+  const at = name.lastIndexOf(mark);
+  return at < 0 ? Number.NaN : Number.parseInt(name.slice(at + mark.length), 10);
+}
+
+const cleaned = new Set<string>();
+
+/**
+ * Before writing under `<out>/<modality>/` (once per process and folder): temp folders of
+ * processes that are gone are deleted; a folder moved aside by a process killed before it could
+ * move the new one in is put back when nothing replaced it (else deleted); lock files of gone
+ * processes are deleted. A symlinked `<out>/<modality>` is refused.
+ */
+export function cleanEvaluationParent(parent: string): void {
+  if (cleaned.has(parent)) return;
+  cleaned.add(parent);
+  refuseSymlink(parent, 'evaluation folder');
+  if (!existsSync(parent)) return;
+  removeStaleTemps(parent);
+  for (const name of readdirSync(parent)) {
+    if (!name.startsWith('.')) continue;
+    const full = join(parent, name);
+    if (name.includes(OLD_MARK)) {
+      const pid = pidOf(name, OLD_MARK);
+      if (pid === process.pid || pidAlive(pid)) continue;
+      const model = name.slice(1, name.lastIndexOf(OLD_MARK));
+      const home = join(parent, model);
+      if (model && !existsSync(home) && !isSymlink(home)) renameSync(full, home);
+      else rmSync(full, { recursive: true, force: true });
+    } else if (name.endsWith('.lock')) {
+      try {
+        const owner = JSON.parse(readFileSync(full, 'utf8')) as { pid?: unknown };
+        if (typeof owner.pid === 'number' && owner.pid !== process.pid && !pidAlive(owner.pid))
+          unlinkSync(full);
+      } catch {
+        // being written right now, or not ours: leave it
+      }
+    }
+  }
+}
+
+/** An evaluation folder being built: rows stream in, then `commit` swaps it in whole. */
+export class EvalFolder {
+  private fd: number;
+  private buf: string[] = [];
+  private bufLen = 0;
+  private lock: Lock;
+  private closed = false;
+  readonly tmp: string;
+
+  constructor(readonly dir: string) {
+    const parent = dirname(dir);
+    mkdirSync(parent, { recursive: true });
+    cleanEvaluationParent(parent);
+    this.lock = acquireLock(parent, `evaluation folder ${basename(dir)} in`, `.${basename(dir)}.lock`);
+    try {
+      this.tmp = tempNameFor(dir);
+      mkdirSync(this.tmp);
+      this.fd = openSync(join(this.tmp, 'eval_records.jsonl'), CREATE, 0o644);
+    } catch (e) {
+      this.lock.release();
+      throw e;
+    }
+  }
+
+  write(line: string): void {
+    this.buf.push(line);
+    this.bufLen += line.length;
+    if (this.bufLen > 1 << 20) this.flush();
+  }
+
+  private flush(): void {
+    if (this.buf.length === 0) return;
+    writeSync(this.fd, `${this.buf.join('\n')}\n`);
+    this.buf = [];
+    this.bufLen = 0;
+  }
+
+  /** Ends the rows (the summary is computed after; the file is synced when committed). */
+  endRows(): void {
+    this.flush();
+  }
+
+  /**
+   * Writes the summary (and side files), syncs, then swaps the folder in whole; releases the
+   * lock. Asynchronous: the disk's latency never holds up scoring.
+   */
+  async commit(files: Record<string, string>): Promise<void> {
+    try {
+      this.flush();
+      await new Promise<void>((resolve, reject) => fsync(this.fd, (e) => (e ? reject(e) : resolve())));
+      closeSync(this.fd);
+      this.closed = true;
+      for (const [name, data] of Object.entries(files)) await writeNew(join(this.tmp, name), data);
+      let aside: string | undefined;
+      if (existsSync(this.dir) || isSymlink(this.dir)) {
+        aside = join(
+          dirname(this.dir),
+          `.${basename(this.dir)}${OLD_MARK}${basename(this.tmp).slice(`.${basename(this.dir)}.tmp-`.length)}`,
+        );
+        renameSync(this.dir, aside);
+      }
+      renameSync(this.tmp, this.dir);
+      if (aside) await fsp.rm(aside, { recursive: true, force: true });
+    } finally {
+      this.lock.release();
+    }
+  }
+
+  /** Drops what was built (the old folder, if any, stays as it was). */
+  abort(): void {
+    try {
+      if (!this.closed) closeSync(this.fd);
+      this.closed = true;
+      rmSync(this.tmp, { recursive: true, force: true });
+    } finally {
+      this.lock.release();
+    }
+  }
+}

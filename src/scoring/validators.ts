@@ -1,0 +1,156 @@
+/**
+ * The worker's side of compiling each distinct schema text once per `sob score` (the table and
+ * the main thread's side: src/scoring/claims.ts).
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type MessagePort, receiveMessageOnPort, threadId } from 'node:worker_threads';
+import type { ValidateFunction } from 'ajv';
+import { SchemaDeferred, type ValidatorSource, validatorCode, validatorFromCode } from '../core/schema.ts';
+import { CLAIM_SLOTS, type CompiledSchema, FIELDS, STATE } from './claims.ts';
+import { schemaTextHash } from './verdicts.ts';
+
+// -- Worker --------------------------------------------------------------------------------------
+
+/**
+ * The worker's side: a `ValidatorSource` (src/core/schema.ts) that claims, compiles and
+ * publishes, or takes another worker's code, or defers.
+ */
+export class SharedValidators {
+  private readonly table: Int32Array;
+  private readonly received = new Map<number, CompiledSchema>();
+
+  constructor(
+    buffer: SharedArrayBuffer,
+    private readonly port: MessagePort,
+    private readonly owner: number,
+    private readonly send: (c: CompiledSchema) => void,
+    /** Validators kept between runs (see `validatorCacheDir`), when there is one. */
+    private readonly cacheDir?: string,
+  ) {
+    this.table = new Int32Array(buffer);
+  }
+
+  private cacheFile(key: string): string | undefined {
+    return this.cacheDir
+      ? join(this.cacheDir, `${createHash('sha256').update(key).digest('hex')}.js`)
+      : undefined;
+  }
+
+  /** A validator an earlier run compiled, when the cache has it. */
+  private fromCache(file: string | undefined): ValidateFunction | undefined {
+    if (!file) return undefined;
+    let code: string;
+    try {
+      code = readFileSync(file, 'utf8');
+    } catch {
+      return undefined;
+    }
+    try {
+      return validatorFromCode(code);
+    } catch {
+      return undefined;
+    }
+  }
+
+  private toCache(file: string | undefined, code: string): void {
+    if (!file) return;
+    const tmp = `${file}.${process.pid}-${threadId}.tmp`;
+    try {
+      writeFileSync(tmp, code, { flag: 'wx' });
+      renameSync(tmp, file);
+    } catch {
+      rmSync(tmp, { force: true });
+    }
+  }
+
+  /** The slot for a schema text's hash (found or taken), or -1 when the table is full. */
+  private slotOf(a: number, b: number): { slot: number; mine: boolean } {
+    const ka = a === 0 ? 1 : a; // 0 marks an empty slot
+    let s = (ka ^ Math.imul(b, 0x9e3779b1)) & (CLAIM_SLOTS - 1);
+    for (let probe = 0; probe < CLAIM_SLOTS; probe++, s = (s + 1) & (CLAIM_SLOTS - 1)) {
+      const base = s * FIELDS;
+      let cur = Atomics.load(this.table, base);
+      if (cur === 0) {
+        cur = Atomics.compareExchange(this.table, base, 0, ka);
+        if (cur === 0) {
+          Atomics.store(this.table, base + 1, b);
+          Atomics.store(this.table, base + 3, this.owner);
+          Atomics.store(this.table, base + 2, STATE.CLAIMED);
+          return { slot: s, mine: true };
+        }
+      }
+      if (cur !== ka) continue;
+      // Same first word: wait (briefly) for its claimer to write the second.
+      while (Atomics.load(this.table, base + 2) === STATE.FREE) {}
+      if (Atomics.load(this.table, base + 1) === b) return { slot: s, mine: false };
+    }
+    return { slot: -1, mine: false };
+  }
+
+  private drain(): void {
+    for (let m = receiveMessageOnPort(this.port); m; m = receiveMessageOnPort(this.port)) {
+      const c = m.message as CompiledSchema;
+      this.received.set(c.slot, c);
+    }
+  }
+
+  private compileAndPublish(
+    slot: number,
+    compile: () => ValidateFunction | string,
+    file?: string,
+  ): ValidateFunction | string {
+    const v = compile();
+    let c: CompiledSchema;
+    try {
+      c = typeof v === 'string' ? { slot, error: v } : { slot, code: validatorCode(v) };
+      if (c.code) this.toCache(file, c.code);
+    } catch (e) {
+      // No standalone code for it: the others compile it themselves.
+      c = { slot, error: `\u0000${e instanceof Error ? e.message : String(e)}` };
+    }
+    this.send(c);
+    return v;
+  }
+
+  readonly source: ValidatorSource = (key, compile) => {
+    const file = this.cacheFile(key);
+    const cached = this.fromCache(file);
+    if (cached) return cached;
+    const [a, b] = schemaTextHash(key);
+    const { slot, mine } = this.slotOf(a, b);
+    if (slot < 0) return compile();
+    if (mine) return this.compileAndPublish(slot, compile, file);
+    const at = slot * FIELDS + 2;
+    const state = Atomics.load(this.table, at);
+    if (
+      state === STATE.ABANDONED &&
+      Atomics.compareExchange(this.table, at, STATE.ABANDONED, STATE.CLAIMED) === STATE.ABANDONED
+    ) {
+      Atomics.store(this.table, slot * FIELDS + 3, this.owner);
+      return this.compileAndPublish(slot, compile, file);
+    }
+    if (state !== STATE.READY) throw new SchemaDeferred(slot);
+    this.drain();
+    const c = this.received.get(slot);
+    if (!c || (c.error?.startsWith('\u0000') ?? false)) return compile();
+    if (c.error !== undefined) return c.error;
+    try {
+      return validatorFromCode(c.code!);
+    } catch {
+      return compile();
+    }
+  };
+
+  /** Whether a deferred record's schema can be had now (ready, or free to claim). */
+  ready(slot: number): boolean {
+    const state = Atomics.load(this.table, slot * FIELDS + 2);
+    return state === STATE.READY || state === STATE.ABANDONED;
+  }
+
+  /** Waits (at most `ms`) for a slot to leave CLAIMED. */
+  wait(slot: number, ms: number): void {
+    Atomics.wait(this.table, slot * FIELDS + 2, STATE.CLAIMED, ms);
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * Issue 13 item 2: each distinct schema is compiled once per run (one worker compiles, the others
+ * take its code) and kept between runs (a validator cache). Neither may change a single byte of
+ * the outputs: scored with one worker and no cache, with two workers and an empty cache, and again
+ * with the cache full, the folders are the same, and the cache holds one file per schema text.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { SOB } from './cli.ts';
+
+const DATA = join(import.meta.dirname, '../../../shared/data/sob/images_responses');
+// Two files of each schema family (the Gemini files carry other schemas than the rest).
+const FILES = readdirSync(DATA)
+  .filter((f) => /DeepSeek|Ministral|gemini-2\.5-flash|gemini-2\.5-pro/.test(f))
+  .map((f) => join(DATA, f));
+const tmp = mkdtempSync(join(tmpdir(), 'sob-validators-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+function score(out: string, jobs: number, cache: string) {
+  const r = spawnSync(
+    process.execPath,
+    [SOB, 'score', ...FILES, '--out', out, '--jobs', String(jobs), '--bootstrap-samples', '50'],
+    { encoding: 'utf8', cwd: tmp, env: { ...process.env, SOB_VALIDATOR_CACHE: cache } },
+  );
+  assert.equal(r.status, 0, r.stderr);
+}
+
+function folders(out: string): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const model of readdirSync(join(out, 'image')).sort())
+    for (const f of ['eval_records.jsonl', 'eval_summary.json'])
+      m.set(`${model}/${f}`, readFileSync(join(out, 'image', model, f), 'utf8'));
+  return m;
+}
+
+test('shared and cached validators give byte-identical folders; the cache holds each schema once', () => {
+  assert.equal(FILES.length, 4);
+  const cache = join(tmp, 'cache');
+  score(join(tmp, 'alone'), 1, 'off');
+  score(join(tmp, 'cold'), 2, cache);
+  const cached = readdirSync(cache).filter((f) => f.endsWith('.js'));
+  // 209 schemas in each family, a few of them alike: at most one file per distinct schema text
+  // (a schema is compiled when an answer needs validating: one with no JSON answer is not).
+  assert.ok(cached.length > 300 && cached.length <= 418, `${cached.length} cached validators`);
+  assert.deepEqual(
+    readdirSync(cache).filter((f) => !f.endsWith('.js')),
+    [],
+  ); // no temp files left
+  score(join(tmp, 'warm'), 2, cache);
+  assert.equal(readdirSync(cache).length, cached.length);
+  const alone = folders(join(tmp, 'alone'));
+  assert.equal(alone.size, 8);
+  assert.deepEqual(folders(join(tmp, 'cold')), alone);
+  assert.deepEqual(folders(join(tmp, 'warm')), alone);
+});
