@@ -47,7 +47,8 @@ export const DEFAULT_SUMMARY_OPTIONS: SummaryOptions = {
   errorAnalysis: false,
 };
 
-class Column {
+/** A growable column of numbers (one per record). */
+export class Column {
   data = new Float64Array(256);
   length = 0;
   push(x: number): void {
@@ -375,4 +376,31 @@ export function bootstrapMeanInterval(values: Float64Array, samples: number, see
     scratch,
   );
   return { mean: m, low, high };
+}
+
+/**
+ * Percentile bootstrap 95% intervals of several columns' (weighted) means from one generator of
+ * their own, `random.Random(seed)`, drawn column after column in the order given (as the summary
+ * draws its metrics); for blocks beside the reference's (the lenient metrics), so its streams
+ * stay untouched.
+ */
+export function bootstrapIntervals(
+  columns: Float64Array[],
+  weights: Float64Array | null,
+  samples: number,
+  seed: number,
+): Interval[] {
+  const rng = new PyRandom(seed);
+  return columns.map((values) => {
+    const n = values.length;
+    const m = mean(values, weights);
+    if (n === 0 || samples <= 0) return { mean: m, low: m, high: m };
+    const scratch = n <= 0xffff ? new Uint16Array(n) : new Uint32Array(n);
+    const draw = (_s: number, out: Uint16Array | Uint32Array) => {
+      rng.fillRandrange(n, out);
+      return out;
+    };
+    const [low, high] = bootstrapPass(values, weights, samples, draw, scratch);
+    return { mean: m, low, high };
+  });
 }

@@ -1,5 +1,6 @@
 /** `sob leaderboard`: the paper's unified, complexity-weighted, coverage-adjusted leaderboard. */
 import type { Command } from 'commander';
+import type { RankBy } from '../../metrics/lenient-leaderboard.ts';
 import { sourceRanks, sourceTable } from '../../metrics/ranks.ts';
 import { UserError } from '../core/errors.ts';
 import { writeFileAtomic } from '../core/files.ts';
@@ -12,6 +13,8 @@ import {
   type TotalsMode,
   totalsLines,
 } from '../report/evaluation.ts';
+import { sensitivityText } from '../report/lenient.ts';
+import { sensitivityOf } from '../report/sensitivity.ts';
 import {
   leaderboardCsv,
   leaderboardJson,
@@ -73,6 +76,15 @@ export function registerLeaderboard(program: Command): void {
       choiceOption(TOTALS),
       'auto',
     )
+    .option(
+      '--sensitivity',
+      "how stable is the ranking? re-rank under exact, lenient and lenient-without-judge scores (needs summaries scored with sob score --match): ranks, Kendall's tau, the models that move",
+    )
+    .option(
+      '--rank-by <m>',
+      "with --sensitivity: overall (default; with --table <source>: that source's Value Accuracy) | value_accuracy",
+      choiceOption(['overall', 'value_accuracy'] as const),
+    )
     .addHelpText(
       'after',
       `
@@ -92,7 +104,12 @@ Examples:
   sob leaderboard ../shared/data/sob/evaluation --format md
   sob leaderboard ../shared/data/sob/evaluation --table image --format csv
   sob leaderboard ../shared/data/sob/evaluation --ranks
-  sob leaderboard runs/evaluation --benchmark-totals sob   # coverage against the whole SOB set`,
+  sob leaderboard runs/evaluation --benchmark-totals sob   # coverage against the whole SOB set
+  sob leaderboard runs/evaluation --sensitivity             # exact vs lenient rankings (sob score --match)
+
+Summaries scored with sob score --match add, beside the exact columns, the lenient Value
+Accuracy (Len.VA), the gap (Len.VA - Val.Acc.: the part of the loss that is formatting),
+the lenient Overall and each model's rank shift between the exact and lenient rankings.`,
     )
     .action(
       async (
@@ -106,8 +123,11 @@ Examples:
           source?: Modality;
           table: 'unified' | Modality;
           ranks?: boolean;
+          sensitivity?: boolean;
+          rankBy?: RankBy;
         },
       ) => {
+        if (flags.rankBy && !flags.sensitivity) throw new UserError('--rank-by goes with --sensitivity', 2);
         if (flags.manifest && flags.benchmarkTotals !== 'auto')
           throw new UserError(
             `--manifest and --benchmark-totals ${flags.benchmarkTotals} disagree: give one`,
@@ -118,6 +138,15 @@ Examples:
         const ev = await loadEvaluation(dir, { manifest: flags.manifest, totals: flags.benchmarkTotals });
         const names = readDisplayNames(flags.names, dir);
         const source = flags.source ?? (flags.table === 'unified' ? undefined : flags.table);
+        if (flags.sensitivity) {
+          logFolder(ev);
+          const s = sensitivityOf(ev, names, source, flags.rankBy);
+          log(
+            `${s.models.length} models re-ranked${source ? ` on ${source}` : ''}; ${s.models.filter((m) => m.max_shift > 0).length} move`,
+          );
+          emit(sensitivityText(s, flags.format), flags.out);
+          return;
+        }
         if (source) {
           // One source's table (the paper's Tables 4-6), sorted by Value Accuracy, with intervals.
           for (const s of ev.skipped) log(`skipped ${s.folder}: ${s.reason}`);

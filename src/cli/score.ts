@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../core/errors.ts';
 import type { Modality } from '../core/record.ts';
+import { LENIENT_SHOWN, lenientShown } from '../report/lenient.ts';
+import { prepareLenientRun } from '../scoring/lenient-output.ts';
 import { defaultOutDir, expandInputs, type ScoreTarget, scoreFiles } from '../scoring/score-files.ts';
 import { choiceOption, intOption, log, modalityOption } from './common.ts';
 
@@ -17,6 +19,11 @@ interface ScoreFlags {
   jobs?: number;
   recordTimeoutMs: number;
   assertFormats?: boolean;
+  match?: string;
+  matchJudge?: string;
+  baseUrl: string[];
+  matchCache?: string;
+  judgeConcurrency?: number;
 }
 
 const SHOWN = [
@@ -69,6 +76,26 @@ export function registerScore(program: Command): void {
       intOption('--record-timeout-ms', 1),
       20000,
     )
+    .option(
+      '--match <policy>',
+      'lenient matching beside the seven metrics: "default" or a policy file (JSON or YAML)',
+    )
+    .option(
+      '--match-judge <provider:model>',
+      'with --match: ask this model "same meaning?" for leaf pairs the matchers leave unsettled',
+    )
+    .option(
+      '--base-url <url>',
+      "the judge's endpoint (OpenAI-compatible; repeatable)",
+      (v: string, p: string[]) => [...p, v],
+      [] as string[],
+    )
+    .option('--match-cache <dir>', "the judge's answers, one file per pair (default runs/.judge-cache)")
+    .option(
+      '--judge-concurrency <n>',
+      'judge requests in flight (default 4)',
+      intOption('--judge-concurrency', 1),
+    )
     .addHelpText(
       'after',
       `
@@ -77,10 +104,25 @@ Examples:
   sob score ../shared/data/sob/images_responses --out runs/evaluation
   sob score response_x.jsonl --modality image --bootstrap-samples 0
   sob score runs/<run-id>          # a run directory: writes runs/<run-id>/evaluation/...
+  sob score ../shared/data/sob/images_responses --match default
+  sob score responses.jsonl --match policy.yaml --match-judge openai:gpt-4.1-mini
 
-A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
+A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.
+
+--match adds, per row, lenient_value_accuracy, lenient_faithfulness, field_precision,
+field_recall, field_f1, matcher_counts and lenient_leaves (the seven metrics stay as they are),
+writes lenient_records.jsonl beside the rows (each leaf not accepted by exact comparison in
+place: its matcher, who accepted it, the verdict; each alignment that moved an item), and a
+"lenient" block in eval_summary.json with bootstrap intervals (own generators: seed + 100 and
++ 101). With --match-judge, only pairs the deterministic matchers leave unsettled are asked,
+each once across files and reruns (--match-cache); an unreadable answer is unscored (the leaf
+leaves the denominators), a failed request leaves the pair pending (not accepted).`,
     )
     .action(async (inputs: string[], flags: ScoreFlags) => {
+      if (flags.matchJudge && !flags.match)
+        throw new UserError('--match-judge needs --match (default or a policy file)', 2);
+      if ((flags.baseUrl.length > 0 || flags.matchCache || flags.judgeConcurrency) && !flags.matchJudge)
+        throw new UserError('--base-url, --match-cache and --judge-concurrency go with --match-judge', 2);
       if (flags.assertFormats && flags.profile !== 'strict') {
         throw new UserError(
           '--assert-formats needs --profile strict (the sob profile never asserts formats)',
@@ -117,6 +159,17 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
         `scoring ${files.length} file${files.length === 1 ? '' : 's'} -> ${targets.every((t) => t.outDir) ? "each run directory's evaluation/" : outDir}`,
       );
       let done = 0;
+      const match = flags.match
+        ? await prepareLenientRun({
+            policy: flags.match,
+            judge: flags.matchJudge,
+            baseUrls: flags.baseUrl,
+            cacheDir: flags.matchCache ?? join('runs', '.judge-cache'),
+            concurrency: flags.judgeConcurrency,
+            profile: flags.profile,
+            log,
+          })
+        : undefined;
       const results = await scoreFiles(targets, {
         outDir,
         modality: flags.modality,
@@ -128,9 +181,10 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
         jobs: flags.jobs,
         recordTimeoutMs: flags.recordTimeoutMs,
         profile: { profile: flags.profile, assertFormats: flags.assertFormats === true },
+        match,
         log,
       });
-      const header = ['file', 'source', 'n', ...SHOWN.map(([, h]) => h)];
+      const header = ['file', 'source', 'n', ...SHOWN.map(([, h]) => h), ...(match ? LENIENT_SHOWN : [])];
       const rows: string[][] = [];
       let failures = 0;
       for (const [i, r] of results.entries()) {
@@ -147,6 +201,7 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
             o.modality,
             String(o.records),
             ...SHOWN.map(([k]) => s.overall_weighted.metrics[k].mean.toFixed(3)),
+            ...(match ? lenientShown(o.summary) : []),
           ]);
         }
       }
@@ -157,6 +212,13 @@ A line that is not JSON is counted (malformed_jsonl_line_count) and skipped.`,
       log(
         `scored ${done - failures}/${files.length} files in ${((Date.now() - started) / 1000).toFixed(2)} s (weighted means shown)`,
       );
+      if (match?.judge) {
+        log(match.judge.summaryLine());
+        if (match.judge.fatal) {
+          log(`sob: judge ${match.judge.id}: ${match.judge.fatal}`);
+          failures++;
+        }
+      }
       if (failures > 0) process.exitCode = 1;
     });
 }

@@ -21,12 +21,14 @@ import {
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { buildSummary, SummaryAccumulator, type SummaryOptions } from '../../metrics/summary.ts';
+import { SummaryAccumulator, type SummaryOptions } from '../../metrics/summary.ts';
 import { Heartbeat, type Watchdog, watchHeartbeat } from '../core/budget.ts';
 import { UserError } from '../core/errors.ts';
 import { modalityFromPath, modelDirName } from '../core/modality.ts';
 import { dumpsPy } from '../core/pyjson.ts';
 import type { Modality } from '../core/record.ts';
+import { summarizeJob } from './lenient.ts';
+import { type LenientOutput, type LenientRun, lenientOutput } from './lenient-output.ts';
 import type { LineOutcome, ProfileOptions } from './score-line.ts';
 import type { SummaryJob, WorkerJob, WorkerMessage, WorkerRequest } from './worker.ts';
 import { scoringWorkerUrl } from './worker-bundle.ts';
@@ -52,6 +54,8 @@ export interface ScoreOptions {
   workerMemoryMb?: number;
   /** `sob` (default, parity with the reference) or `strict`; strict may assert formats. */
   profile?: ProfileOptions;
+  /** `--match`: lenient scores beside the exact ones (rows, side file, summary block). */
+  match?: LenientRun;
   /** How often a progress line goes to `log` (default 5 s). */
   progressIntervalMs?: number;
   log?: (line: string) => void;
@@ -92,6 +96,7 @@ export function expandInputs(inputs: string[]): string[] {
 
 class Output {
   readonly acc = new SummaryAccumulator();
+  lenient?: LenientOutput;
   private fd: number;
   private buf: string[] = [];
   private bufLen = 0;
@@ -152,6 +157,7 @@ class FileState {
     }
     out.write(o.json);
     out.acc.add(o.score);
+    if (o.lenient) lenientOutput(out, out.dir).add(o.lenient, o.score.weight);
     if (o.score.explanation.scoring_error) this.failed++;
   }
 }
@@ -181,13 +187,14 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         data: out.acc.data(),
         responseFile: st.target.file,
         opts: { ...opts.summary, errorAnalysis: modality === 'image' },
+        ...(out.lenient && opts.match ? { lenient: out.lenient.close(opts.match) } : {}),
       };
     });
     let summaries: Record<string, unknown>[];
     try {
       summaries = items.length > 0 ? await summarize(items) : [];
     } catch {
-      summaries = items.map((it) => buildSummary(it.data, it.responseFile, it.opts));
+      summaries = items.map(summarizeJob);
     }
     const outputs: ScoredOutput[] = outs.map(([modality, out], i) => {
       writeFileSync(join(out.dir, 'eval_summary.json'), `${dumpsPy(summaries[i], { indent: 2 })}\n`);
@@ -256,6 +263,14 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
             else p?.reject(new Error(msg.error));
             return;
           }
+          if (msg.type === 'judge') {
+            // Verdicts for a worker's unsettled pairs; asking is not timed against the record.
+            void (opts.match?.judge?.verdicts(msg.pairs) ?? Promise.resolve([])).then((verdicts) => {
+              if (w === worker)
+                w.postMessage({ type: 'verdicts', id: msg.id, verdicts } satisfies WorkerRequest);
+            });
+            return;
+          }
           if (!current) return;
           if (msg.type === 'batch') for (const item of msg.items) current.st.accept(item);
           else if (msg.type === 'done') fileDone();
@@ -317,6 +332,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
           forced: opts.modality,
           skip: st.skip,
           profile: opts.profile ?? { profile: 'sob', assertFormats: false },
+          match: opts.match?.job,
         };
         worker.postMessage({ type: 'score', job } satisfies WorkerRequest);
       };

@@ -14,11 +14,20 @@ import { scoreRecordStrict } from '../../metrics/strict.ts';
 import type { ParsedLine } from '../core/jsonl.ts';
 import { recordModality } from '../core/modality.ts';
 import { dumpsPy, type PyValue, parsePyJson } from '../core/pyjson.ts';
-import { type Modality, scoringView } from '../core/record.ts';
+import { type Modality, type ScoringView, scoringView } from '../core/record.ts';
 import { isKnownSchemaText } from '../core/schema.ts';
+import type { LenientRowPart } from './lenient.ts';
 
 export type LineOutcome =
-  | { kind: 'row'; line: number; modality: Modality; score: RecordScore; json: string }
+  | {
+      kind: 'row';
+      line: number;
+      modality: Modality;
+      score: RecordScore;
+      json: string;
+      /** With `--match`: the lenient scores (the row already has their fields). */
+      lenient?: LenientRowPart;
+    }
   | { kind: 'malformed'; line: number; error: string };
 
 /** Ground truths by their source text (the same record recurs in every model's file). */
@@ -32,11 +41,38 @@ export interface ProfileOptions {
   assertFormats: boolean;
 }
 
+/**
+ * Scoring beside the profile's (`--match`: lenient matching): given the record (null when it
+ * could not be scored), its exact scores and the reference row about to be written, it may add
+ * fields to the row and returns what the parent collects.
+ */
+export type RowHook = (
+  view: ScoringView | null,
+  score: RecordScore,
+  modality: Modality,
+  row: Record<string, unknown>,
+  line: number,
+) => LenientRowPart;
+
+/** The outcome of a scored record: its row, with whatever the hook adds. */
+function rowOutcome(
+  line: number,
+  modality: Modality,
+  score: RecordScore,
+  view: ScoringView | null,
+  hook?: RowHook,
+): LineOutcome {
+  const row = toReferenceRow(score, modality);
+  const lenient = hook?.(view, score, modality, row, line);
+  return { kind: 'row', line, modality, score, json: dumpsPy(row), ...(lenient ? { lenient } : {}) };
+}
+
 export function scoreParsedLine(
   parsed: ParsedLine,
   pathModality: Modality,
   forced?: Modality,
   profile: ProfileOptions = { profile: 'sob', assertFormats: false },
+  hook?: RowHook,
 ): LineOutcome {
   if (!parsed.ok) return { kind: 'malformed', line: parsed.line, error: `not JSON: ${parsed.error}` };
   const v = scoringView(parsed.value, parsed.spans);
@@ -78,7 +114,7 @@ export function scoreParsedLine(
     profile.profile === 'strict'
       ? scoreRecordStrict(v.view, { modality, assertFormats: profile.assertFormats })
       : scoreRecord(v.view, { modality });
-  return { kind: 'row', line: parsed.line, modality, score, json: dumpsPy(toReferenceRow(score, modality)) };
+  return rowOutcome(parsed.line, modality, score, v.view, hook);
 }
 
 /** The row for a record that could not be scored (time or memory budget): all scores 0. */
@@ -86,11 +122,12 @@ export function failedLine(
   parsed: ParsedLine,
   reason: string,
   job: { pathModality: Modality; forced?: Modality },
+  hook?: RowHook,
 ): LineOutcome {
   if (!parsed.ok) return { kind: 'malformed', line: parsed.line, error: `not JSON: ${parsed.error}` };
   const v = scoringView(parsed.value);
   if (!v.ok) return { kind: 'malformed', line: parsed.line, error: v.error };
   const modality = recordModality(v.view.metadata, job.pathModality, job.forced);
   const score = failedRecordScore(v.view.metadata, reason);
-  return { kind: 'row', line: parsed.line, modality, score, json: dumpsPy(toReferenceRow(score, modality)) };
+  return rowOutcome(parsed.line, modality, score, null, hook);
 }

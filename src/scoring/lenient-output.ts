@@ -1,0 +1,122 @@
+/**
+ * `sob score --match`, the parent's side: per evaluation folder, the lenient numbers for the
+ * summary and the side file `lenient_records.jsonl` (streamed to a temp name in the folder being
+ * written, renamed in when the rows are complete); for the run, the judge service that answers
+ * the workers' unsettled pairs (`judge-service.ts`).
+ */
+import { closeSync, fsyncSync, renameSync, writeSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { LenientAccumulator, type LenientData } from '../../metrics/lenient-summary.ts';
+import { openNoFollow, tempNameFor } from '../core/files.ts';
+import { JudgeService } from './judge-service.ts';
+import {
+  LENIENT_SIDE_FILE,
+  type LenientRowPart,
+  type MatchJob,
+  matchPolicy,
+  policyNamesJudge,
+} from './lenient.ts';
+
+/** What `scoreFiles` needs for `--match`. */
+export interface LenientRun {
+  job: MatchJob;
+  /** How the summaries name the policy: `default` or the file's name. */
+  policyName: string;
+  /** Answers the workers' unsettled pairs (with `--match-judge`). */
+  judge?: JudgeService;
+}
+
+/** One folder's lenient numbers and side file. */
+export class LenientOutput {
+  private readonly acc = new LenientAccumulator();
+  private readonly file: string;
+  private readonly tmp: string;
+  private fd: number;
+  private buf: string[] = [];
+  private bufLen = 0;
+
+  /** `dir`: the folder being written (the side file goes in beside the rows). */
+  constructor(dir: string) {
+    this.file = join(dir, LENIENT_SIDE_FILE);
+    this.tmp = tempNameFor(this.file);
+    this.fd = openNoFollow(this.tmp, 'w');
+  }
+
+  add(part: LenientRowPart, weight: number): void {
+    this.acc.add(part, weight);
+    this.buf.push(part.side);
+    this.bufLen += part.side.length;
+    if (this.bufLen > 1 << 20) this.flush();
+  }
+
+  private flush(): void {
+    if (this.buf.length === 0) return;
+    writeSync(this.fd, `${this.buf.join('\n')}\n`);
+    this.buf = [];
+    this.bufLen = 0;
+  }
+
+  /** Ends the side file (renamed in whole) and returns the summary's data. */
+  close(run: LenientRun): LenientData {
+    this.flush();
+    fsyncSync(this.fd);
+    closeSync(this.fd);
+    renameSync(this.tmp, this.file);
+    return this.acc.data(run.policyName, run.judge ? run.job.judge : null);
+  }
+}
+
+/** The lenient output of a folder being written, opened with its first row. */
+export function lenientOutput(holder: { lenient?: LenientOutput }, dir: string): LenientOutput {
+  holder.lenient ??= new LenientOutput(dir);
+  return holder.lenient;
+}
+
+export interface LenientRunOptions {
+  /** `default` or a policy file. */
+  policy: string;
+  /** The judge's provider id (`--match-judge`), if any. */
+  judge?: string;
+  baseUrls?: string[];
+  /** Where judge answers are cached (`<dir>/<judge>/<hash[0..2]>/<hash>.json`). */
+  cacheDir: string;
+  concurrency?: number;
+  profile: 'sob' | 'strict';
+  log?: (line: string) => void;
+}
+
+/**
+ * Checks the policy (one line naming the file, line and key when it is wrong), and starts the
+ * judge when one is named. Says on `log` when a judge will never be asked.
+ */
+export async function prepareLenientRun(o: LenientRunOptions): Promise<LenientRun> {
+  const isDefault = o.policy === 'default';
+  const policy = matchPolicy(isDefault ? 'default' : o.policy, o.judge !== undefined);
+  const job: MatchJob = {
+    policy: isDefault ? 'default' : resolve(o.policy),
+    judge: o.judge ?? null,
+    profile: o.profile,
+  };
+  const run: LenientRun = { job, policyName: isDefault ? 'default' : basename(o.policy) };
+  if (o.judge === undefined) {
+    const asNamed = matchPolicy(isDefault ? 'default' : o.policy, true);
+    if (!isDefault && policyNamesJudge(asNamed))
+      o.log?.(`${run.policyName}: its judge matchers act as their "first" matcher (no --match-judge given)`);
+    return run;
+  }
+  if (!policy.useJudge)
+    o.log?.(`${run.policyName}: use_judge is false, so --match-judge ${o.judge} is never asked`);
+  else if (!isDefault && !policyNamesJudge(policy))
+    o.log?.(
+      `${run.policyName}: no fields/types entry uses the judge; only schemas' x-sob-match annotations can ask ${o.judge}`,
+    );
+  const { createProvider } = await import('../providers/index.ts');
+  const provider = await createProvider(o.judge, { baseUrls: o.baseUrls });
+  run.judge = new JudgeService({
+    provider,
+    cacheDir: o.cacheDir,
+    concurrency: o.concurrency,
+    log: o.log,
+  });
+  return run;
+}
