@@ -83,6 +83,33 @@ export function lenientWarnings(models: Map<string, Partial<Record<Modality, Sou
   return out;
 }
 
+// -- sob compare ---------------------------------------------------------------------------------
+
+/** The lenient metrics `sob compare` compares, from rows scored with `--match`. */
+export const LENIENT_COMPARED: [string, string][] = [
+  ['lenient_value_accuracy', 'Lenient Value Accuracy'],
+  ['lenient_faithfulness', 'Lenient Faithfulness'],
+  ['field_f1', 'Field F1'],
+];
+
+export const MATRIX_METRICS = ['value_accuracy', ...LENIENT_COMPARED.map(([k]) => k)] as const;
+export type MatrixMetric = (typeof MATRIX_METRICS)[number];
+
+/** `sob compare --all --metric`: which numbers of a row, and the metric's name. */
+export function matrixMetric(m: MatrixMetric): {
+  pick: (r: { values: number[]; lenient?: number[] }) => number[] | undefined;
+  label: string;
+  lenient: boolean;
+} {
+  if (m === 'value_accuracy') return { pick: (r) => r.values, label: 'Value Accuracy', lenient: false };
+  const i = LENIENT_COMPARED.findIndex(([k]) => k === m);
+  return {
+    pick: (r) => (r.lenient ? [r.lenient[i]] : undefined),
+    label: LENIENT_COMPARED[i][1],
+    lenient: true,
+  };
+}
+
 // -- sob score: the printed rows -------------------------------------------------------------------
 
 export const LENIENT_SHOWN = ['Len.VA', 'Gap'];
