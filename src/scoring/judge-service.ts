@@ -104,7 +104,8 @@ export class JudgeService {
         this.errors.push(e);
       }
     } catch (e) {
-      this.fatal = errorMessage(e).split('\n')[0];
+      const msg = errorMessage(e).split('\n')[0];
+      this.fatal = msg.startsWith(`${this.id}: `) ? msg.slice(this.id.length + 2) : msg;
       this.stats.failed += batch.length;
       this.o.log?.(`judge ${this.id}: ${this.fatal}; no more pairs are asked (they stay pending)`);
     } finally {
