@@ -1,4 +1,4 @@
-import { LENIENT_CLIENT } from './lenient-client.ts';
+import { LENIENT_CLIENT, LENIENT_CSS } from './lenient-client.ts';
 
 /**
  * The report page's own CSS and script (inlined into report.html; no network, no framework).
@@ -29,7 +29,7 @@ pre{white-space:pre-wrap;max-height:280px;overflow:auto;background:#f3f4f6;paddi
 .notice{border-color:#e5b567;background:#fffaf0}.notice ul{margin:4px 0 8px;padding-left:20px}
 .pill{display:inline-block;padding:0 6px;border-radius:9px;background:#eef0f3;font-size:12px;margin-left:6px}
 button.more{border:0;background:none;color:#2563eb;cursor:pointer;padding:0 4px;font:inherit}
-`;
+${LENIENT_CSS}`;
 
 export const REPORT_CLIENT = `
 (function(){

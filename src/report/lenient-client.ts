@@ -6,13 +6,19 @@
  * bar per model, Kendall's tau and the ranking's sensitivity), the records list's Len.VA column,
  * and in the record view the lenient scores and which matcher accepted each leaf.
  */
+/** Its styles: with more columns, the leaderboard's and records' headers wrap and cells pad less. */
+export const LENIENT_CSS = `
+body.lenient #leaderboard th,body.lenient #records th,#lenient-table th{white-space:normal;vertical-align:bottom}
+body.lenient #leaderboard th,body.lenient #leaderboard td,body.lenient #records td{padding:3px 5px}
+`;
+
 export const LENIENT_CLIENT = `
 function lenientNav(){return D.lenient?[['len','Exact vs lenient']]:[];}
 function signed(n){return n==null?'-':(n>0?'+'+n:String(n));}
 function gapText(x){return x==null?'-':(x>=0?'+':'')+x.toFixed(3);}
 /** The unified leaderboard's lenient columns, after Val.Acc. */
 function lenientCols(cols){
-  if(!D.lenient)return cols;var out=cols.slice();
+  if(!D.lenient)return cols;var out=cols.slice();document.body.classList.add('lenient');
   out.splice(4,0,
     {label:'Len.VA',title:'lenient Value Accuracy (policy '+D.lenient.policy+'); click to sort',get:function(r){return r.lenient?r.lenient.value_accuracy:null;},text:function(r){return r.lenient?f3(r.lenient.value_accuracy):'-';}},
     {label:'Gap',title:'lenient minus exact Value Accuracy: the part of the loss that is formatting',get:function(r){return r.lenient?r.lenient.gap:null;},text:function(r){return r.lenient?gapText(r.lenient.gap):'-';}},
@@ -34,8 +40,6 @@ function lenientSection(){
     {label:'Wrong values',title:'1 - Len.VA',get:function(r){return 1-r.lenient.value_accuracy;}},
     {label:'Len.Faithful.',get:function(r){return r.lenient.faithfulness;}},
     {label:'Field F1',get:function(r){return r.lenient.field_f1;}},
-    {label:'Overall',get:function(r){return r.overall;}},
-    {label:'Len.Overall',get:function(r){return r.lenient.overall;}},
     {label:'Rank',title:'by Overall: exact -> lenient',get:function(r){return r.lenient.rank_exact;},text:function(r){return r.lenient.rank_exact+' -> '+r.lenient.rank_lenient;}},
     {label:'Shift',get:function(r){return r.lenient.rank_shift;},text:function(r){return signed(r.lenient.rank_shift);}}];
   sortable(tb,rows,lc,function(r){var tr=el('tr',{'data-model':r.model});lc.forEach(function(c){var v=c.text?c.text(r):c.get(r);tr.appendChild(el('td',{class:c.left?'l':'',text:typeof v==='number'?f3(v):v==null?'-':String(v)}));});return tr;});

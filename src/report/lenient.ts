@@ -268,7 +268,7 @@ export function sensitivityText(s: Sensitivity, format: 'table' | 'md' | 'csv' |
   const notes = [
     `Rankings by ${by}: ${s.rankings.map((r) => `${r.name} = ${r.label}`).join('; ')}.`,
     ...s.tau.map((t) => `Kendall's tau-b, ${t.a} vs ${t.b}: ${tauText(t.tau)} over ${t.models} models`),
-    `Models whose rank moves: ${
+    `Models whose rank moves (${names.join(' / ')} rank), biggest move first: ${
       s.models
         .filter((m) => m.max_shift > 0)
         .map((m) => `${m.display_name} (${names.map((n) => m.ranks[n] ?? '-').join(' / ')})`)
