@@ -390,17 +390,45 @@ export function bootstrapIntervals(
   samples: number,
   seed: number,
 ): Interval[] {
-  const rng = new PyRandom(seed);
-  return columns.map((values) => {
-    const n = values.length;
+  const n = columns[0]?.length ?? 0;
+  const cached = n > 0 && samples > 0 ? cachedSequence(seed, n, samples, columns.length) : null;
+  const rng = cached ? null : new PyRandom(seed);
+  const scratch = n <= 0xffff ? new Uint16Array(n) : new Uint32Array(n);
+  return columns.map((values, p) => {
     const m = mean(values, weights);
     if (n === 0 || samples <= 0) return { mean: m, low: m, high: m };
-    const scratch = n <= 0xffff ? new Uint16Array(n) : new Uint32Array(n);
-    const draw = (_s: number, out: Uint16Array | Uint32Array) => {
-      rng.fillRandrange(n, out);
-      return out;
-    };
+    const draw = cached
+      ? (s: number) => cached[p].subarray(s * n, (s + 1) * n)
+      : (_s: number, out: Uint16Array | Uint32Array) => {
+          rng!.fillRandrange(n, out);
+          return out;
+        };
     const [low, high] = bootstrapPass(values, weights, samples, draw, scratch);
     return { mean: m, low, high };
   });
+}
+
+/** `bootstrapIntervals`' draws by (seed, n, samples, columns): many files of one benchmark share them. */
+const sequenceCache = new Map<string, (Uint16Array | Uint32Array)[]>();
+
+function cachedSequence(
+  seed: number,
+  n: number,
+  samples: number,
+  passes: number,
+): (Uint16Array | Uint32Array)[] | null {
+  if (passes * samples * n > INDEX_CACHE_MAX_ENTRIES) return null;
+  const key = `${seed}:${n}:${samples}:${passes}`;
+  const hit = sequenceCache.get(key);
+  if (hit) return hit;
+  const rng = new PyRandom(seed);
+  const out: (Uint16Array | Uint32Array)[] = [];
+  for (let p = 0; p < passes; p++) {
+    const arr = n <= 0xffff ? new Uint16Array(samples * n) : new Uint32Array(samples * n);
+    rng.fillRandrange(n, arr);
+    out.push(arr);
+  }
+  if (sequenceCache.size >= 4) sequenceCache.delete(sequenceCache.keys().next().value as string);
+  sequenceCache.set(key, out);
+  return out;
 }

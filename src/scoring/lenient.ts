@@ -104,7 +104,7 @@ function round(x: number): number {
  * i with item i exactly (pairs as [gold, pred, similarity, margin, how]).
  */
 function sideLine(recordId: PyValue, line: number, s: LenientScore | null): string {
-  const out: Record<string, unknown> = { record_id: recordId, line: BigInt(line) };
+  const out: Record<string, unknown> = { line };
   if (s) {
     const leaves = s.leaves
       .filter((l) => l.accepted_by !== 'exact' || l.pred_path !== l.path)
@@ -125,18 +125,19 @@ function sideLine(recordId: PyValue, line: number, s: LenientScore | null): stri
         source: a.source,
         ...(a.fallback ? { fallback: a.fallback } : {}),
         pairs: a.pairs.map((p) => [
-          BigInt(p.gold),
-          BigInt(p.pred),
+          p.gold,
+          p.pred,
           round(p.similarity),
           p.margin === null ? null : round(p.margin),
           p.how,
         ]),
-        missed: a.missed.map((i) => BigInt(i)),
-        invented: a.invented.map((i) => BigInt(i)),
+        missed: a.missed,
+        invented: a.invented,
       }));
     if (s.notes.length > 0) out.notes = s.notes;
   }
-  return dumpsPy(out, { ensureAscii: false });
+  // The record id as the rows write it (an int stays an int); the rest is plain JSON.
+  return `{"record_id": ${dumpsPy(recordId, { ensureAscii: false })}, ${JSON.stringify(out).slice(1)}`;
 }
 
 function partOf(s: LenientScore, exactVa: number): Omit<LenientRowPart, 'side'> {
@@ -211,8 +212,20 @@ export type AskVerdicts = (pairs: UnsettledPair[]) => Promise<[string, JudgeVerd
 
 const SCHEMA_CACHE_MAX = 4096;
 
+let shared: { key: string; scorer: LenientScorer } | undefined;
+
 /** Lenient scoring on one worker: the row hook, then `settle` per batch when a judge answers. */
 export class LenientScorer {
+  /**
+   * The worker's scorer for a job: one per policy and judge, kept across the files a worker
+   * scores (the compiled policy's per-schema paths and matchers, and the verdicts, carry over).
+   */
+  static for(job: MatchJob, ask?: AskVerdicts): LenientScorer {
+    const key = JSON.stringify([job, ask !== undefined]);
+    if (shared?.key !== key) shared = { key, scorer: new LenientScorer(job, ask) };
+    return shared.scorer;
+  }
+
   private readonly policy: Policy;
   private readonly verdicts = new Map<string, JudgeVerdict>();
   private readonly pending = new WeakMap<LenientRowPart, Pending>();

@@ -55,7 +55,7 @@ const verdicts = new VerdictChannel((msg) => port.postMessage(msg satisfies Work
 async function run(job: WorkerJob): Promise<void> {
   if (job.profile.profile === 'strict') await prepareStrict(job.profile.assertFormats);
   const lenient = job.match
-    ? new LenientScorer(job.match, job.match.judge ? verdicts.ask : undefined)
+    ? LenientScorer.for(job.match, job.match.judge ? verdicts.ask : undefined)
     : undefined;
   let batch: LineOutcome[] = [];
   const post = async () => {
