@@ -13,17 +13,9 @@
  */
 import type { JudgeVerdict, UnsettledPair } from '../../metrics/match/judge.ts';
 import { errorMessage } from '../core/errors.ts';
-import type { Provider } from '../providers/types.ts';
-import type { BackoffOptions } from '../runner/retry.ts';
-import { judgePairs } from './judge-matcher.ts';
+import { type JudgeOptions, judgePairs } from './judge-matcher.ts';
 
-export interface JudgeServiceOptions {
-  provider: Provider;
-  cacheDir: string;
-  concurrency?: number;
-  maxRetries?: number;
-  timeoutMs?: number;
-  backoff?: BackoffOptions;
+export interface JudgeServiceOptions extends Omit<JudgeOptions, 'signal' | 'onProgress'> {
   /** Progress and failures, one line each (stderr in the CLI). */
   log?: (line: string) => void;
 }
@@ -84,14 +76,8 @@ export class JudgeService {
     if (batch.length === 0) return;
     try {
       if (this.fatal) return;
-      const r = await judgePairs(batch, {
-        provider: this.o.provider,
-        cacheDir: this.o.cacheDir,
-        concurrency: this.o.concurrency,
-        maxRetries: this.o.maxRetries,
-        timeoutMs: this.o.timeoutMs,
-        backoff: this.o.backoff,
-      });
+      const { log: _log, ...opts } = this.o;
+      const r = await judgePairs(batch, opts);
       for (const [h, v] of r.verdicts) {
         this.known.set(h, v);
         if (v === 'unscored') this.stats.unscored++;

@@ -80,11 +80,16 @@ after(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-function score(out: string, ...extra: string[]) {
+/** `sob score <input> --match default` with the judge at `baseUrl` (default: the test server). */
+function score(
+  out: string,
+  extra: string[] = [],
+  o: { input?: string; baseUrl?: string; cache?: string } = {},
+) {
   return sob(
     [
       'score',
-      dir,
+      o.input ?? dir,
       '--out',
       out,
       '--match',
@@ -92,11 +97,9 @@ function score(out: string, ...extra: string[]) {
       '--match-judge',
       'openai:judge-1',
       '--base-url',
-      server.openaiBaseUrl,
+      o.baseUrl ?? server.openaiBaseUrl,
       '--match-cache',
-      join(tmp, 'cache'),
-      '--jobs',
-      '2',
+      o.cache ?? join(tmp, 'cache'),
       '--bootstrap-samples',
       '100',
       ...extra,
@@ -115,7 +118,7 @@ function rows(out: string, model: string): any[] {
 
 test('only unsettled pairs are asked, each once across files; verdicts score; unreadable = unscored', async () => {
   const out = join(tmp, 'eval1');
-  const r = await score(out, '--record-timeout-ms', '500');
+  const r = await score(out, ['--record-timeout-ms', '500', '--jobs', '2']);
   assert.equal(r.code, 0, r.stderr);
   // 3 distinct unsettled pairs (NYC/New York City twice, in two files; NYC/Gotham; Paris/Big Town).
   assert.equal(server.total, 3, server.requests.map((q) => q.userText).join('\n---\n'));
@@ -183,7 +186,7 @@ test('only unsettled pairs are asked, each once across files; verdicts score; un
 test('a rerun asks nothing: every verdict, the unreadable one included, comes from the cache', async () => {
   const before = server.total;
   const out = join(tmp, 'eval2');
-  const r = await score(out);
+  const r = await score(out, ['--jobs', '2']);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(server.total, before);
   assert.match(r.stderr, /0 pairs asked, 3 from the cache/);
@@ -201,24 +204,7 @@ test('a rerun asks nothing: every verdict, the unreadable one included, comes fr
 test('a failed request leaves the pair pending (not accepted) and it is asked again on the next run', async () => {
   const file = join(tmp, 'response_model-c.jsonl');
   writeFileSync(file, `${line('r6', G, { ...P, city: 'Down Town' })}\n`);
-  const run = () =>
-    sob(
-      [
-        'score',
-        file,
-        '--out',
-        join(tmp, 'eval3'),
-        '--match',
-        'default',
-        '--match-judge',
-        'openai:judge-1',
-        '--base-url',
-        server.openaiBaseUrl,
-        '--match-cache',
-        join(tmp, 'cache'),
-      ],
-      { cwd: tmp, env: { OPENAI_API_KEY: 'test-key' } },
-    ).done;
+  const run = () => score(join(tmp, 'eval3'), [], { input: file });
   const before = server.total;
   const r = await run();
   assert.equal(r.code, 0, r.stderr);
@@ -238,23 +224,11 @@ test('an unreachable judge: one line, exit 1, the rows written with the pairs pe
   await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
   const { port } = closed.address() as AddressInfo;
   await new Promise((r) => closed.close(r));
-  const r = await sob(
-    [
-      'score',
-      join(dir, 'response_model-a.jsonl'),
-      '--out',
-      out,
-      '--match',
-      'default',
-      '--match-judge',
-      'openai:judge-1',
-      '--base-url',
-      `http://127.0.0.1:${port}/v1`,
-      '--match-cache',
-      join(tmp, 'cache-empty'),
-    ],
-    { cwd: tmp, env: { OPENAI_API_KEY: 'test-key' } },
-  ).done;
+  const r = await score(out, [], {
+    input: join(dir, 'response_model-a.jsonl'),
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    cache: join(tmp, 'cache-empty'),
+  });
   assert.equal(r.code, 1);
   assert.match(
     r.stderr,
