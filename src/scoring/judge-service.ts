@@ -76,8 +76,17 @@ export class JudgeService {
     if (batch.length === 0) return;
     try {
       if (this.fatal) return;
-      const { log: _log, ...opts } = this.o;
-      const r = await judgePairs(batch, opts);
+      const { log, ...opts } = this.o;
+      // Long rounds say how far they are, every 10 s at most.
+      let said = Date.now();
+      const r = await judgePairs(batch, {
+        ...opts,
+        onProgress: (done, total) => {
+          if (Date.now() - said < 10_000 || done === total) return;
+          said = Date.now();
+          log?.(`judge ${this.id}: ${done}/${total} pairs of this round answered`);
+        },
+      });
       for (const [h, v] of r.verdicts) {
         this.known.set(h, v);
         if (v === 'unscored') this.stats.unscored++;
