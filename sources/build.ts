@@ -63,13 +63,14 @@ export async function loadSourceItems(
   kind: string,
   input: string,
   opts: LoaderOptions & { log?: (line: string) => void } = {},
-): Promise<LoadResult> {
+): Promise<LoadResult & { source: string }> {
   const entry = loaderEntry(kind);
   if (!entry) throw new UserError(`unknown source kind "${kind}": use one of ${LOADER_KINDS.join(', ')}`, 2);
   const loader = await loadLoader(entry);
   if (loader.produces !== 'items') throw new UserError(`${kind} inputs are records, not source items`, 2);
   if (!existsSync(input)) throw new UserError(`no such file or folder: ${input}`);
-  return loader.loadItems(input, { log: opts.log ?? (() => {}), options: opts });
+  const loaded = await loader.loadItems(input, { log: opts.log ?? (() => {}), options: opts });
+  return { ...loaded, source: loader.source };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -54,7 +54,6 @@ export const loader: RecordLoader = {
           recordId: `jsb-${dataset}-${id}`,
           category: dataset,
           schema: r.plain,
-          text: r.text,
           lossless: r.lossless,
           metadata: { dataset: 'jsonschemabench', schema_id: id, schema_file: `${dataset}/${f}` },
         });

@@ -78,6 +78,13 @@ export const LOADERS: readonly LoaderEntry[] = [
     source: 'schema',
     file: 'schemas.ts',
   },
+  {
+    kind: 'probes',
+    summary: 'SchemaBench-style probes with ground truths: escape translation and custom formats',
+    annotations: false,
+    source: 'schema (scored on both tracks)',
+    file: 'probes.ts',
+  },
 ];
 
 export const LOADER_KINDS: readonly string[] = LOADERS.map((l) => l.kind);

@@ -10,16 +10,17 @@
  * - `output.ground_truth` is `null` and `metadata.track` is `compliance`: there is no value to
  *   compare, so the SOB value metrics are not computed on these records; the compliance track
  *   scores them (does the answer parse and validate; declared and empirical coverage);
- * - `metadata.schema_compiles` says whether our validator can compile the schema (the strict
- *   profile's: the dialect its `$schema` names, formats asserted, ECMA-262 patterns); a schema
- *   that cannot is kept, flagged `false` with `schema_compile_error`, never dropped: a provider
- *   may still accept it, and a benchmark that silently loses its hardest schemas measures less.
+ * - `metadata.schema_compiles` says whether our validator (src/core/validator.ts, the compliance
+ *   track's: the draft its `$schema` names, formats asserted, ECMA-262 patterns, remote `$ref`s
+ *   never fetched) compiles the schema; a schema that it cannot is kept, flagged `false` with
+ *   `schema_compile_error`, never dropped: a provider may still accept it, and a benchmark that
+ *   silently loses its hardest schemas measures less.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, extname, join, relative, sep } from 'node:path';
 import { errorMessage, UserError } from '../src/core/errors.ts';
 import { type PyValue, parsePyJson } from '../src/core/pyjson.ts';
-import { prepareStrict, schemaDialect, strictSchemaEntry } from '../src/core/schema.ts';
+import { compileSchema } from '../src/core/validator.ts';
 import type { Candidate, Problem, RecordLoader, RecordLoadResult } from './types.ts';
 
 /**
@@ -31,53 +32,18 @@ export const JSONSCHEMABENCH_PROMPT = 'You need to generate a JSON object that m
 
 export interface SchemaVerdict {
   compiles: boolean;
-  /** Why it does not compile (ajv's message). */
+  /** Why it does not compile (the validator's reason). */
   reason?: string;
-  /** The dialect the schema's `$schema` names (draft-07 when it names none). */
+  /** The draft the validator read it as (its `$schema`, draft-07 when it names none). */
   dialect: string;
-  /** What the validator said while compiling (an unknown `format` it ignores, ...). */
-  notes: string[];
 }
 
-let prepared: Promise<void> | undefined;
-
-/** Loads the validator classes once (the dialects, ajv-formats). */
-export function prepareVerdicts(): Promise<void> {
-  prepared ??= prepareStrict(true);
-  return prepared;
-}
-
-/**
- * Whether our validator compiles a schema (call `prepareVerdicts` first). ajv reports an
- * unknown `format` through its logger (the console); those lines are caught and kept as notes.
- */
-export function schemaVerdict(text: string, schema: unknown): SchemaVerdict {
-  const notes: string[] = [];
-  const warn = console.warn;
-  const logged = (...args: unknown[]) => {
-    const line = args.map(String).join(' ');
-    if (!notes.includes(line)) notes.push(line);
-  };
-  console.warn = logged;
-  const log = console.log;
-  console.log = logged;
-  try {
-    const dialect = schemaDialect(schema);
-    if (schema === null || typeof schema !== 'object' || Array.isArray(schema))
-      return { compiles: false, reason: 'the schema is not a JSON object', dialect, notes };
-    let e: { valid: boolean; reason?: string };
-    try {
-      e = strictSchemaEntry(`schema-track:${text}`, () => schema as object, true);
-    } catch (x) {
-      e = { valid: false, reason: `schema cannot be compiled: ${errorMessage(x)}` };
-    }
-    return e.valid
-      ? { compiles: true, dialect, notes }
-      : { compiles: false, reason: e.reason, dialect, notes };
-  } finally {
-    console.warn = warn;
-    console.log = log;
-  }
+/** Whether the compliance track's validator (src/core/validator.ts) compiles a schema. */
+export function schemaVerdict(schema: unknown): SchemaVerdict {
+  const r = compileSchema(schema);
+  return r.ok
+    ? { compiles: true, dialect: r.compiled.dialect }
+    : { compiles: false, reason: r.reason, dialect: r.dialect };
 }
 
 /** A schema file's text parsed twice: plainly (to check it) and losslessly (to write it as written). */
@@ -98,8 +64,6 @@ export interface SchemaSource {
   /** The dataset (metadata.source_category). */
   category: string;
   schema: unknown;
-  /** The schema's text: the validator's cache key. */
-  text: string;
   lossless?: PyValue;
   question?: string;
   /** More metadata (dataset name, schema id, file). */
@@ -108,7 +72,7 @@ export interface SchemaSource {
 
 /** A schema as a candidate record, its compile verdict in the metadata. */
 export function schemaCandidate(s: SchemaSource): { candidate: Candidate; verdict: SchemaVerdict } {
-  const verdict = schemaVerdict(s.text, s.schema);
+  const verdict = schemaVerdict(s.schema);
   const metadata: Record<string, unknown> = {
     record_id: s.recordId,
     source: 'schema',
@@ -119,7 +83,6 @@ export function schemaCandidate(s: SchemaSource): { candidate: Candidate; verdic
     schema_compiles: verdict.compiles,
   };
   if (!verdict.compiles) metadata.schema_compile_error = verdict.reason;
-  if (verdict.notes.length > 0) metadata.schema_notes = verdict.notes;
   const candidate: Candidate = {
     origin: s.origin,
     record: {
@@ -222,7 +185,7 @@ function schemasOfFile(file: string): { sources: SchemaSource[]; problems: Probl
   const sources: SchemaSource[] = [];
   const problems: Problem[] = [];
   const text = readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
-  const add = (origin: string, fallbackId: string, value: unknown, raw: string, lossless?: PyValue) => {
+  const add = (origin: string, fallbackId: string, value: unknown, lossless?: PyValue) => {
     const u = unwrap(value);
     const wrapped = u.schema !== value;
     const innerLossless =
@@ -232,7 +195,6 @@ function schemasOfFile(file: string): { sources: SchemaSource[]; problems: Probl
       recordId: u.id ?? fallbackId,
       category: u.category ?? stem,
       schema: u.schema,
-      text: wrapped ? JSON.stringify(u.schema) : raw,
       lossless: innerLossless,
       question: u.question,
       metadata: { dataset: 'schemas', schema_file: file },
@@ -244,7 +206,7 @@ function schemasOfFile(file: string): { sources: SchemaSource[]; problems: Probl
       const origin = `${file}:${i + 1}`;
       try {
         const { plain, lossless } = parseSchemaText(line);
-        add(origin, `${stem}-${i + 1}`, plain, line, lossless);
+        add(origin, `${stem}-${i + 1}`, plain, lossless);
       } catch (e) {
         problems.push({ origin, reasons: [`not valid JSON: ${errorMessage(e)}`] });
       }
@@ -256,9 +218,9 @@ function schemasOfFile(file: string): { sources: SchemaSource[]; problems: Probl
   if (Array.isArray(r.plain)) {
     r.plain.forEach((v, i) => {
       const l = Array.isArray(r.lossless) ? r.lossless[i] : undefined;
-      add(`${file}: item ${i}`, `${stem}-${i + 1}`, v, JSON.stringify(v), l);
+      add(`${file}: item ${i}`, `${stem}-${i + 1}`, v, l);
     });
-  } else add(file, stem, r.plain, r.text, r.lossless);
+  } else add(file, stem, r.plain, r.lossless);
   return { sources, problems };
 }
 
@@ -281,7 +243,6 @@ function schemasOfFolder(dir: string): { sources: SchemaSource[]; problems: Prob
       recordId: u.id ?? safeId(rel),
       category: u.category ?? (parts.length > 1 ? parts[0] : basename(dir)),
       schema: u.schema,
-      text: wrapped ? JSON.stringify(u.schema) : r.text,
       lossless: wrapped ? undefined : r.lossless,
       question: u.question,
       metadata: { dataset: 'schemas', schema_file: rel.split(sep).join('/') },
@@ -296,7 +257,6 @@ export async function schemaCandidates(
   problems: Problem[],
   log: (line: string) => void,
 ): Promise<RecordLoadResult> {
-  await prepareVerdicts();
   const tally = new CategoryTally();
   const candidates: Candidate[] = [];
   for (const s of sources) {

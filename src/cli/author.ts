@@ -1,20 +1,16 @@
 /** `sob author`: an LLM drafts question, schema and ground truth per source item, for a person to edit. */
 import type { Command } from 'commander';
+import { LOADERS } from '../../sources/registry.ts';
 import { UserError } from '../core/errors.ts';
 import { choiceOption, intOption, log } from './common.ts';
 
-const INPUT_KINDS = ['hotpotqa', 'ami', 'pdf', 'items'] as const;
-type InputKind = (typeof INPUT_KINDS)[number];
-const MODALITY_OF: Record<Exclude<InputKind, 'items'>, string> = {
-  hotpotqa: 'text',
-  ami: 'audio',
-  pdf: 'image',
-};
+/** The kinds whose items take annotations (what author drafts), and the plain items format. */
+const INPUT_KINDS: readonly string[] = [...LOADERS.filter((l) => l.annotations).map((l) => l.kind), 'items'];
 
 /** The items to draft for: a raw source read as `sob build` reads it, or an items file. */
 async function authorItems(
   input: string,
-  kind: InputKind | undefined,
+  kind: string | undefined,
 ): Promise<{ id: string; context: string; source?: string }[]> {
   const { detectItemKind } = await import('../../sources/registry.ts');
   const { loadSourceItems } = await import('../../sources/build.ts');
@@ -29,7 +25,7 @@ async function authorItems(
   // A one-page PDF's document item holds the same text as its page: drafted once, as the page.
   const items = loaded.items.filter((it) => it.metadata.pages !== 1);
   log(`${items.length} ${k} source items from ${input}`);
-  return items.map((it) => ({ id: it.id, context: it.context, source: MODALITY_OF[k] }));
+  return items.map((it) => ({ id: it.id, context: it.context, source: loaded.source }));
 }
 
 export function registerAuthor(program: Command): void {
@@ -44,7 +40,7 @@ export function registerAuthor(program: Command): void {
     )
     .option(
       '--kind <kind>',
-      'how to read <input>: hotpotqa | ami | pdf | items (default: told from its shape)',
+      `how to read <input>: ${INPUT_KINDS.join(' | ')} (default: told from its shape)`,
       choiceOption(INPUT_KINDS),
     )
     .requiredOption('--model <provider:model>', 'the drafting model')
@@ -79,7 +75,7 @@ Re-running skips the items already drafted.`,
       async (
         input: string,
         flags: {
-          kind?: InputKind;
+          kind?: string;
           model: string;
           out: string;
           baseUrl: string[];

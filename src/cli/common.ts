@@ -1,5 +1,5 @@
 /** Shared CLI plumbing: option parsers that fail as usage errors, and stderr logging. */
-import { InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import { MODALITIES, type Modality } from '../core/record.ts';
 
 export function intOption(name: string, min = 0): (v: string) => number {
@@ -58,4 +58,22 @@ export function interruptible(onFirst?: () => void): {
       process.off('SIGTERM', handler);
     },
   };
+}
+
+/** --batch, --batch-fallback, --batch-poll-ms (sob run and sob eval). */
+export function batchOptions(cmd: Command, batchHelp: string): Command {
+  return cmd
+    .option('--batch', batchHelp)
+    .option(
+      '--batch-fallback <where>',
+      'failed requests of a batch go to a follow-up batch, or are asked one by one (online)',
+      choiceOption(['batch', 'online'] as const),
+      'batch',
+    )
+    .option(
+      '--batch-poll-ms <n>',
+      'time between batch status checks',
+      intOption('--batch-poll-ms', 1),
+      30_000,
+    );
 }

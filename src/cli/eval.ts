@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs
 import { join, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { UserError } from '../core/errors.ts';
-import { interruptible, intOption, log } from './common.ts';
+import { batchOptions, interruptible, intOption, log } from './common.ts';
 
 interface EvalFlags {
   model: string[];
@@ -20,6 +20,9 @@ interface EvalFlags {
   bootstrapSamples: number;
   report: boolean;
   progressIntervalMs: number;
+  batch?: boolean;
+  batchFallback: 'batch' | 'online';
+  batchPollMs: number;
 }
 
 const DEFAULT_MODELS = ['baseline:gold', 'baseline:skeleton'];
@@ -61,7 +64,7 @@ async function buildExampleBenchmark(dir: string): Promise<string> {
 }
 
 export function registerEval(program: Command): void {
-  program
+  const cmd = program
     .command('eval')
     .description(
       'run, score and report in one go: every model over a benchmark, one leaderboard and one HTML report',
@@ -91,7 +94,8 @@ export function registerEval(program: Command): void {
       'bootstrap resamples for the intervals',
       intOption('--bootstrap-samples'),
       1000,
-    )
+    );
+  batchOptions(cmd, "ask through each provider's batch interface (openai:, gemini:); see sob run --help")
     .option('--no-report', 'skip the HTML report')
     .addOption(
       new Option('--progress-interval-ms <n>', 'progress line period when stderr is not a terminal')
@@ -158,6 +162,10 @@ Layout: <eval-dir>/benchmark (when built), <eval-dir>/runs/<model>/ (one run dir
               timeoutMs: 120_000,
               maxRetries: 5,
               template,
+              batch:
+                flags.batch && provider.batch
+                  ? { fallback: flags.batchFallback, pollMs: flags.batchPollMs }
+                  : undefined,
               signal: stop.signal,
               onProgress: (p) => bar.update(p),
               log: (line) => {

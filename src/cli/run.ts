@@ -7,7 +7,7 @@ import { createProvider } from '../providers/index.ts';
 import { ProgressReporter } from '../runner/progress.ts';
 import { loadTemplate } from '../runner/prompt.ts';
 import { runBenchmark } from '../runner/run.ts';
-import { interruptible, intOption, log, modalityOption } from './common.ts';
+import { batchOptions, interruptible, intOption, log, modalityOption } from './common.ts';
 
 interface RunFlags {
   model: string;
@@ -27,6 +27,12 @@ interface RunFlags {
   retryBaseMs: number;
   progressIntervalMs: number;
   maxResponseMb: number;
+  stream: boolean;
+  batch?: boolean;
+  batchFallback: 'batch' | 'online';
+  batchPollMs: number;
+  batchMaxRequests?: number;
+  batchMaxMb?: number;
 }
 
 function numberOption(name: string, min: number, max: number): (v: string) => number {
@@ -42,7 +48,7 @@ function numberOption(name: string, min: number, max: number): (v: string) => nu
 const collect = (v: string, prev: string[]) => [...prev, v];
 
 export function registerRun(program: Command): void {
-  program
+  const run = program
     .command('run')
     .description('ask a model every record of a benchmark; writes a resumable run directory')
     .requiredOption(
@@ -77,10 +83,28 @@ export function registerRun(program: Command): void {
       5,
     )
     .option(
+      '--no-stream',
+      'ask for whole answers instead of streamed ones (then no ttft_ms/tpot_ms; for servers that cannot stream)',
+    )
+    .option(
       '--max-response-mb <n>',
       'a reply larger than this is an error (too_large), not read into memory',
       numberOption('--max-response-mb', 0.001, 4096),
       16,
+    );
+  batchOptions(
+    run,
+    "ask through the provider's batch interface (openai:, gemini:): half the price, answers within 24 h; a killed run resumes polling the same batch",
+  )
+    .option(
+      '--batch-max-requests <n>',
+      'split into batches of at most N requests (default: the provider limit, 50,000)',
+      intOption('--batch-max-requests', 1),
+    )
+    .option(
+      '--batch-max-mb <n>',
+      'split into batches of at most N MB of input (default: the provider limit: OpenAI 200, Gemini 20)',
+      numberOption('--batch-max-mb', 0.001, 4096),
     )
     .option(
       '--cache [dir]',
@@ -114,12 +138,18 @@ Examples:
   sob run --model openai:Qwen/Qwen3-8B --base-url http://gpu1:8000/v1 --base-url http://gpu2:8000/v1 \\
       --benchmark records.jsonl --concurrency 64
   sob run --model gemini:gemini-2.5-flash --benchmark records.jsonl --source image --constrained
-  sob run --model baseline:skeleton --benchmark records.jsonl --run-dir runs/skeleton`,
+  sob run --model baseline:skeleton --benchmark records.jsonl --run-dir runs/skeleton
+  sob run --model openai:gpt-4.1-mini --benchmark records.jsonl --batch --batch-fallback online
+
+With --batch the batch ids and states are kept in <run-dir>/batches.json: Ctrl-C (or a crash)
+leaves the batch running at the provider, and the same command later polls it and collects its
+answers (it never submits the same records twice).`,
     )
     .action(async (flags: RunFlags) => {
       const provider = await createProvider(flags.model, {
         baseUrls: flags.baseUrl,
         maxResponseBytes: Math.round(flags.maxResponseMb * 1024 * 1024),
+        stream: flags.stream,
       });
       const template = loadTemplate(flags.promptTemplate);
       const progress = new ProgressReporter(process.stderr, flags.progressIntervalMs);
@@ -144,6 +174,15 @@ Examples:
             maxMs: Math.max(flags.retryBaseMs, 60_000),
             maxRetryAfterMs: 15 * 60_000,
           },
+          batch: flags.batch
+            ? {
+                fallback: flags.batchFallback,
+                pollMs: flags.batchPollMs,
+                maxRequests: flags.batchMaxRequests,
+                maxBytes:
+                  flags.batchMaxMb === undefined ? undefined : Math.round(flags.batchMaxMb * 1024 * 1024),
+              }
+            : undefined,
           signal: stop.signal,
           onProgress: (p) => progress.update(p),
           log: (line) => {

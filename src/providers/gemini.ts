@@ -3,12 +3,23 @@
  * it at another server (tests). With --constrained the schema goes to `responseJsonSchema`
  * (JSON Schema as is; the older `responseSchema` takes only an OpenAPI subset).
  */
-import { ApiError, type GenerateContentConfig, GoogleGenAI, type ThinkingConfig } from '@google/genai';
+import {
+  ApiError,
+  type BatchJob as GenaiBatchJob,
+  type GenerateContentConfig,
+  GoogleGenAI,
+  type InlinedRequest,
+  type ThinkingConfig,
+} from '@google/genai';
 import { UserError } from '../core/errors.ts';
 import { guardedFetch } from './http.ts';
 import { type ParsedEndpoint, parseEndpoint } from './secrets.ts';
 import {
+  type BatchApi,
+  type BatchJob,
+  type BatchResult,
   classifyStatus,
+  type ErrorClass,
   mentionsSchema,
   type Provider,
   ProviderError,
@@ -23,6 +34,25 @@ export interface GeminiOptions {
   apiKey?: string;
   /** Largest reply accepted (bytes); default 16 MB. */
   maxResponseBytes?: number;
+  /** Stream answers (default true): records time to first token and per output token. */
+  stream?: boolean;
+}
+
+/**
+ * A server that does not stream answers a streaming request with one JSON body: hand it to the
+ * SDK as a one-event stream, so it is read (and checked) as a whole reply.
+ */
+function asEventStream(f: typeof fetch): typeof fetch {
+  return async (input, init) => {
+    const res = await f(input, init);
+    const type = res.headers.get('content-type') ?? '';
+    if (!res.ok || type.includes('text/event-stream') || !type.includes('json')) return res;
+    const body = (await res.text()).replace(/\s*\n\s*/g, ' ');
+    const headers = new Headers(res.headers);
+    headers.set('content-type', 'text/event-stream');
+    headers.delete('content-length');
+    return new Response(`data: ${body}\n\n`, { status: res.status, statusText: res.statusText, headers });
+  };
 }
 
 const DEFAULT_ENDPOINT = 'https://generativelanguage.googleapis.com';
@@ -77,7 +107,9 @@ export class GeminiProvider implements Provider {
   private readonly ai: GoogleGenAI;
   private readonly thinking: ThinkingConfig | undefined;
   readonly endpoint: ParsedEndpoint;
-  private readonly fetch: typeof fetch;
+  readonly batch: BatchApi;
+  readonly fetch: typeof fetch;
+  readonly stream: boolean;
   private reached = false;
 
   constructor(
@@ -106,13 +138,91 @@ export class GeminiProvider implements Provider {
       },
     });
     this.thinking = lowestThinking(model);
+    this.stream = opts.stream !== false;
+    this.batch = new GeminiBatch(
+      this,
+      this.ai,
+      guardedFetch({ maxBytes: 2 * 1024 ** 3, display: e.display, base: withQuery }),
+    );
   }
 
   describe(): Record<string, unknown> {
     return {
       endpoint: this.endpoint.display,
       thinking: this.thinking ?? null,
+      stream: this.stream,
     };
+  }
+
+  /**
+   * A streamed answer (`:streamGenerateContent?alt=sse`): the text parts as they come, the time
+   * to the first one (from sending the request) and per output token after it
+   * ((last - first) / (candidatesTokenCount - 1)). A stream without a finish reason was cut.
+   */
+  private async streamed(req: ProviderRequest, config: GenerateContentConfig): Promise<ProviderResponse> {
+    const t0 = performance.now();
+    const stream = await this.ai.models.generateContentStream({
+      model: this.model,
+      contents: [{ role: 'user', parts: [{ text: req.user }] }],
+      config,
+    });
+    this.reached = true;
+    let text = '';
+    let sawText = false;
+    let sawCandidate = false;
+    let finishReason: string | undefined;
+    let usage: Record<string, number | undefined> | undefined;
+    let blocked: string | undefined;
+    let first: number | undefined;
+    let last = 0;
+    let pieces = 0;
+    for await (const chunk of stream) {
+      if (chunk.usageMetadata) usage = chunk.usageMetadata as Record<string, number | undefined>;
+      if (chunk.promptFeedback?.blockReason) blocked = String(chunk.promptFeedback.blockReason);
+      const cand = chunk.candidates?.[0];
+      if (!cand) continue;
+      sawCandidate = true;
+      const piece = (cand.content?.parts ?? [])
+        .filter((p) => typeof p.text === 'string' && !p.thought)
+        .map((p) => p.text as string)
+        .join('');
+      if ((cand.content?.parts ?? []).some((p) => typeof p.text === 'string' && !p.thought)) sawText = true;
+      if (piece) {
+        const now = performance.now();
+        first ??= now;
+        last = now;
+        pieces++;
+        text += piece;
+      }
+      if (cand.finishReason) finishReason = String(cand.finishReason);
+    }
+    const whole = {
+      candidates:
+        finishReason || sawText
+          ? [{ content: { parts: sawText ? [{ text }] : [] }, finishReason: finishReason ?? 'STOP' }]
+          : [],
+      promptFeedback: blocked ? { blockReason: blocked } : undefined,
+      usageMetadata: usage,
+    };
+    if (sawCandidate && !finishReason && !blocked)
+      throw new ProviderError('network', 'the stream ended before the answer finished (no finishReason)');
+    const res = geminiResponse(whole);
+    const tokens = usage?.candidatesTokenCount ?? pieces;
+    res.ttftMs = first === undefined ? undefined : first - t0;
+    res.tpotMs = first !== undefined && tokens > 1 ? (last - first) / (tokens - 1) : undefined;
+    return res;
+  }
+
+  /** The generation settings of a request (online and in a batch alike). */
+  config(req: ProviderRequest): GenerateContentConfig {
+    const config: GenerateContentConfig = { temperature: req.temperature, maxOutputTokens: req.maxTokens };
+    if (req.system) config.systemInstruction = req.system;
+    if (this.thinking) config.thinkingConfig = this.thinking;
+    if (req.constrained) {
+      config.responseMimeType = 'application/json';
+      config.responseJsonSchema = req.schema;
+    }
+    return config;
   }
 
   async complete(req: ProviderRequest): Promise<ProviderResponse> {
@@ -125,18 +235,12 @@ export class GeminiProvider implements Provider {
       return res;
     };
     const config: GenerateContentConfig = {
-      temperature: req.temperature,
-      maxOutputTokens: req.maxTokens,
+      ...this.config(req),
       abortSignal: req.signal,
-      httpOptions: { fetch: fetchKeepingRetryAfter },
+      httpOptions: { fetch: this.stream ? asEventStream(fetchKeepingRetryAfter) : fetchKeepingRetryAfter },
     };
-    if (req.system) config.systemInstruction = req.system;
-    if (this.thinking) config.thinkingConfig = this.thinking;
-    if (req.constrained) {
-      config.responseMimeType = 'application/json';
-      config.responseJsonSchema = req.schema;
-    }
     try {
+      if (this.stream) return await this.streamed(req, config);
       const res = await this.ai.models.generateContent({
         model: this.model,
         contents: [{ role: 'user', parts: [{ text: req.user }] }],
@@ -182,5 +286,163 @@ export class GeminiProvider implements Provider {
     )
       return new ProviderError('network', e.message, { cause: e });
     return e;
+  }
+}
+
+/** google.rpc.Code (a batch's per-request error) as an error class. */
+const GRPC: Record<number, ErrorClass> = {
+  3: 'bad_request',
+  4: 'timeout',
+  5: 'not_found',
+  7: 'auth',
+  8: 'rate_limit',
+  9: 'bad_request',
+  11: 'bad_request',
+  16: 'auth',
+};
+
+const GEMINI_DONE = new Set([
+  'JOB_STATE_SUCCEEDED',
+  'JOB_STATE_FAILED',
+  'JOB_STATE_CANCELLED',
+  'JOB_STATE_EXPIRED',
+]);
+
+/**
+ * Gemini's batch mode (`models/{model}:batchGenerateContent`) with inlined requests, each keyed
+ * by `metadata.key`; the answers come back inline in the finished job. Limit: 20 MB of
+ * requests per batch for inlined requests (Gemini API documentation; input files may reach
+ * 2 GB, not used here); larger runs are split. The request count per batch is not documented
+ * for inlined requests: 50,000 as OpenAI's.
+ */
+class GeminiBatch implements BatchApi {
+  // The documented limit is 20 MB per batch creation request; 1 MB is kept for its envelope.
+  readonly limits = {
+    maxRequests: 50_000,
+    maxBytes: 19 * 1024 * 1024,
+    source: 'Gemini Batch API (inlined requests, 20 MB per request)',
+  };
+  /** Request counts per job, from the raw reply (the SDK does not map batchStats). */
+  private stats = new Map<string, BatchJob['counts']>();
+  constructor(
+    private readonly p: GeminiProvider,
+    private readonly ai: GoogleGenAI,
+    private readonly guarded: typeof fetch,
+  ) {}
+
+  private request(customId: string, req: ProviderRequest): InlinedRequest {
+    return {
+      contents: [{ role: 'user', parts: [{ text: req.user }] }],
+      config: this.p.config(req),
+      metadata: { key: customId },
+    };
+  }
+
+  line(customId: string, req: ProviderRequest): string {
+    return JSON.stringify(this.request(customId, req));
+  }
+
+  /** The SDK's calls go through the guarded fetch, and batchStats are kept from the raw reply. */
+  private http(signal: AbortSignal) {
+    const f: typeof fetch = async (input, init) => {
+      const res = await this.guarded(input, init);
+      if (res.ok) {
+        try {
+          const body = (await res.clone().json()) as {
+            name?: string;
+            operations?: unknown[];
+            metadata?: { batchStats?: Record<string, string | number> };
+          };
+          for (const op of [body, ...((body.operations as (typeof body)[]) ?? [])]) {
+            const st = op?.metadata?.batchStats;
+            if (op?.name && st)
+              this.stats.set(op.name, {
+                total: st.requestCount === undefined ? undefined : Number(st.requestCount),
+                completed:
+                  st.successfulRequestCount === undefined ? undefined : Number(st.successfulRequestCount),
+                failed: st.failedRequestCount === undefined ? undefined : Number(st.failedRequestCount),
+              });
+          }
+        } catch {
+          // not JSON: the SDK reports it
+        }
+      }
+      return res;
+    };
+    return { abortSignal: signal, httpOptions: { fetch: f } };
+  }
+
+  private jobOf(j: GenaiBatchJob): BatchJob {
+    const name = j.name ?? '';
+    const state = String(j.state ?? 'JOB_STATE_UNSPECIFIED');
+    return {
+      id: name,
+      state,
+      done: GEMINI_DONE.has(state),
+      counts: this.stats.get(name) ?? {},
+      error: j.error?.message,
+    };
+  }
+
+  private async call<T>(signal: AbortSignal, what: () => Promise<T>): Promise<T> {
+    try {
+      return await what();
+    } catch (e) {
+      throw this.p.toProviderError(e, { constrained: false, signal });
+    }
+  }
+
+  async submit(lines: string[], key: string, signal: AbortSignal): Promise<BatchJob> {
+    const src = lines.map((l) => JSON.parse(l) as InlinedRequest);
+    return this.call(signal, async () =>
+      this.jobOf(
+        await this.ai.batches.create({
+          model: this.p.model,
+          src,
+          config: { displayName: key, ...this.http(signal) },
+        }),
+      ),
+    );
+  }
+
+  async find(key: string, signal: AbortSignal): Promise<BatchJob | undefined> {
+    return this.call(signal, async () => {
+      let seen = 0;
+      const pager = await this.ai.batches.list({ config: { pageSize: 100, ...this.http(signal) } });
+      for await (const j of pager) {
+        if (j.displayName === key) return this.jobOf(j);
+        if (++seen >= 1000) break;
+      }
+      return undefined;
+    });
+  }
+
+  async poll(id: string, signal: AbortSignal): Promise<BatchJob> {
+    return this.call(signal, async () =>
+      this.jobOf(await this.ai.batches.get({ name: id, config: this.http(signal) })),
+    );
+  }
+
+  async results(job: BatchJob, constrained: boolean, signal: AbortSignal): Promise<BatchResult[]> {
+    const j = await this.call(signal, () => this.ai.batches.get({ name: job.id, config: this.http(signal) }));
+    const out: BatchResult[] = [];
+    for (const r of j.dest?.inlinedResponses ?? []) {
+      const customId = r.metadata?.key;
+      if (typeof customId !== 'string') continue;
+      if (r.error) {
+        const code = typeof r.error.code === 'number' ? r.error.code : 13;
+        let cls = code >= 100 ? classifyStatus(code) : (GRPC[code] ?? 'server');
+        const message = r.error.message ?? `error ${code}`;
+        if (cls === 'bad_request' && constrained && mentionsSchema(message)) cls = 'schema_rejected';
+        out.push({ customId, error: new ProviderError(cls, `error ${code}: ${message}`) });
+        continue;
+      }
+      try {
+        out.push({ customId, response: { ...geminiResponse(r.response), endpoint: undefined } });
+      } catch (e) {
+        out.push({ customId, error: e as ProviderError });
+      }
+    }
+    return out;
   }
 }

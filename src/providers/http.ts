@@ -131,7 +131,7 @@ export function guardedFetch(opts: GuardOptions = {}): typeof fetch {
         `HTTP ${res.status} with an HTML page instead of an API reply (${bytes.byteLength} bytes)`,
       );
     }
-    if (type.includes('json')) {
+    if (/^application\/(?:[\w.+-]*\+)?json\s*(?:;|$)/i.test(type)) {
       let json = true;
       try {
         JSON.parse(new TextDecoder().decode(bytes));

@@ -9,6 +9,8 @@ export interface ProviderOptions {
   pool?: PoolOptions;
   /** Largest reply accepted from a remote provider (bytes); default 16 MB. */
   maxResponseBytes?: number;
+  /** Stream answers where the provider can (default true). */
+  stream?: boolean;
 }
 
 export const PROVIDER_KINDS = ['openai', 'gemini', 'local', 'replay', 'baseline'] as const;
@@ -22,6 +24,7 @@ export async function createProvider(id: string, opts: ProviderOptions = {}): Pr
         baseUrls: opts.baseUrls,
         pool: opts.pool,
         maxResponseBytes: opts.maxResponseBytes,
+        stream: opts.stream,
       });
     }
     case 'gemini': {
@@ -30,6 +33,7 @@ export async function createProvider(id: string, opts: ProviderOptions = {}): Pr
       return new GeminiProvider(model, {
         baseUrl: opts.baseUrls?.[0],
         maxResponseBytes: opts.maxResponseBytes,
+        stream: opts.stream,
       });
     }
     case 'replay': {

@@ -7,7 +7,14 @@
  * a --base-url (`user:pass@`, `?api-key=`) are sent as an Authorization header and a query,
  * and shown redacted everywhere else.
  */
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import OpenAI, {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError,
+  toFile,
+} from 'openai';
+import type { Batch } from 'openai/resources/batches';
 import type {
   ChatCompletion,
   ChatCompletionCreateParamsNonStreaming,
@@ -17,6 +24,9 @@ import { EndpointPool, type PoolOptions } from './endpoints.ts';
 import { guardedFetch } from './http.ts';
 import { type ParsedEndpoint, parseEndpoint } from './secrets.ts';
 import {
+  type BatchApi,
+  type BatchJob,
+  type BatchResult,
   classifyStatus,
   type ErrorClass,
   mentionsSchema,
@@ -34,6 +44,8 @@ export interface OpenAIOptions {
   pool?: PoolOptions;
   /** Largest reply accepted (bytes); default 16 MB. */
   maxResponseBytes?: number;
+  /** Stream answers (default true): records time to first token and per output token. */
+  stream?: boolean;
 }
 
 /** Reasoning models take max_completion_tokens, no temperature, and the lowest effort they allow. */
@@ -87,6 +99,8 @@ export class OpenAIProvider implements Provider {
   readonly id: string;
   readonly pool: EndpointPool<OpenAI>;
   readonly endpoints: ParsedEndpoint[];
+  readonly batch: BatchApi;
+  readonly stream: boolean;
   private readonly reasoning: ReturnType<typeof reasoningSettings>;
 
   constructor(
@@ -122,6 +136,19 @@ export class OpenAIProvider implements Provider {
       opts.pool,
     );
     this.reasoning = reasoningSettings(model);
+    this.stream = opts.stream !== false;
+    // Batch files are larger than any one reply: their own client, with a 2 GB cap.
+    const e = this.endpoints[0];
+    const batchClient = new OpenAI({
+      apiKey,
+      baseURL: e.url,
+      defaultQuery: Object.keys(e.query).length > 0 ? e.query : undefined,
+      defaultHeaders: e.authorization ? { Authorization: e.authorization } : undefined,
+      maxRetries: 0,
+      timeout: 3600 * 1000,
+      fetch: guardedFetch({ maxBytes: 2 * 1024 ** 3, display: e.display }),
+    });
+    this.batch = new OpenAIBatch(this, batchClient, e.display);
   }
 
   describe(): Record<string, unknown> {
@@ -130,6 +157,7 @@ export class OpenAIProvider implements Provider {
       reasoning_effort: this.reasoning.effort ?? null,
       token_limit_parameter: this.reasoning.reasoningModel ? 'max_completion_tokens' : 'max_tokens',
       temperature_sent: !this.reasoning.reasoningModel,
+      stream: this.stream,
     };
   }
 
@@ -154,11 +182,88 @@ export class OpenAIProvider implements Provider {
     return body;
   }
 
+  /**
+   * A streamed answer: the text as it comes, the time to its first token (from sending the
+   * request) and the time per output token after the first ((last - first) / (tokens - 1),
+   * visible tokens: reasoning tokens are not streamed). A stream that ends without a finish
+   * reason was cut (a network error, retried); one that never carried content is not an answer.
+   */
+  private async streamed(
+    client: OpenAI,
+    req: ProviderRequest,
+    endpoint: string,
+    reached: () => void,
+  ): Promise<ProviderResponse> {
+    const t0 = performance.now();
+    const { data: stream, response } = await client.chat.completions
+      .create(
+        { ...this.body(req), stream: true, stream_options: { include_usage: true } },
+        { signal: req.signal },
+      )
+      .withResponse();
+    reached();
+    // A server that does not stream answers with one JSON body: read it as a plain reply.
+    if (!(response.headers.get('content-type') ?? '').includes('text/event-stream'))
+      return completionResponse(await response.json().catch(() => undefined), endpoint);
+    let text = '';
+    let refusal = '';
+    let sawContent = false;
+    let finish: string | null = null;
+    let first: number | undefined;
+    let last = 0;
+    let pieces = 0;
+    let usage: (ChatCompletion['usage'] & { cost?: unknown }) | undefined;
+    for await (const chunk of stream) {
+      if (chunk.usage) usage = chunk.usage;
+      const choice = chunk.choices?.[0];
+      if (!choice) continue;
+      const delta = choice.delta as { content?: string | null; refusal?: string | null } | undefined;
+      const piece = (delta?.content ?? '') + (delta?.refusal ?? '');
+      if (typeof delta?.content === 'string') sawContent = true;
+      if (piece) {
+        const now = performance.now();
+        first ??= now;
+        last = now;
+        pieces++;
+      }
+      if (delta?.content) text += delta.content;
+      if (delta?.refusal) refusal += delta.refusal;
+      if (choice.finish_reason) finish = choice.finish_reason;
+    }
+    if (!finish)
+      throw new ProviderError('network', 'the stream ended before the answer finished (no finish_reason)');
+    const tokens =
+      usage?.completion_tokens !== undefined
+        ? usage.completion_tokens - (usage.completion_tokens_details?.reasoning_tokens ?? 0)
+        : pieces;
+    const out: ProviderResponse = {
+      text,
+      inputTokens: usage?.prompt_tokens,
+      outputTokens: usage?.completion_tokens,
+      finishReason: finish,
+      cost: typeof usage?.cost === 'number' ? usage.cost : undefined,
+      endpoint,
+      ttftMs: first === undefined ? undefined : first - t0,
+      tpotMs: first !== undefined && tokens > 1 ? (last - first) / (tokens - 1) : undefined,
+    };
+    if (refusal) {
+      out.text = refusal;
+      out.finishReason = 'refusal';
+    } else if (finish === 'content_filter') out.finishReason = 'refusal';
+    else if (!sawContent && finish !== 'length')
+      throw new ProviderError(
+        'invalid_response',
+        `the streamed reply carried no content (finish_reason: ${finish})`,
+      );
+    return out;
+  }
+
   async complete(req: ProviderRequest): Promise<ProviderResponse> {
     const ep = this.pool.acquire();
     let failure: ErrorClass | undefined;
     let retryAfterMs: number | undefined;
     try {
+      if (this.stream) return await this.streamed(ep.client, req, ep.url, () => (ep.reach = 'answered'));
       const res = await ep.client.chat.completions.create(this.body(req), { signal: req.signal });
       ep.reach = 'answered';
       return completionResponse(res, ep.url);
@@ -178,6 +283,153 @@ export class OpenAIProvider implements Provider {
     } finally {
       this.pool.release(ep, failure, retryAfterMs);
     }
+  }
+}
+
+const DONE = new Set(['completed', 'failed', 'expired', 'cancelled']);
+
+function jobOf(b: Batch): BatchJob {
+  return {
+    id: b.id,
+    state: b.status,
+    done: DONE.has(b.status),
+    counts: {
+      total: b.request_counts?.total,
+      completed: b.request_counts?.completed,
+      failed: b.request_counts?.failed,
+    },
+    error: b.errors?.data?.length
+      ? b.errors.data
+          .slice(0, 3)
+          .map(
+            (x) =>
+              `${x.line !== undefined && x.line !== null ? `line ${x.line}: ` : ''}${x.message ?? x.code}`,
+          )
+          .join('; ')
+      : undefined,
+  };
+}
+
+/**
+ * The Files + Batches API: the requests as a JSONL file (`purpose: batch`), one batch over
+ * `/v1/chat/completions`, polled until done; then the output file (answers) and the error
+ * file (failed requests) are read back line by line. Limits: 50,000 requests and 200 MB per
+ * input file (OpenAI's documentation).
+ */
+class OpenAIBatch implements BatchApi {
+  readonly limits = { maxRequests: 50_000, maxBytes: 200 * 1024 * 1024, source: 'OpenAI Batch API' };
+  constructor(
+    private readonly p: OpenAIProvider,
+    private readonly client: OpenAI,
+    private readonly endpoint: string,
+  ) {}
+
+  line(customId: string, req: ProviderRequest): string {
+    return JSON.stringify({
+      custom_id: customId,
+      method: 'POST',
+      url: '/v1/chat/completions',
+      body: this.p.body(req),
+    });
+  }
+
+  private async call<T>(what: () => Promise<T>): Promise<T> {
+    try {
+      return await what();
+    } catch (e) {
+      throw toProviderError(e, false, this.p.model, this.endpoint) ?? e;
+    }
+  }
+
+  async submit(lines: string[], key: string, signal: AbortSignal): Promise<BatchJob> {
+    return this.call(async () => {
+      const file = await this.client.files.create(
+        {
+          file: await toFile(Buffer.from(`${lines.join('\n')}\n`), `sob-${key.slice(0, 16)}.jsonl`, {
+            type: 'application/jsonl',
+          }),
+          purpose: 'batch',
+        },
+        { signal },
+      );
+      const b = await this.client.batches.create(
+        {
+          input_file_id: file.id,
+          endpoint: '/v1/chat/completions',
+          completion_window: '24h',
+          metadata: { sob_key: key },
+        },
+        { signal },
+      );
+      return jobOf(b);
+    });
+  }
+
+  async find(key: string, signal: AbortSignal): Promise<BatchJob | undefined> {
+    return this.call(async () => {
+      let seen = 0;
+      for await (const b of this.client.batches.list({ limit: 100 }, { signal })) {
+        if ((b.metadata as Record<string, string> | null)?.sob_key === key) return jobOf(b);
+        if (++seen >= 1000) break;
+      }
+      return undefined;
+    });
+  }
+
+  async poll(id: string, signal: AbortSignal): Promise<BatchJob> {
+    return this.call(async () => jobOf(await this.client.batches.retrieve(id, { signal })));
+  }
+
+  async results(job: BatchJob, constrained: boolean, signal: AbortSignal): Promise<BatchResult[]> {
+    const b = await this.call(() => this.client.batches.retrieve(job.id, { signal }));
+    const out: BatchResult[] = [];
+    for (const fileId of [b.output_file_id, b.error_file_id]) {
+      if (!fileId) continue;
+      const text = await this.call(async () => (await this.client.files.content(fileId, { signal })).text());
+      for (const raw of text.split('\n')) {
+        if (!raw.trim()) continue;
+        let line: {
+          custom_id?: string;
+          response?: { status_code?: number; body?: unknown } | null;
+          error?: { code?: string; message?: string } | null;
+        };
+        try {
+          line = JSON.parse(raw);
+        } catch {
+          continue; // a line we cannot read is a request without a result: asked again
+        }
+        if (typeof line.custom_id !== 'string') continue;
+        out.push({ customId: line.custom_id, ...this.outcome(line, constrained) });
+      }
+    }
+    return out;
+  }
+
+  private outcome(
+    line: {
+      response?: { status_code?: number; body?: unknown } | null;
+      error?: { code?: string; message?: string } | null;
+    },
+    constrained: boolean,
+  ): { response?: ProviderResponse; error?: ProviderError } {
+    if (line.error) {
+      const code = line.error.code ?? 'error';
+      const cls: ErrorClass = code === 'batch_expired' ? 'batch_expired' : 'server';
+      return { error: new ProviderError(cls, `${code}: ${line.error.message ?? ''}`.trim()) };
+    }
+    const status = line.response?.status_code ?? 0;
+    if (status >= 200 && status < 300) {
+      try {
+        return { response: completionResponse(line.response?.body, this.endpoint) };
+      } catch (e) {
+        return { error: e as ProviderError };
+      }
+    }
+    const body = line.response?.body as { error?: { message?: string } } | undefined;
+    const message = body?.error?.message ?? `HTTP ${status}`;
+    let cls = status ? classifyStatus(status) : 'server';
+    if (cls === 'bad_request' && constrained && mentionsSchema(message)) cls = 'schema_rejected';
+    return { error: new ProviderError(cls, `HTTP ${status}: ${message}`, { status }) };
   }
 }
 

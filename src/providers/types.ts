@@ -73,6 +73,45 @@ export interface ProviderResponse {
   tpotMs?: number;
 }
 
+/** A provider's batch job as last seen. */
+export interface BatchJob {
+  /** The provider's id for it (`batch_...`, `batches/...`). */
+  id: string;
+  /** The provider's own word: validating, in_progress, completed, expired, JOB_STATE_RUNNING, ... */
+  state: string;
+  /** True once the provider will change nothing more (completed, failed, expired, cancelled). */
+  done: boolean;
+  /** Requests in the batch, answered and failed so far (when the provider says). */
+  counts: { total?: number; completed?: number; failed?: number };
+  /** Why the whole batch failed, when it did. */
+  error?: string;
+}
+
+/** One request's outcome in a finished batch, by the custom id it was sent with. */
+export interface BatchResult {
+  customId: string;
+  response?: ProviderResponse;
+  error?: ProviderError;
+}
+
+/**
+ * A provider's batch interface (OpenAI's Files + Batches API, Gemini's batch mode): requests go
+ * in as lines, one job answers them all later at the batch price.
+ */
+export interface BatchApi {
+  /** Per batch: most requests and bytes of input (the provider's documented limits). */
+  readonly limits: { maxRequests: number; maxBytes: number; source: string };
+  /** The input line for one request (its byte length counts against maxBytes). */
+  line(customId: string, req: ProviderRequest): string;
+  /** Uploads and creates one batch; `key` marks it so a lost id can be found again. */
+  submit(lines: string[], key: string, signal: AbortSignal): Promise<BatchJob>;
+  /** A batch created earlier with this key (after a crash between create and saving its id). */
+  find(key: string, signal: AbortSignal): Promise<BatchJob | undefined>;
+  poll(id: string, signal: AbortSignal): Promise<BatchJob>;
+  /** Every request's outcome once the job is done (requests without one are left out). */
+  results(job: BatchJob, constrained: boolean, signal: AbortSignal): Promise<BatchResult[]>;
+}
+
 export interface Provider {
   /** `<kind>:<model>` as given on the command line. */
   readonly id: string;
@@ -82,6 +121,8 @@ export interface Provider {
   describe(): Record<string, unknown>;
   complete(req: ProviderRequest): Promise<ProviderResponse>;
   close?(): Promise<void>;
+  /** The provider's batch interface, where it has one (`sob run --batch`). */
+  readonly batch?: BatchApi;
 }
 
 /** A classified failure. `text` keeps what the model said when there was an answer (truncated, refusal). */

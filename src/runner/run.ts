@@ -24,6 +24,7 @@ import {
   type ProviderResponse,
   RETRYABLE,
 } from '../providers/types.ts';
+import { type BatchSettings, runBatches } from './batch.ts';
 import { cacheKey, ResponseCache } from './cache.ts';
 import { type PromptTemplate, renderPrompt, sha256 } from './prompt.ts';
 import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, sleep } from './retry.ts';
@@ -60,6 +61,8 @@ export interface RunOptions {
   log?: (line: string) => void;
   /** Response cache folder (--cache); answers only, never errors. Baselines and replay are not cached. */
   cacheDir?: string;
+  /** Ask through the provider's batch interface (--batch). */
+  batch?: BatchSettings;
 }
 
 export interface Progress {
@@ -135,7 +138,7 @@ async function fileSha256(file: string): Promise<string> {
   return h.digest('hex');
 }
 
-interface Item {
+export interface Item {
   id: string;
   line: number;
   record: PyObject;
@@ -233,6 +236,28 @@ function int(n: number | undefined): bigint | null {
   return n === undefined || !Number.isFinite(n) ? null : BigInt(Math.round(n));
 }
 
+/** What a record asks the model (everything but the abort signal). */
+export function requestOf(item: Item, o: RunOptions): Omit<ProviderRequest, 'signal'> {
+  const input = item.record.get('input') as PyObject;
+  const schema = toPlain(input.get('json_schema') ?? null) as Record<string, unknown>;
+  const prompt = renderPrompt(o.template, {
+    context: input.get('context') as string,
+    question: input.get('question') as string,
+    schema,
+    recordId: item.id,
+  });
+  return {
+    recordId: item.id,
+    system: prompt.system,
+    user: prompt.user,
+    schema,
+    constrained: o.constrained,
+    temperature: o.temperature,
+    maxTokens: o.maxTokens,
+    groundTruth: getField(item.record.get('output'), 'ground_truth') ?? null,
+  };
+}
+
 /** How an answer came: the attempt it took, where from, and (batch mode) the batch. */
 export interface AnswerInfo {
   attempts: number;
@@ -320,6 +345,11 @@ export async function runBenchmark(o: RunOptions): Promise<RunResult> {
   const id = identity(o, benchmarkSha);
   const runDir = resolve(o.runDir ?? join('runs', defaultRunId(o, benchmark, benchmarkSha)));
 
+  if (o.batch && !o.provider.batch)
+    throw new UserError(
+      `${o.provider.id}: --batch needs a provider with a batch interface (openai:, gemini:)`,
+      2,
+    );
   // Validate and count the selection before asking anything.
   let total = 0;
   for await (const _ of selectRecords(benchmark, { source: o.source, limit: o.limit, check: true })) total++;
@@ -411,6 +441,15 @@ async function runLocked(
         base_ms: (o.backoff ?? DEFAULT_BACKOFF).baseMs,
         max_ms: (o.backoff ?? DEFAULT_BACKOFF).maxMs,
       },
+      batch: o.batch
+        ? {
+            fallback: o.batch.fallback,
+            poll_ms: o.batch.pollMs,
+            max_requests: o.batch.maxRequests ?? null,
+            max_bytes: o.batch.maxBytes ?? null,
+            state_file: o.batch ? 'batches.json' : null,
+          }
+        : null,
     },
     benchmark: { path: benchmark, sha256: benchmarkSha },
     prompt: { file: o.template.file ?? null, sha256: o.template.sha256, template: o.template.text },
@@ -489,15 +528,7 @@ async function runLocked(
   };
 
   const ask = async (item: Item) => {
-    const input = item.record.get('input') as PyObject;
-    const schemaPlain = toPlain(input.get('json_schema') ?? null) as Record<string, unknown>;
-    const prompt = renderPrompt(o.template, {
-      context: input.get('context') as string,
-      question: input.get('question') as string,
-      schema: schemaPlain,
-      recordId: item.id,
-    });
-    const groundTruth = getField(item.record.get('output'), 'ground_truth') ?? null;
+    const base = requestOf(item, o);
     for (let attempt = 1; ; attempt++) {
       // A server's Retry-After holds every new request, not only the one it answered.
       const hold = pausedUntil - Date.now();
@@ -513,17 +544,7 @@ async function runLocked(
       stop.signal.addEventListener('abort', relay, { once: true });
       const t0 = performance.now();
       try {
-        const req: ProviderRequest = {
-          recordId: item.id,
-          system: prompt.system,
-          user: prompt.user,
-          schema: schemaPlain,
-          constrained: o.constrained,
-          temperature: o.temperature,
-          maxTokens: o.maxTokens,
-          signal: ctl.signal,
-          groundTruth,
-        };
+        const req: ProviderRequest = { ...base, signal: ctl.signal };
         const key = cache ? cacheKey(o.provider.id, cacheScope, req) : '';
         const hit = cache?.get(key);
         const res = hit ?? (await o.provider.complete(req));
@@ -575,23 +596,56 @@ async function runLocked(
 
   let status: RunStatus = 'failed';
   try {
-    const source = selectRecords(benchmark, { source: o.source, limit: o.limit, check: false });
     // A provider that answers without I/O (the baselines, replay) never lets the event loop
     // turn: give it a turn every 50 ms so Ctrl-C, SIGTERM and progress are still heard.
     let turnedAt = performance.now();
-    const worker = async () => {
-      while (!stop.signal.aborted) {
-        const next = await source.next();
-        if (next.done) return;
-        if (answered.has(next.value.id)) continue;
-        await ask(next.value);
-        if (performance.now() - turnedAt > 50) {
-          await new Promise((r) => setImmediate(r));
-          turnedAt = performance.now();
+    const online = async (source: AsyncIterator<Item> | Iterator<Item>) => {
+      const worker = async () => {
+        while (!stop.signal.aborted) {
+          const next = await source.next();
+          if (next.done) return;
+          if (answered.has(next.value.id)) continue;
+          await ask(next.value);
+          if (performance.now() - turnedAt > 50) {
+            await new Promise((r) => setImmediate(r));
+            turnedAt = performance.now();
+          }
         }
-      }
+      };
+      await Promise.all(Array.from({ length: Math.max(1, o.concurrency) }, worker));
     };
-    await Promise.all(Array.from({ length: Math.max(1, o.concurrency) }, worker));
+    const source = selectRecords(benchmark, { source: o.source, limit: o.limit, check: false });
+    if (o.batch) {
+      const items: Item[] = [];
+      for await (const it of source) if (!answered.has(it.id)) items.push(it);
+      fatal ??= await runBatches({
+        provider: o.provider,
+        runDir,
+        items,
+        request: (it) => requestOf(it, o),
+        answered,
+        constrained: o.constrained,
+        maxRetries: o.maxRetries,
+        settings: o.batch,
+        session: session.started_at as string,
+        signal: stop.signal,
+        record: (it, res, a) => {
+          record(it, res, a);
+          o.onProgress?.(progress);
+        },
+        error: (it, attempt, pe, outcome) => errorLine(it, attempt, pe, outcome),
+        failed: () => {
+          progress.failed++;
+          o.onProgress?.(progress);
+        },
+        note: (text) => {
+          progress.note = text || undefined;
+          o.onProgress?.(progress);
+        },
+        online: (list) => online(list[Symbol.iterator]()),
+        log,
+      });
+    } else await online(source);
     await source.return(undefined);
     status = fatal
       ? 'failed'

@@ -18,7 +18,7 @@ import {
   type SeenRequest,
   startProtocolServer,
 } from '../helpers/protocol-server.ts';
-import { readLines, rows, sob, writeBenchmark } from '../runner/sob-cli.ts';
+import { readLines, rows, sobRun, writeBenchmark } from '../runner/sob-cli.ts';
 
 let tmp: string;
 let server: ProtocolServer;
@@ -36,23 +36,7 @@ const env = { OPENAI_API_KEY: 'sk-answers-test', GEMINI_API_KEY: 'gem-answers-te
 const good = (r: SeenRequest): Outcome => ({ kind: 'answer', text: JSON.stringify({ id: r.key }) });
 
 function run(model: string, bench: string, dir: string, extra: string[] = [], baseUrl?: string) {
-  return sob(
-    [
-      'run',
-      '--model',
-      model,
-      '--base-url',
-      baseUrl ?? (model.startsWith('gemini:') ? server.geminiBaseUrl : server.openaiBaseUrl),
-      '--benchmark',
-      bench,
-      '--run-dir',
-      dir,
-      '--retry-base-ms',
-      '5',
-      ...extra,
-    ],
-    { cwd: tmp, env },
-  ).done;
+  return sobRun(server, model, bench, dir, { cwd: tmp, env, extra, baseUrl }).done;
 }
 
 /** A port nothing listens on. */

@@ -93,3 +93,34 @@ export async function exampleRecords(file: string): Promise<string[]> {
   });
   return readLines(file).map((l) => JSON.parse(l).metadata.record_id as string);
 }
+
+/**
+ * `sob run` of `model` over `bench` into `dir`, against a local protocol server (its OpenAI or
+ * Gemini base URL, by the model's provider, unless `baseUrl` is given), retries 5 ms apart.
+ */
+export function sobRun(
+  server: { openaiBaseUrl: string; geminiBaseUrl: string },
+  model: string,
+  bench: string,
+  dir: string,
+  opts: { cwd: string; env?: Record<string, string | undefined>; extra?: string[]; baseUrl?: string },
+) {
+  const url = opts.baseUrl ?? (model.startsWith('gemini:') ? server.geminiBaseUrl : server.openaiBaseUrl);
+  return sob(
+    [
+      'run',
+      '--model',
+      model,
+      '--base-url',
+      url,
+      '--benchmark',
+      bench,
+      '--run-dir',
+      dir,
+      '--retry-base-ms',
+      '5',
+      ...(opts.extra ?? []),
+    ],
+    opts,
+  );
+}

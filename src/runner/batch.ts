@@ -1,0 +1,330 @@
+/**
+ * `sob run --batch`: the records go to the provider's batch interface (OpenAI's Files + Batches
+ * API, Gemini's batch mode) instead of one request each, at the batch price.
+ *
+ * The batches live in the run directory (`batches.json`): each batch's key, the provider's id,
+ * its last state and counts, and the record ids it holds (custom id `r<index>`). The entry is
+ * written before the batch is created and again with its id right after, so a killed run
+ * resumes polling the same batch instead of submitting again (a kill in between is healed by
+ * finding the batch by its key). When a batch is done its answers are written to
+ * responses.jsonl (with `eval_info.batch`), its failures to errors.jsonl with their class; the
+ * retryable ones go into a follow-up batch (or, with `--batch-fallback online`, are asked one
+ * by one), up to --max-retries more times. Input is split so that no batch exceeds the
+ * provider's request and byte limits (or the smaller --batch-max-requests / --batch-max-mb).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { UserError } from '../core/errors.ts';
+import { writeJsonAtomic } from '../core/files.ts';
+import {
+  type BatchApi,
+  type BatchJob,
+  FATAL,
+  type Provider,
+  ProviderError,
+  type ProviderRequest,
+  type ProviderResponse,
+  RETRYABLE,
+} from '../providers/types.ts';
+import { sha256 } from './prompt.ts';
+import { sleep } from './retry.ts';
+
+export const BATCHES = 'batches.json';
+
+export interface BatchSettings {
+  /** Where retryable failures go after the first batch: another batch, or one request each. */
+  fallback: 'batch' | 'online';
+  /** Time between polls (ms). */
+  pollMs: number;
+  /** Split below the provider's limits. */
+  maxRequests?: number;
+  maxBytes?: number;
+}
+
+interface Entry {
+  key: string;
+  /** The provider's batch id; null between "about to create" and "created". */
+  id: string | null;
+  state: string;
+  round: number;
+  ids: string[];
+  requests: number;
+  bytes: number;
+  /** Input tokens estimated as characters / 4 (the provider counts exactly). */
+  est_tokens: number;
+  submitted_at: string;
+  /** The `sob run` session that submitted it (its start time). */
+  session: string;
+  counts: BatchJob['counts'];
+  collected: boolean;
+  error?: string;
+}
+
+interface State {
+  version: 1;
+  model: string;
+  batches: Entry[];
+}
+
+export interface BatchItem {
+  id: string;
+}
+
+export interface BatchRun<I extends BatchItem> {
+  provider: Provider;
+  runDir: string;
+  /** Records still to answer, in benchmark order. */
+  items: I[];
+  request(item: I): Omit<ProviderRequest, 'signal'>;
+  answered: Set<string>;
+  constrained: boolean;
+  maxRetries: number;
+  settings: BatchSettings;
+  /** This session's start (ISO): retries are counted per session, as online. */
+  session: string;
+  signal: AbortSignal;
+  record(
+    item: I,
+    res: ProviderResponse | undefined,
+    a: { attempts: number; batch: string; schemaRejected?: ProviderError },
+  ): void;
+  error(item: I, attempt: number, pe: ProviderError, outcome: 'retrying' | 'gave_up' | 'stopped'): void;
+  /** Counts a record given up for good (the progress line's "failed"). */
+  failed(item: I): void;
+  /** The batch part of the progress line changed. */
+  note(text: string): void;
+  /** --batch-fallback online: these records, one request each, through the normal scheduler. */
+  online(items: I[]): Promise<void>;
+  log(line: string): void;
+}
+
+function loadState(file: string, model: string): State {
+  if (!existsSync(file)) return { version: 1, model, batches: [] };
+  let v: State;
+  try {
+    v = JSON.parse(readFileSync(file, 'utf8')) as State;
+  } catch {
+    throw new UserError(
+      `${file}: not a batch state file (not JSON); move it aside to start the batches afresh`,
+    );
+  }
+  if (!v || !Array.isArray(v.batches)) throw new UserError(`${file}: not a batch state file (no "batches")`);
+  if (v.model !== model)
+    throw new UserError(`${file} holds batches of ${v.model}, not ${model}: use another --run-dir`);
+  return v;
+}
+
+/** Splits lines into batches under the request and byte limits (a line over the byte limit stands alone). */
+export function splitBatches(sizes: number[], maxRequests: number, maxBytes: number): number[][] {
+  const out: number[][] = [];
+  let cur: number[] = [];
+  let bytes = 0;
+  sizes.forEach((size, i) => {
+    const line = size + 1; // and its newline
+    if (cur.length > 0 && (cur.length >= maxRequests || bytes + line > maxBytes)) {
+      out.push(cur);
+      cur = [];
+      bytes = 0;
+    }
+    cur.push(i);
+    bytes += line;
+  });
+  if (cur.length > 0) out.push(cur);
+  return out;
+}
+
+function describeBatches(open: Entry[]): string {
+  if (open.length === 0) return '';
+  const c = open.reduce(
+    (a, e) => ({
+      total: a.total + (e.counts.total ?? e.requests),
+      completed: a.completed + (e.counts.completed ?? 0),
+      failed: a.failed + (e.counts.failed ?? 0),
+    }),
+    { total: 0, completed: 0, failed: 0 },
+  );
+  const states = [...new Set(open.map((e) => e.state))].join('/');
+  const which = open.length === 1 ? `batch ${open[0].id ?? '(creating)'}` : `${open.length} batches`;
+  return `${which} ${states}: ${c.completed}/${c.total} done${c.failed ? `, ${c.failed} failed` : ''}`;
+}
+
+export async function runBatches<I extends BatchItem>(r: BatchRun<I>): Promise<ProviderError | undefined> {
+  const api = r.provider.batch as BatchApi;
+  const file = join(r.runDir, BATCHES);
+  const state = loadState(file, r.provider.id);
+  const save = () => writeJsonAtomic(file, state);
+  const byId = new Map(r.items.map((it) => [it.id, it]));
+  // Attempts at a record: every batch that held it (eval_info.attempts); retries are counted in
+  // this session only, so a re-run retries what an earlier one gave up, as online.
+  const attempts = (id: string) => state.batches.filter((e) => e.ids.includes(id)).length;
+  const tries = (id: string) =>
+    state.batches.filter((e) => e.session === r.session && e.ids.includes(id)).length;
+  const gaveUp = new Set<string>();
+  let fatal: ProviderError | undefined;
+
+  const collect = async (e: Entry, job: BatchJob) => {
+    const results = await api.results(job, r.constrained, r.signal);
+    const seen = new Set<string>();
+    const fail = (item: I, pe: ProviderError) => {
+      if (FATAL.has(pe.errorClass)) {
+        fatal ??= pe;
+        r.error(item, attempts(item.id), pe, 'stopped');
+        return;
+      }
+      const retry = RETRYABLE.has(pe.errorClass) && tries(item.id) <= r.maxRetries;
+      r.error(item, attempts(item.id), pe, retry ? 'retrying' : 'gave_up');
+      if (!retry) {
+        gaveUp.add(item.id);
+        r.failed(item);
+      }
+    };
+    for (const res of results) {
+      const index = /^r(\d+)$/.exec(res.customId)?.[1];
+      const id = index === undefined ? undefined : e.ids[Number(index)];
+      const item = id === undefined ? undefined : byId.get(id);
+      if (!item || seen.has(item.id)) continue;
+      seen.add(item.id);
+      if (r.answered.has(item.id)) continue; // written by an earlier collection of this batch
+      if (res.response) r.record(item, res.response, { attempts: attempts(item.id), batch: e.id ?? job.id });
+      else if (res.error?.errorClass === 'schema_rejected')
+        r.record(item, undefined, {
+          attempts: attempts(item.id),
+          batch: e.id ?? job.id,
+          schemaRejected: res.error,
+        });
+      else fail(item, res.error ?? new ProviderError('server', 'no outcome'));
+    }
+    // Requests the batch never answered: it expired, failed or was cancelled first.
+    for (const id of e.ids) {
+      const item = byId.get(id);
+      if (!item || seen.has(id) || r.answered.has(id)) continue;
+      const pe =
+        job.state === 'expired' || job.state === 'JOB_STATE_EXPIRED'
+          ? new ProviderError('batch_expired', `batch ${job.id} expired before this request was answered`)
+          : job.state === 'failed' || job.state === 'JOB_STATE_FAILED'
+            ? new ProviderError('bad_request', `batch ${job.id} failed: ${job.error ?? 'no reason given'}`)
+            : new ProviderError(
+                'server',
+                `batch ${job.id} ended ${job.state} without an answer for this request`,
+              );
+      fail(item, pe);
+    }
+    e.collected = true;
+    save();
+  };
+
+  /** Polls every open batch until each is done and collected (or the run is stopped). */
+  const settle = async () => {
+    for (;;) {
+      const open = state.batches.filter((e) => !e.collected);
+      if (open.length === 0 || r.signal.aborted || fatal) return;
+      for (const e of open) {
+        if (r.signal.aborted) return;
+        if (e.id === null) {
+          // Killed between "about to create" and "created": find it by its key, or create it now.
+          const found = await api.find(e.key, r.signal).catch(() => undefined);
+          if (found) e.id = found.id;
+          else {
+            const lines = e.ids.map((id, i) =>
+              api.line(`r${i}`, r.request(byId.get(id) as I) as ProviderRequest),
+            );
+            const job = await api.submit(lines, e.key, r.signal);
+            e.id = job.id;
+            e.state = job.state;
+          }
+          save();
+        }
+        const job = await api.poll(e.id as string, r.signal);
+        if (job.state !== e.state || JSON.stringify(job.counts) !== JSON.stringify(e.counts)) {
+          e.state = job.state;
+          e.counts = job.counts;
+          if (job.error) e.error = job.error;
+          save();
+        }
+        r.note(describeBatches(state.batches.filter((x) => !x.collected)));
+        if (job.done) {
+          r.log(`batch ${job.id}: ${job.state}${job.error ? ` (${job.error})` : ''}; collecting its results`);
+          await collect(e, job);
+        }
+      }
+      if (state.batches.some((e) => !e.collected)) await sleep(r.settings.pollMs, r.signal);
+    }
+  };
+
+  const submitRound = async (items: I[]) => {
+    // Sized with the shortest custom id, plus room for the longest one (r + 5 digits).
+    const sizes = items.map((it) => Buffer.byteLength(api.line('r0', r.request(it) as ProviderRequest)) + 5);
+    const maxRequests = Math.min(api.limits.maxRequests, r.settings.maxRequests ?? Number.POSITIVE_INFINITY);
+    const maxBytes = Math.min(api.limits.maxBytes, r.settings.maxBytes ?? Number.POSITIVE_INFINITY);
+    const round = 1 + items.reduce((m, it) => Math.max(m, attempts(it.id)), 0);
+    for (const group of splitBatches(sizes, maxRequests, maxBytes)) {
+      if (r.signal.aborted) return;
+      const members = group.map((i) => items[i]);
+      const body = members.map((it, i) => api.line(`r${i}`, r.request(it) as ProviderRequest));
+      const bytes = body.reduce((a, l) => a + Buffer.byteLength(l) + 1, 0);
+      const ids = members.map((it) => it.id);
+      const key = `sob-${sha256(JSON.stringify([r.runDir, r.provider.id, round, ids])).slice(0, 24)}`;
+      const e: Entry = {
+        key,
+        id: null,
+        state: 'creating',
+        round,
+        ids,
+        requests: ids.length,
+        bytes,
+        est_tokens: Math.ceil(body.reduce((a, l) => a + l.length, 0) / 4),
+        submitted_at: new Date().toISOString(),
+        session: r.session,
+        counts: {},
+        collected: false,
+      };
+      state.batches.push(e);
+      save(); // before the create: a kill now is healed by find(key)
+      const job = await api.submit(body, key, r.signal);
+      e.id = job.id;
+      e.state = job.state;
+      e.counts = job.counts;
+      save();
+      r.log(
+        `batch ${job.id}: ${ids.length} requests, ${(bytes / 1024 / 1024).toFixed(2)} MB, ~${e.est_tokens} input tokens (round ${round})`,
+      );
+    }
+  };
+
+  try {
+    // 1. What an earlier session left at the provider: poll it, never submit it again.
+    await settle();
+    // 2. Rounds: the first batch, then follow-ups (or online) for what failed and may be retried.
+    for (;;) {
+      if (r.signal.aborted || fatal) break;
+      const pending = r.items.filter((it) => !r.answered.has(it.id) && !gaveUp.has(it.id));
+      const eligible = pending.filter((it) => tries(it.id) <= r.maxRetries);
+      for (const it of pending) {
+        if (tries(it.id) > r.maxRetries && !gaveUp.has(it.id)) {
+          gaveUp.add(it.id);
+          r.failed(it);
+        }
+      }
+      if (eligible.length === 0) break;
+      if (r.settings.fallback === 'online' && eligible.some((it) => attempts(it.id) > 0)) {
+        r.log(`asking ${eligible.length} record(s) one by one (--batch-fallback online)`);
+        await r.online(eligible);
+        break;
+      }
+      await submitRound(eligible);
+      await settle();
+    }
+  } catch (e) {
+    if (r.signal.aborted) return fatal;
+    if (e instanceof ProviderError && FATAL.has(e.errorClass)) return e;
+    throw e;
+  }
+  if (r.signal.aborted && state.batches.some((e) => !e.collected))
+    r.log(
+      `the batch keeps running at the provider: re-run the same command to collect its answers (${state.batches
+        .filter((e) => !e.collected)
+        .map((e) => e.id)
+        .join(', ')})`,
+    );
+  return fatal;
+}
