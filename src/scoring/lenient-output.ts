@@ -90,7 +90,7 @@ export interface LenientRunOptions {
  * judge when one is named. Says on `log` when a judge will never be asked.
  */
 export async function prepareLenientRun(o: LenientRunOptions): Promise<LenientRun> {
-  const isDefault = o.policy === 'default';
+  const isDefault = o.policy === 'default' || o.policy === '';
   const policy = matchPolicy(isDefault ? 'default' : o.policy, o.judge !== undefined);
   const job: MatchJob = {
     policy: isDefault ? 'default' : resolve(o.policy),
