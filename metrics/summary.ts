@@ -97,7 +97,8 @@ export const DEFAULT_SUMMARY_OPTIONS: SummaryOptions = {
   errorAnalysis: false,
 };
 
-class Column {
+/** A growable column of numbers (one per record). */
+export class Column {
   data = new Float64Array(256);
   length = 0;
   push(x: number): void {
@@ -248,7 +249,8 @@ function percentileBounds(sorted: Float64Array): [number, number] {
   return [sorted[lo], sorted[hi]];
 }
 
-function mean(values: Float64Array, weights: Float64Array | null): number {
+/** The plain (weights null) or weighted mean of a column; 0 when empty or all weights are 0. */
+export function mean(values: Float64Array, weights: Float64Array | null): number {
   const n = values.length;
   if (n === 0) return 0;
   if (!weights) {
@@ -281,7 +283,10 @@ export function categoryColumns(data: Pick<SummaryData, 'columns'>): Float64Arra
   });
 }
 
-/** What one summary's bootstrap needs: its `PASSES` columns, and its weights when weighted. */
+/**
+ * What one summary's bootstrap needs: its columns (a SOB summary's `PASSES`, categories
+ * included; the lenient block's six), and its weights when weighted.
+ */
 export interface BootstrapInput {
   columns: Float64Array[];
   weights: Float64Array | null;
@@ -292,14 +297,18 @@ export interface BootstrapInput {
  * only on (seed, n, samples), and every model scored on one benchmark has the same n: each
  * resample is drawn once (Python's `random.Random(seed)`, bit for bit) and applied to every
  * summary, so no index is stored (memory does not grow with n) and none is drawn twice. Each
- * estimate is summed in the same order as one summary alone would (the same bits).
+ * estimate is summed in the same order as one summary alone would (the same bits). Columns are
+ * drawn one after another, `samples` resamples each, as the reference draws its metrics; every
+ * input has as many columns.
  */
 export function bootstrapIntervals(
   inputs: BootstrapInput[],
   seed: number,
   samplesAsked: number,
 ): Intervals[] {
-  const out = inputs.map(() => ({ low: new Float64Array(PASSES), high: new Float64Array(PASSES) }));
+  // The passes, in the order the generator is used: the columns (all inputs have as many).
+  const passes = inputs[0]?.columns.length ?? PASSES;
+  const out = inputs.map(() => ({ low: new Float64Array(passes), high: new Float64Array(passes) }));
   const n = inputs[0]?.columns[0]?.length ?? 0;
   const samples = Math.max(0, samplesAsked);
   if (n === 0 || samples === 0) return out;
@@ -308,7 +317,7 @@ export function bootstrapIntervals(
   const est = inputs.map(() => new Float64Array(samples));
   // All weights positive: a constant column's estimate is that constant, whatever the draw.
   const positive = inputs.map((d) => d.weights === null || d.weights.every((w) => w > 0));
-  for (let p = 0; p < PASSES; p++) {
+  for (let p = 0; p < passes; p++) {
     // A column of all 0 or all 1 (every answer parsed, say) needs no sums: its bounds are itself.
     const constant = inputs.map((d, f) => {
       const v = d.columns[p];

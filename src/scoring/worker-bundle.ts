@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const SOURCE_DIRS = ['src/core', 'src/scoring', 'metrics'];
+const SOURCE_DIRS = ['src/core', 'src/scoring', 'metrics', 'metrics/match'];
 const FALLBACK = new URL('./worker-entry.mjs', import.meta.url);
 
 function sourceKey(): string {
