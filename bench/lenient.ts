@@ -35,7 +35,7 @@ interface Measure {
 async function child(mode: string, dir: string, out: string): Promise<void> {
   const started = performance.now();
   const { scoreFiles, expandInputs } = await import('../src/scoring/score-files.ts');
-  const { prepareLenientRun } = await import('../src/scoring/lenient-output.ts');
+  const { prepareLenientRun } = await import('../src/scoring/lenient-run.ts');
   const match =
     mode === 'lenient'
       ? await prepareLenientRun({ policy: 'default', cacheDir: join(out, '.cache') })

@@ -8,7 +8,6 @@ import { complianceScoreLine } from '../report/compliance.ts';
 import { LENIENT_SHOWN, lenientShown } from '../report/lenient.ts';
 import { readManifest } from '../runner/run-dir.ts';
 import { type BenchmarkRef, fileSha256 } from '../scoring/benchmark.ts';
-import { prepareLenientRun } from '../scoring/lenient-output.ts';
 import { defaultOutDir, expandInputs, type ScoreTarget, scoreFiles } from '../scoring/score-files.ts';
 import type { ProfileOptions } from '../scoring/score-line.ts';
 import { choiceOption, intOption, log, modalityOption } from './common.ts';
@@ -245,7 +244,7 @@ records (the compliance track) are not scored leniently.`,
       log(profileLine(targets, flags.profile !== undefined));
       let done = 0;
       const match = flags.match
-        ? await prepareLenientRun({
+        ? await (await import('../scoring/lenient-run.ts')).prepareLenientRun({
             policy: flags.match,
             judge: flags.matchJudge,
             baseUrls: flags.baseUrl,

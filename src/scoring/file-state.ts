@@ -9,11 +9,11 @@ import { pathModality } from '../core/modality.ts';
 import { dumpsPy, type PyValue } from '../core/pyjson.ts';
 import type { Modality, Source } from '../core/record.ts';
 import { type Benchmark, type BenchmarkRef, benchmarkSha256, idsByModality } from './benchmark.ts';
-import { TrackCollector } from './compliance.ts';
 import { LenientOutput } from './lenient-output.ts';
 import { EvalFolder } from './output.ts';
 import type { LineOutcome, ProfileOptions } from './score-line.ts';
 import { folderOf } from './targets.ts';
+import { TrackCollector } from './track.ts';
 import { SCHEMA_TIMED_OUT } from './verdicts.ts';
 
 export interface ScoreTarget {

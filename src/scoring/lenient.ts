@@ -42,8 +42,7 @@ export interface LenientRowPart extends LenientPart {
   side: string;
 }
 
-/** The side file beside `eval_records.jsonl`: one line per row, same order. */
-export const LENIENT_SIDE_FILE = 'lenient_records.jsonl';
+export { LENIENT_SIDE_FILE } from './lenient-output.ts';
 
 /**
  * The policy a run uses. With a judge, the built-in default also sends string leaves its

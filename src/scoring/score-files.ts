@@ -38,14 +38,14 @@ import { dumpsPy } from '../core/pyjson.ts';
 import { type Modality, SOURCES, type Source } from '../core/record.ts';
 import { type Benchmark, type BenchmarkRef, loadBenchmark, someIds } from './benchmark.ts';
 import { ClaimsRelay, claimsBuffer } from './claims.ts';
-import { summarizeJob, type TrackData } from './compliance.ts';
 import { FileState, type Output, type ScoreTarget } from './file-state.ts';
 import type { LenientRun } from './lenient-output.ts';
 import { cleanEvaluationParent } from './output.ts';
 import type { ProfileOptions } from './score-line.ts';
 import { assertDistinctFolders } from './targets.ts';
+import { loadSchemaFolderSummary, summarizeJob, type TrackData } from './track.ts';
 import type { WorkerJob, WorkerMessage, WorkerRequest } from './worker.ts';
-import { scoringWorkerUrl, validatorCacheDir } from './worker-bundle.ts';
+import { scoringWorker, validatorCacheDir } from './worker-bundle.ts';
 
 export type { ScoreTarget } from './file-state.ts';
 
@@ -357,6 +357,23 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
     intervals: { plain: Intervals; weighted: Intervals },
     lenientIv: LenientIntervals | undefined,
   ) => {
+    // A schema folder's summary needs the compliance track's metrics (loaded on first use).
+    if (p.track?.schema) {
+      commits.push(
+        loadSchemaFolderSummary().then(
+          () => writeFolder(p, intervals, lenientIv),
+          (e: unknown) => folderFailed(p.st, p.out, e),
+        ),
+      );
+      return;
+    }
+    writeFolder(p, intervals, lenientIv);
+  };
+  const writeFolder = (
+    p: Pending,
+    intervals: { plain: Intervals; weighted: Intervals },
+    lenientIv: LenientIntervals | undefined,
+  ) => {
     const { st, out, data } = p;
     let summary: Record<string, unknown>;
     const files: Record<string, string> = {};
@@ -520,7 +537,9 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       const startWorker = () => {
         const id = ++workerCount;
         const channel = new MessageChannel();
-        const w = new Worker(scoringWorkerUrl(), {
+        const script = scoringWorker();
+        const w = new Worker(script.script, {
+          eval: script.eval,
           execArgv: workerExecArgv(),
           workerData: {
             heartbeat,

@@ -7,7 +7,13 @@ import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type MessagePort, receiveMessageOnPort, threadId } from 'node:worker_threads';
 import type { ValidateFunction } from 'ajv';
-import { SchemaDeferred, type ValidatorSource, validatorCode, validatorFromCode } from '../core/schema.ts';
+import {
+  SchemaDeferred,
+  type ValidatorSource,
+  validatorCode,
+  validatorCodeCache,
+  validatorFromCode,
+} from '../core/schema.ts';
 import { CLAIM_SLOTS, type CompiledSchema, FIELDS, STATE } from './claims.ts';
 import { schemaTextHash } from './verdicts.ts';
 
@@ -20,6 +26,8 @@ import { schemaTextHash } from './verdicts.ts';
 export class SharedValidators {
   private readonly table: Int32Array;
   private readonly received = new Map<number, CompiledSchema>();
+  /** Validators whose V8 code cache is not on disk yet: written once they have run. */
+  private readonly uncached: { v: ValidateFunction; file: string; fromCache: boolean }[] = [];
 
   constructor(
     buffer: SharedArrayBuffer,
@@ -38,7 +46,7 @@ export class SharedValidators {
       : undefined;
   }
 
-  /** A validator an earlier run compiled, when the cache has it. */
+  /** A validator an earlier run compiled, when the cache has it (with its V8 code cache). */
   private fromCache(file: string | undefined): ValidateFunction | undefined {
     if (!file) return undefined;
     let code: string;
@@ -47,14 +55,29 @@ export class SharedValidators {
     } catch {
       return undefined;
     }
+    let data: Buffer | undefined;
     try {
-      return validatorFromCode(code);
+      data = readFileSync(`${file}.v8`);
+    } catch {
+      data = undefined;
+    }
+    try {
+      const v = validatorFromCode(code, data);
+      this.uncached.push({ v, file, fromCache: data !== undefined });
+      return v;
     } catch {
       return undefined;
     }
   }
 
-  private toCache(file: string | undefined, code: string): void {
+  /** A validator from code, its V8 code cache written later (`flushCodeCache`). */
+  private fromCode(code: string, file: string | undefined): ValidateFunction {
+    const v = validatorFromCode(code);
+    if (file) this.uncached.push({ v, file, fromCache: false });
+    return v;
+  }
+
+  private toCache(file: string | undefined, code: string | Buffer): void {
     if (!file) return;
     const tmp = `${file}.${process.pid}-${threadId}.tmp`;
     try {
@@ -62,6 +85,22 @@ export class SharedValidators {
       renameSync(tmp, file);
     } catch {
       rmSync(tmp, { force: true });
+    }
+  }
+
+  /**
+   * Writes the V8 code cache of the validators used since the last call (after a file: they have
+   * run, so what V8 compiled on their first call is in it). A run that reads them back compiles
+   * no validator code at all.
+   */
+  flushCodeCache(): void {
+    for (const { v, file, fromCache } of this.uncached.splice(0)) {
+      try {
+        const data = validatorCodeCache(v, fromCache);
+        if (data) this.toCache(`${file}.v8`, data);
+      } catch {
+        // no code cache: the next run compiles this validator again
+      }
     }
   }
 
@@ -101,11 +140,16 @@ export class SharedValidators {
     compile: () => ValidateFunction | string,
     file?: string,
   ): ValidateFunction | string {
-    const v = compile();
+    let v = compile();
     let c: CompiledSchema;
     try {
       c = typeof v === 'string' ? { slot, error: v } : { slot, code: validatorCode(v) };
-      if (c.code) this.toCache(file, c.code);
+      if (c.code) {
+        this.toCache(file, c.code);
+        // The standalone code's function (the one the others and later runs use), so its V8
+        // code cache can be kept.
+        if (file) v = this.fromCode(c.code, file);
+      }
     } catch (e) {
       // No standalone code for it: the others compile it themselves.
       c = { slot, error: `\u0000${e instanceof Error ? e.message : String(e)}` };
@@ -137,7 +181,7 @@ export class SharedValidators {
     if (!c || (c.error?.startsWith('\u0000') ?? false)) return compile();
     if (c.error !== undefined) return c.error;
     try {
-      return validatorFromCode(c.code!);
+      return this.fromCode(c.code!, file);
     } catch {
       return compile();
     }

@@ -202,6 +202,8 @@ async function run(job: WorkerJob): Promise<void> {
   }
   post();
   await settling;
+  // The validators this file used have run: their compiled code is kept for the next run.
+  validators?.flushCodeCache();
   port.postMessage({ type: 'done' } satisfies WorkerMessage);
 }
 

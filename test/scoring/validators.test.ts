@@ -37,7 +37,7 @@ function folders(out: string): Map<string, string> {
   return m;
 }
 
-test('shared and cached validators give byte-identical folders; the cache holds each schema once', () => {
+test('shared and cached validators give byte-identical folders; the cache holds each schema once, with its V8 code cache', () => {
   assert.equal(FILES.length, 4);
   const cache = join(tmp, 'cache');
   score(join(tmp, 'alone'), 1, 'off');
@@ -46,12 +46,16 @@ test('shared and cached validators give byte-identical folders; the cache holds 
   // 209 schemas in each family, a few of them alike: at most one file per distinct schema text
   // (a schema is compiled when an answer needs validating: one with no JSON answer is not).
   assert.ok(cached.length > 300 && cached.length <= 418, `${cached.length} cached validators`);
+  // Beside each validator's code, its V8 code cache (written once the validator has run), and
+  // nothing else: no temp files left.
+  const v8 = readdirSync(cache).filter((f) => f.endsWith('.js.v8'));
+  assert.deepEqual(v8.map((f) => f.slice(0, -3)).sort(), [...cached].sort());
   assert.deepEqual(
-    readdirSync(cache).filter((f) => !f.endsWith('.js')),
+    readdirSync(cache).filter((f) => !f.endsWith('.js') && !f.endsWith('.js.v8')),
     [],
-  ); // no temp files left
+  );
   score(join(tmp, 'warm'), 2, cache);
-  assert.equal(readdirSync(cache).length, cached.length);
+  assert.equal(readdirSync(cache).length, 2 * cached.length);
   const alone = folders(join(tmp, 'alone'));
   assert.equal(alone.size, 8);
   assert.deepEqual(folders(join(tmp, 'cold')), alone);
