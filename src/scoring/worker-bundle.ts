@@ -99,7 +99,7 @@ export function validatorCacheDir(): string | undefined {
     for (const other of readdirSync(base))
       if (other.startsWith('validators-') && other !== name)
         rmSync(join(base, other), { recursive: true, force: true });
-    // Bounded: past VALIDATOR_CACHE_FILES schemas (~13 KB each), start again.
+    // Bounded: past VALIDATOR_CACHE_FILES schemas (~15 KB each with its V8 code cache), start again.
     if (readdirSync(dir).length > VALIDATOR_CACHE_FILES) {
       rmSync(dir, { recursive: true, force: true });
       mkdirSync(dir, { recursive: true });
