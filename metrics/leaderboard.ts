@@ -3,6 +3,7 @@
  * (model, modality) weighted summaries and the benchmark's per-source totals.
  */
 import { MODALITIES, type Modality } from '../src/core/record.ts';
+import type { LenientColumns, LenientSource } from './lenient-leaderboard.ts';
 
 /** The official SOB set: per-source total schema-complexity weight and record count. */
 export const SOB_TOTALS: BenchmarkTotals = {
@@ -111,6 +112,8 @@ export interface SourceResult {
   weighted: Record<string, number>;
   /** Their 95% bootstrap intervals, when the summary has them. */
   ci?: Record<string, [number, number]>;
+  /** The summary's `lenient` block (`sob score --match`), when it has one. */
+  lenient?: LenientSource;
 }
 
 export interface LeaderboardRow {
@@ -132,6 +135,8 @@ export interface LeaderboardRow {
   benchmark_totals: Record<Modality, SourceTotals>;
   /** What each source's summary says about its own scoring, where it says it. */
   data_quality?: Partial<Record<Modality, RowQuality>>;
+  /** Exact and lenient side by side, when every source was scored with `--match`. */
+  lenient?: LenientColumns;
 }
 
 export interface RowQuality {

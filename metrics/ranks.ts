@@ -4,6 +4,7 @@
  */
 import { MODALITIES, type Modality } from '../src/core/record.ts';
 import { LEADERBOARD_METRICS, type SourceResult } from './leaderboard.ts';
+import { lenientSourceMetrics } from './lenient-leaderboard.ts';
 
 export interface SourceRow {
   rank: number;
@@ -36,6 +37,7 @@ export function sourceTable(
         ci95_high: ci ? ci[1] : null,
       };
     }
+    Object.assign(metrics, lenientSourceMetrics(s));
     rows.push({ model, display_name: names.get(model) ?? model, n: s.records, metrics });
   }
   rows.sort(

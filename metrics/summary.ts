@@ -97,7 +97,8 @@ export const DEFAULT_SUMMARY_OPTIONS: SummaryOptions = {
   errorAnalysis: false,
 };
 
-class Column {
+/** A growable column of numbers (one per record). */
+export class Column {
   data = new Float64Array(256);
   length = 0;
   push(x: number): void {
@@ -248,7 +249,8 @@ function percentileBounds(sorted: Float64Array): [number, number] {
   return [sorted[lo], sorted[hi]];
 }
 
-function mean(values: Float64Array, weights: Float64Array | null): number {
+/** The plain (weights null) or weighted mean of a column; 0 when empty or all weights are 0. */
+export function mean(values: Float64Array, weights: Float64Array | null): number {
   const n = values.length;
   if (n === 0) return 0;
   if (!weights) {
@@ -281,7 +283,10 @@ export function categoryColumns(data: Pick<SummaryData, 'columns'>): Float64Arra
   });
 }
 
-/** What one summary's bootstrap needs: its `PASSES` columns, and its weights when weighted. */
+/**
+ * What one summary's bootstrap needs: its columns (a SOB summary's `PASSES`, categories
+ * included; the lenient block's six), and its weights when weighted.
+ */
 export interface BootstrapInput {
   columns: Float64Array[];
   weights: Float64Array | null;
@@ -292,23 +297,46 @@ export interface BootstrapInput {
  * only on (seed, n, samples), and every model scored on one benchmark has the same n: each
  * resample is drawn once (Python's `random.Random(seed)`, bit for bit) and applied to every
  * summary, so no index is stored (memory does not grow with n) and none is drawn twice. Each
- * estimate is summed in the same order as one summary alone would (the same bits).
+ * estimate is summed in the same order as one summary alone would (the same bits). Columns are
+ * drawn one after another, `samples` resamples each, as the reference draws its metrics; every
+ * input has as many columns.
  */
 export function bootstrapIntervals(
   inputs: BootstrapInput[],
   seed: number,
   samplesAsked: number,
 ): Intervals[] {
-  const out = inputs.map(() => ({ low: new Float64Array(PASSES), high: new Float64Array(PASSES) }));
+  // The passes, in the order the generator is used: the columns (all inputs have as many).
+  const passes = inputs[0]?.columns.length ?? PASSES;
+  const out = inputs.map(() => ({ low: new Float64Array(passes), high: new Float64Array(passes) }));
   const n = inputs[0]?.columns[0]?.length ?? 0;
   const samples = Math.max(0, samplesAsked);
   if (n === 0 || samples === 0) return out;
+  const F = inputs.length;
   const rng = new PyRandom(seed);
   const idx = n <= 0xffff ? new Uint16Array(n) : new Uint32Array(n);
   const est = inputs.map(() => new Float64Array(samples));
   // All weights positive: a constant column's estimate is that constant, whatever the draw.
   const positive = inputs.map((d) => d.weights === null || d.weights.every((w) => w > 0));
-  for (let p = 0; p < PASSES; p++) {
+  // Inputs with equal weights share their resamples' total weight (the same sum, in the same
+  // order): every model scored on one benchmark has its records' weights.
+  const groups: Float64Array[] = [];
+  const groupOf = inputs.map((d) => {
+    const w = d.weights;
+    if (!w) return -1;
+    let g = groups.findIndex((x) => x.length === w.length && x.every((y, i) => y === w[i]));
+    if (g < 0) g = groups.push(w) - 1;
+    return g;
+  });
+  const G = groups.length;
+  const tw = new Float64Array(G);
+  // Per pass, the terms of every summary drawn together: row j holds each summary's term for
+  // record j (its value, or value x weight: the product the reference sums), so a resample
+  // reads one row per draw. Each summary's sum still adds its terms in draw order: same bits.
+  const terms = new Float64Array(n * F);
+  const sums = new Float64Array(F);
+  const active = new Int32Array(F);
+  for (let p = 0; p < passes; p++) {
     // A column of all 0 or all 1 (every answer parsed, say) needs no sums: its bounds are itself.
     const constant = inputs.map((d, f) => {
       const v = d.columns[p];
@@ -318,28 +346,61 @@ export function bootstrapIntervals(
       for (let i = 1; i < n; i++) if (v[i] !== c) return null;
       return c;
     });
+    let A = 0;
+    for (let f = 0; f < F; f++) if (constant[f] === null) active[A++] = f;
+    let weightedActive = false;
+    for (let k = 0; k < A; k++) {
+      const { columns, weights } = inputs[active[k]];
+      const v = columns[p];
+      if (weights) {
+        weightedActive = true;
+        for (let j = 0; j < n; j++) terms[j * A + k] = v[j] * weights[j];
+      } else for (let j = 0; j < n; j++) terms[j * A + k] = v[j];
+    }
     for (let s = 0; s < samples; s++) {
       rng.fillRandrange(n, idx);
-      for (let f = 0; f < inputs.length; f++) {
-        if (constant[f] !== null) continue;
-        const values = inputs[f].columns[p];
-        const weights = inputs[f].weights;
-        let sum = 0;
-        if (weights) {
-          let tw = 0;
-          for (let i = 0; i < n; i++) {
-            const j = idx[i];
-            tw += weights[j];
-            sum += values[j] * weights[j];
-          }
-          est[f][s] = tw === 0 ? 0 : sum / tw;
-        } else {
-          for (let i = 0; i < n; i++) sum += values[idx[i]];
-          est[f][s] = sum / n;
+      if (A === 0) continue;
+      if (weightedActive) {
+        tw.fill(0);
+        for (let g = 0; g < G; g++) {
+          const w = groups[g];
+          let t = 0;
+          for (let i = 0; i < n; i++) t += w[idx[i]];
+          tw[g] = t;
         }
       }
+      // Four summaries at a time, each sum in a register of its own (independent chains).
+      let k = 0;
+      for (; k + 4 <= A; k += 4) {
+        let s0 = 0;
+        let s1 = 0;
+        let s2 = 0;
+        let s3 = 0;
+        for (let i = 0; i < n; i++) {
+          const row = idx[i] * A + k;
+          s0 += terms[row];
+          s1 += terms[row + 1];
+          s2 += terms[row + 2];
+          s3 += terms[row + 3];
+        }
+        sums[k] = s0;
+        sums[k + 1] = s1;
+        sums[k + 2] = s2;
+        sums[k + 3] = s3;
+      }
+      for (; k < A; k++) {
+        let s0 = 0;
+        for (let i = 0; i < n; i++) s0 += terms[idx[i] * A + k];
+        sums[k] = s0;
+      }
+      for (let k = 0; k < A; k++) {
+        const f = active[k];
+        const g = groupOf[f];
+        if (g < 0) est[f][s] = sums[k] / n;
+        else est[f][s] = tw[g] === 0 ? 0 : sums[k] / tw[g];
+      }
     }
-    for (let f = 0; f < inputs.length; f++) {
+    for (let f = 0; f < F; f++) {
       const c = constant[f];
       if (c !== null) {
         out[f].low[p] = c;

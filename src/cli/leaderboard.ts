@@ -1,5 +1,6 @@
 /** `sob leaderboard`: the paper's unified, complexity-weighted, coverage-adjusted leaderboard. */
 import type { Command } from 'commander';
+import type { RankBy } from '../../metrics/lenient-leaderboard.ts';
 import { sourceRanks, sourceTable } from '../../metrics/ranks.ts';
 import { UserError } from '../core/errors.ts';
 import { writeFileAtomic } from '../core/files.ts';
@@ -12,6 +13,8 @@ import {
   type TotalsMode,
   totalsLines,
 } from '../report/evaluation.ts';
+import { sensitivityText } from '../report/lenient.ts';
+import { sensitivityOf } from '../report/sensitivity.ts';
 import {
   leaderboardCsv,
   leaderboardJson,
@@ -80,6 +83,15 @@ export function registerLeaderboard(program: Command): void {
       choiceOption(TOTALS),
       'auto',
     )
+    .option(
+      '--sensitivity',
+      "how stable is the ranking? re-rank under exact, lenient and lenient-without-judge scores (needs summaries scored with sob score --match): ranks, Kendall's tau, the models that move",
+    )
+    .option(
+      '--rank-by <m>',
+      "with --sensitivity: overall (default; with --table <source>: that source's Value Accuracy) | value_accuracy",
+      choiceOption(['overall', 'value_accuracy'] as const),
+    )
     .addHelpText(
       'after',
       `
@@ -101,6 +113,11 @@ Examples:
   sob leaderboard ../shared/data/sob/evaluation --ranks
   sob leaderboard runs/evaluation --benchmark-totals sob   # coverage against the whole SOB set
   sob leaderboard runs/eval/evaluation --track compliance --format md
+  sob leaderboard runs/evaluation --sensitivity             # exact vs lenient rankings (sob score --match)
+
+Summaries scored with sob score --match add, beside the exact columns, the lenient Value
+Accuracy (Len.VA), the gap (Len.VA - Val.Acc.: the part of the loss that is formatting),
+the lenient Overall and each model's rank shift between the exact and lenient rankings.
 
 --track compliance reads <dir>/schema/<model>/eval_summary.json (schema records, sob build
 jsonschemabench / schemas / probes): JSONSchemaBench's table, datasets as columns: declared
@@ -121,8 +138,11 @@ first token, time per output token and total time where the runs recorded them.`
           table: 'unified' | Modality;
           ranks?: boolean;
           track: 'sob' | 'compliance';
+          sensitivity?: boolean;
+          rankBy?: RankBy;
         },
       ) => {
+        if (flags.rankBy && !flags.sensitivity) throw new UserError('--rank-by goes with --sensitivity', 2);
         if (flags.track === 'compliance') {
           const sobOnly = [
             flags.source && '--source',
@@ -130,6 +150,7 @@ first token, time per output token and total time where the runs recorded them.`
             flags.ranks && '--ranks',
             flags.manifest && '--manifest',
             flags.benchmarkTotals !== 'auto' && '--benchmark-totals',
+            flags.sensitivity && '--sensitivity',
           ].filter((x): x is string => typeof x === 'string');
           return complianceLeaderboard(dir, {
             format: flags.format,
@@ -149,6 +170,15 @@ first token, time per output token and total time where the runs recorded them.`
         const ev = await loadEvaluation(dir, { manifest: flags.manifest, totals: flags.benchmarkTotals });
         const names = readDisplayNames(flags.names, dir);
         const source = flags.source ?? (flags.table === 'unified' ? undefined : flags.table);
+        if (flags.sensitivity) {
+          logFolder(ev);
+          const s = sensitivityOf(ev, names, source, flags.rankBy);
+          log(
+            `${s.models.length} models re-ranked${source ? ` on ${source}` : ''}; ${s.models.filter((m) => m.max_shift > 0).length} move`,
+          );
+          emit(sensitivityText(s, flags.format), flags.out);
+          return;
+        }
         if (source) {
           // One source's table (the paper's Tables 4-6), sorted by Value Accuracy, with intervals.
           for (const s of ev.skipped) log(`skipped ${s.folder}: ${s.reason}`);

@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { UserError } from '../core/errors.ts';
 import { isModality, type Modality } from '../core/record.ts';
 import { complianceScoreLine } from '../report/compliance.ts';
+import { LENIENT_SHOWN, lenientShown } from '../report/lenient.ts';
 import { readManifest } from '../runner/run-dir.ts';
 import { type BenchmarkRef, fileSha256 } from '../scoring/benchmark.ts';
 import { defaultOutDir, expandInputs, type ScoreTarget, scoreFiles } from '../scoring/score-files.ts';
@@ -22,6 +23,11 @@ interface ScoreFlags {
   jobs?: number;
   recordTimeoutMs: number;
   assertFormats?: boolean;
+  match?: string;
+  matchJudge?: string;
+  baseUrl: string[];
+  matchCache?: string;
+  judgeConcurrency?: number;
 }
 
 const SHOWN = [
@@ -121,6 +127,26 @@ export function registerScore(program: Command): void {
       intOption('--record-timeout-ms', 1),
       20000,
     )
+    .option(
+      '--match <policy>',
+      'lenient matching beside the seven metrics: "default" or a policy file (JSON or YAML)',
+    )
+    .option(
+      '--match-judge <provider:model>',
+      'with --match: ask this model "same meaning?" for leaf pairs the matchers leave unsettled',
+    )
+    .option(
+      '--base-url <url>',
+      "the judge's endpoint (OpenAI-compatible; repeatable)",
+      (v: string, p: string[]) => [...p, v],
+      [] as string[],
+    )
+    .option('--match-cache <dir>', "the judge's answers, one file per pair (default runs/.judge-cache)")
+    .option(
+      '--judge-concurrency <n>',
+      'judge requests in flight (default 4)',
+      intOption('--judge-concurrency', 1),
+    )
     .addHelpText(
       'after',
       `
@@ -129,6 +155,8 @@ Examples:
   sob score ../shared/data/sob/images_responses --out runs/evaluation
   sob score response_x.jsonl --modality image --bootstrap-samples 0
   sob score runs/<run-id>          # a run directory: writes runs/<run-id>/evaluation/...
+  sob score ../shared/data/sob/images_responses --match default
+  sob score responses.jsonl --match policy.yaml --match-judge openai:gpt-4.1-mini
 
 Profiles: response files (the SOB layout) are scored with the sob profile, the reference's
 numbers quirks included (each row names, in explanation.sob_quirks, the leaves a quirk decided);
@@ -143,9 +171,23 @@ every violation with instance path, schema path and keyword, partial validity) a
 eval_summary.json, "compliance": declared coverage, empirical coverage and compliance with 95%
 intervals, per dataset (metadata.source_category) and overall, timings' medians and p90. See
 them with: sob leaderboard <out> --track compliance. With --profile strict, rows of the SOB
-sources carry the compliance block too.`,
+sources carry the compliance block too.
+
+--match adds, per row, lenient_value_accuracy, lenient_faithfulness, field_precision,
+field_recall, field_f1, matcher_counts and lenient_leaves (the seven metrics stay as they are),
+writes lenient_records.jsonl beside the rows (each leaf not accepted by exact comparison in
+place: its matcher, who accepted it, the verdict; each alignment that moved an item), and a
+"lenient" block in eval_summary.json with bootstrap intervals (own generators: seed + 100 and
++ 101). With --match-judge, only pairs the deterministic matchers leave unsettled are asked,
+each once across files and reruns (--match-cache); an unreadable answer is unscored (the leaf
+leaves the denominators), a failed request leaves the pair pending (not accepted). Schema
+records (the compliance track) are not scored leniently.`,
     )
     .action(async (inputs: string[], flags: ScoreFlags) => {
+      if (flags.matchJudge && !flags.match)
+        throw new UserError('--match-judge needs --match (default or a policy file)', 2);
+      if ((flags.baseUrl.length > 0 || flags.matchCache || flags.judgeConcurrency) && !flags.matchJudge)
+        throw new UserError('--base-url, --match-cache and --judge-concurrency go with --match-judge', 2);
       if (flags.assertFormats && flags.profile === 'sob') {
         throw new UserError(
           '--assert-formats needs --profile strict (the sob profile never asserts formats)',
@@ -201,6 +243,16 @@ sources carry the compliance block too.`,
       );
       log(profileLine(targets, flags.profile !== undefined));
       let done = 0;
+      const match = flags.match
+        ? await (await import('../scoring/lenient-run.ts')).prepareLenientRun({
+            policy: flags.match,
+            judge: flags.matchJudge,
+            baseUrls: flags.baseUrl,
+            cacheDir: flags.matchCache ?? join('runs', '.judge-cache'),
+            concurrency: flags.judgeConcurrency,
+            log,
+          })
+        : undefined;
       const results = await scoreFiles(targets, {
         outDir,
         benchmark,
@@ -212,9 +264,10 @@ sources carry the compliance block too.`,
         },
         jobs: flags.jobs,
         recordTimeoutMs: flags.recordTimeoutMs,
+        match,
         log,
       });
-      const header = ['file', 'source', 'n', ...SHOWN.map(([, h]) => h)];
+      const header = ['file', 'source', 'n', ...SHOWN.map(([, h]) => h), ...(match ? LENIENT_SHOWN : [])];
       const rows: string[][] = [];
       const schemaLines: string[] = [];
       let failures = 0;
@@ -239,6 +292,7 @@ sources carry the compliance block too.`,
             o.modality,
             String(o.records),
             ...SHOWN.map(([k]) => s.overall_weighted.metrics[k].mean.toFixed(3)),
+            ...(match ? lenientShown(o.summary) : []),
           ]);
         }
       }
@@ -250,6 +304,13 @@ sources carry the compliance block too.`,
       log(
         `scored ${done - failures}/${files.length} files in ${((Date.now() - started) / 1000).toFixed(2)} s (weighted means shown)`,
       );
+      if (match?.judge) {
+        log(match.judge.summaryLine());
+        if (match.judge.fatal) {
+          log(`sob: judge ${match.judge.id}: ${match.judge.fatal}`);
+          failures++;
+        }
+      }
       if (failures > 0) process.exitCode = 1;
     });
 }

@@ -9,6 +9,7 @@
  */
 
 import { createRequire } from 'node:module';
+import { Script } from 'node:vm';
 import { _, Ajv, str, type ValidateFunction } from 'ajv';
 import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
 import { errorMessage } from './errors.ts';
@@ -314,17 +315,45 @@ export function validatorCode(v: ValidateFunction): string {
   return standaloneCode(ajvForInstances(), v);
 }
 
-/** A validator back from its standalone code (the functions it names supplied). */
-export function validatorFromCode(code: string): ValidateFunction {
+/** The compiled script of a validator made by `validatorFromCode` (for its V8 code cache). */
+const SCRIPT = Symbol('sob.validatorScript');
+
+/**
+ * A validator back from its standalone code (the functions it names supplied). `cachedData`: the
+ * V8 code cache of the same code (`validatorCodeCache`), which spares V8 parsing and compiling
+ * it again (a validator is compiled on its first call: that is most of a warm run's schema cost).
+ */
+export function validatorFromCode(code: string, cachedData?: Buffer): ValidateFunction {
   const module: { exports: { default?: ValidateFunction } } = { exports: {} };
-  new Function('module', 'exports', 'require', 'pyRegExp', 'sobFirstDuplicate', code)(
+  // The same function `new Function(...)` would make ("use strict" stays its first statement).
+  const script = new Script(
+    `(function (module, exports, require, pyRegExp, sobFirstDuplicate) {${code}\n})`,
+    {
+      filename: 'sob-validator.js',
+      cachedData,
+    },
+  );
+  (script.runInThisContext() as (...args: unknown[]) => void)(
     module,
     module.exports,
     requireJson,
     pyRegExp,
     firstDuplicate,
   );
-  return module.exports as unknown as ValidateFunction;
+  const v = module.exports as unknown as ValidateFunction & { [SCRIPT]?: Script };
+  Object.defineProperty(v, SCRIPT, { value: script });
+  return v;
+}
+
+/**
+ * A validator's V8 code cache (functions compiled so far included: call it after the validator
+ * has run), when it came from `validatorFromCode` and was not already built from a cache V8
+ * accepted. Undefined otherwise.
+ */
+export function validatorCodeCache(v: ValidateFunction, fromCache: boolean): Buffer | undefined {
+  const script = (v as ValidateFunction & { [SCRIPT]?: Script })[SCRIPT];
+  if (!script || (fromCache && !script.cachedDataRejected)) return undefined;
+  return script.createCachedData();
 }
 
 /** Validates an instance (plain JS value) under a schema; never throws. */

@@ -9,6 +9,7 @@ import { UserError } from '../core/errors.ts';
 import { readJsonl } from '../core/jsonl.ts';
 import { MODALITIES, type Modality } from '../core/record.ts';
 import { type SkippedFolder, scanSource } from './evaluation.ts';
+import { LENIENT_COMPARED } from './lenient.ts';
 import { shortNames } from './names.ts';
 
 /** The metrics compared, in the paper's words (reference field names at the file boundary). */
@@ -22,11 +23,22 @@ export const COMPARED: [string, string][] = [
   ['strict_json_em', 'Perfect Response'],
 ];
 
+/** One record's values: COMPARED order, and (scored with `--match`) LENIENT_COMPARED order. */
+export interface RowValues {
+  values: number[];
+  weight: number;
+  lenient?: number[];
+}
+
 export interface ModelRows {
   name: string;
   /** record id -> metric values (COMPARED order) and weight */
-  rows: Map<string, { values: number[]; weight: number }>;
+  rows: Map<string, RowValues>;
 }
+
+/** Which numbers of a record a comparison uses (undefined: the record has none). */
+export type Pick = (r: RowValues) => number[] | undefined;
+const EXACT: Pick = (r) => r.values;
 
 function num(v: unknown): number {
   return typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : 0;
@@ -39,15 +51,17 @@ export async function loadModelRows(path: string): Promise<ModelRows> {
     throw new UserError(
       `no eval_records.jsonl at ${path} (give a <eval>/<source>/<model> folder or the file)`,
     );
-  const rows = new Map<string, { values: number[]; weight: number }>();
+  const rows = new Map<string, RowValues>();
   for await (const l of readJsonl(file)) {
     if (!l.ok) throw new UserError(`${file}:${l.line}: not JSON: ${l.error}`);
     if (!(l.value instanceof Map)) continue;
     const id = l.value.get('record_id');
     if (typeof id !== 'string' || rows.has(id)) continue;
+    const row = l.value;
     rows.set(id, {
-      values: COMPARED.map(([k]) => num(l.value instanceof Map ? l.value.get(k) : 0)),
-      weight: num(l.value.get('difficulty_weight')),
+      values: COMPARED.map(([k]) => num(row.get(k))),
+      weight: num(row.get('difficulty_weight')),
+      ...(row.has(LENIENT_COMPARED[0][0]) ? { lenient: LENIENT_COMPARED.map(([k]) => num(row.get(k))) } : {}),
     });
   }
   const name = basename(file === path ? join(path, '..') : path);
@@ -117,16 +131,20 @@ export function comparePair(
   samples: number,
   seed: number,
   metrics = COMPARED.length,
+  pick: Pick = EXACT,
 ): PairedResult[] {
-  const ids = [...a.rows.keys()].filter((id) => b.rows.has(id));
-  return COMPARED.slice(0, metrics).map((_, m) => {
+  const ids = [...a.rows.keys()].filter((id) => {
+    const rb = b.rows.get(id);
+    return rb !== undefined && pick(a.rows.get(id)!) !== undefined && pick(rb) !== undefined;
+  });
+  return Array.from({ length: metrics }, (_, m) => {
     const va = new Float64Array(ids.length);
     const vb = new Float64Array(ids.length);
     const w = new Float64Array(ids.length);
     ids.forEach((id, i) => {
       const ra = a.rows.get(id)!;
-      va[i] = ra.values[m];
-      vb[i] = b.rows.get(id)!.values[m];
+      va[i] = pick(ra)![m];
+      vb[i] = pick(b.rows.get(id)!)![m];
       w[i] = ra.weight;
     });
     return pairedBootstrap({ a: va, b: vb, weights: w }, { samples, seed });
@@ -137,14 +155,20 @@ function f(x: number, d = 3): string {
   return (x >= 0 ? ' ' : '') + x.toFixed(d);
 }
 
-export function pairTable(a: ModelRows, b: ModelRows, results: PairedResult[]): string {
+export function pairTable(
+  a: ModelRows,
+  b: ModelRows,
+  results: PairedResult[],
+  labels: [string, string][] = COMPARED,
+): string {
+  const w = Math.max(20, ...labels.map(([, l]) => l.length));
   const lines = [
     `${b.name} vs ${a.name}: ${results[0]?.n ?? 0} records both answered (paired bootstrap, weighted by schema complexity)`,
-    `${'metric'.padEnd(20)} ${'A'.padStart(7)} ${'B'.padStart(7)} ${'B - A'.padStart(7)}  ${'95% interval'.padEnd(19)} p`,
+    `${'metric'.padEnd(w)} ${'A'.padStart(7)} ${'B'.padStart(7)} ${'B - A'.padStart(7)}  ${'95% interval'.padEnd(19)} p`,
   ];
   results.forEach((r, i) => {
     lines.push(
-      `${COMPARED[i][1].padEnd(20)} ${r.meanA.toFixed(3).padStart(7)} ${r.meanB.toFixed(3).padStart(7)} ${f(r.difference).padStart(7)}  [${f(r.ciLow)}, ${f(r.ciHigh)}] ${r.pValue < 0.001 ? '<0.001' : r.pValue.toFixed(3)}`,
+      `${labels[i][1].padEnd(w)} ${r.meanA.toFixed(3).padStart(7)} ${r.meanB.toFixed(3).padStart(7)} ${f(r.difference).padStart(7)}  [${f(r.ciLow)}, ${f(r.ciHigh)}] ${r.pValue < 0.001 ? '<0.001' : r.pValue.toFixed(3)}`,
     );
   });
   return lines.join('\n');
@@ -170,12 +194,17 @@ export interface MatrixResult {
  * record in common has no comparison: it is left out of the matrix and of the correction (it
  * would otherwise count as a test with p = 1 and inflate every other adjusted p-value).
  */
-export function pairwiseMatrix(models: ModelRows[], samples: number, seed: number): MatrixResult {
+export function pairwiseMatrix(
+  models: ModelRows[],
+  samples: number,
+  seed: number,
+  pick: Pick = EXACT,
+): MatrixResult {
   const raw: { i: number; j: number; r: PairedResult }[] = [];
   const noCommon: [number, number][] = [];
   for (let i = 0; i < models.length; i++) {
     for (let j = i + 1; j < models.length; j++) {
-      const r = comparePair(models[i], models[j], samples, seed, 1)[0];
+      const r = comparePair(models[i], models[j], samples, seed, 1, pick)[0];
       if (r.n === 0) noCommon.push([i, j]);
       else raw.push({ i, j, r });
     }
@@ -198,7 +227,7 @@ export function pairwiseMatrix(models: ModelRows[], samples: number, seed: numbe
 }
 
 /** The matrix as text: the difference per pair, * where significant, n/c where no record is shared. */
-export function matrixTable(m: MatrixResult): string {
+export function matrixTable(m: MatrixResult, label = 'Value Accuracy'): string {
   const w = Math.max(8, ...m.models.map((x) => x.length));
   const noCommon = new Set(m.noCommon.flatMap(([i, j]) => [`${i},${j}`, `${j},${i}`]));
   const head = `${''.padEnd(w)} ${shortNames(m.models, 10)
@@ -216,7 +245,7 @@ export function matrixTable(m: MatrixResult): string {
   });
   const tested = (m.models.length * (m.models.length - 1)) / 2 - m.noCommon.length;
   const out = [
-    `Value Accuracy, column minus row (paired bootstrap); * = p < 0.05 after Holm-Bonferroni correction over ${tested} pair${tested === 1 ? '' : 's'}`,
+    `${label}, column minus row (paired bootstrap); * = p < 0.05 after Holm-Bonferroni correction over ${tested} pair${tested === 1 ? '' : 's'}`,
     head,
     ...rows,
   ];

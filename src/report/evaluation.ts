@@ -27,10 +27,12 @@ import {
   type SourceResult,
   sortLeaderboard,
 } from '../../metrics/leaderboard.ts';
+import { lenientColumns, rankLenient } from '../../metrics/lenient-leaderboard.ts';
 import { errorMessage, UserError } from '../core/errors.ts';
 import { readLines } from '../core/jsonl.ts';
 import { parsePyJson, toPlain } from '../core/pyjson.ts';
 import { MODALITIES, type Modality } from '../core/record.ts';
+import { lenientWarnings, readLenientBlock } from './lenient.ts';
 
 /** What the scorer recorded beside the numbers (HELPERS.md contracts), where present. */
 export interface SummaryInfo {
@@ -165,7 +167,8 @@ function readSummary(file: string): { result: SourceResult; info: SummaryInfo } 
   let evaluated = info.distinctIds ?? n;
   if (info.benchmark?.unknownIds !== undefined)
     evaluated = Math.max(0, evaluated - info.benchmark.unknownIds);
-  return { result: { records: n, evaluated, weighted, ci }, info };
+  const lenient = readLenientBlock(raw);
+  return { result: { records: n, evaluated, weighted, ci, ...(lenient ? { lenient } : {}) }, info };
 }
 
 /** Distinct record ids (first weight seen per id) and the rows of each file. */
@@ -479,7 +482,7 @@ export async function loadEvaluation(
       }
     }
   }
-  warnings.push(...profileWarnings(info), ...qualityWarnings(info));
+  warnings.push(...profileWarnings(info), ...qualityWarnings(info), ...lenientWarnings(models));
   return { dir, models, info, totals, totalsNote: note, skipped, warnings };
 }
 
@@ -566,9 +569,13 @@ export function buildLeaderboard(
       quality[m] = q;
     }
     row.data_quality = quality;
+    const lenient = lenientColumns(row, sources, ev.totals);
+    if (lenient) row.lenient = lenient;
     rows.push(row);
   }
-  return sortLeaderboard(rows);
+  const sorted = sortLeaderboard(rows);
+  rankLenient(sorted);
+  return sorted;
 }
 
 /** The totals as one line per source, for stderr and the outputs' footers. */

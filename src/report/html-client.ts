@@ -1,3 +1,5 @@
+import { LENIENT_CLIENT, LENIENT_CSS } from './lenient-client.ts';
+
 /**
  * The report page's own CSS and script (inlined into report.html; no network, no framework).
  * The script reads the embedded JSON, draws tables and SVG charts, and renders the record
@@ -27,7 +29,7 @@ pre{white-space:pre-wrap;max-height:280px;overflow:auto;background:#f3f4f6;paddi
 .notice{border-color:#e5b567;background:#fffaf0}.notice ul{margin:4px 0 8px;padding-left:20px}
 .pill{display:inline-block;padding:0 6px;border-radius:9px;background:#eef0f3;font-size:12px;margin-left:6px}
 button.more{border:0;background:none;color:#2563eb;cursor:pointer;padding:0 4px;font:inherit}
-`;
+${LENIENT_CSS}`;
 
 export const REPORT_CLIENT = `
 (function(){
@@ -96,7 +98,7 @@ if(D.skipped.length||D.warnings.length){
   if(D.warnings.length){nb.appendChild(el('b',{text:'Read the numbers with care'}));var wl=el('ul',{id:'warnings'});D.warnings.forEach(function(w){wl.appendChild(el('li',{text:w}));});nb.appendChild(wl);}
   app.appendChild(nb);
 }
-app.appendChild(el('nav',null,[['lb','Leaderboard'],['src','Per source'],['quality','Data quality'],['fig','JSON Pass vs Value Accuracy'],['ranks','Rank shifts'],['tax','Errors'],['cmp','Pairwise'],['drill','Records']].concat(D.compliance?[['compliance','Schema compliance']]:[]).map(function(x){return el('a',{href:'#'+x[0],text:x[1]});})));
+app.appendChild(el('nav',null,[['lb','Leaderboard']].concat(lenientNav()).concat([['src','Per source'],['quality','Data quality'],['fig','JSON Pass vs Value Accuracy'],['ranks','Rank shifts'],['tax','Errors'],['cmp','Pairwise'],['drill','Records']]).concat(D.compliance?[['compliance','Schema compliance']]:[]).map(function(x){return el('a',{href:'#'+x[0],text:x[1]});})));
 
 // Unified leaderboard (paper Table 2)
 var lb=section('lb','Unified leaderboard','Overall = mean of the seven aggregates x coverage (records scored / records in the benchmark); sources weighted by their total schema-complexity weight W. Click a column to sort.');
@@ -105,8 +107,10 @@ var t=el('table',{id:'leaderboard'});lb.appendChild(el('div',{class:'card'},[t])
 var cols=[{label:'#',get:function(r){return r._rank;}},{label:'Model',left:true,get:function(r){return r.display_name;}},{label:'Overall',get:function(r){return r.overall;}}]
   .concat(METRICS.map(function(m){return {label:m[1],get:function(r){return r[m[0]];}};}))
   .concat([{label:'Coverage',get:function(r){return r.coverage;}},{label:'Sources',left:true,get:function(r){return r.modalities.join('+');}}]);
+cols=lenientCols(cols);
 D.leaderboard.forEach(function(r,i){r._rank=i+1;});
-sortable(t,D.leaderboard,cols,function(r){var tr=el('tr',{'data-model':r.model});cols.forEach(function(c,i){var v=c.get(r);tr.appendChild(el('td',{class:c.left?'l':'',text:typeof v==='number'&&i>=2?f3(v):String(v)}));});return tr;});
+sortable(t,D.leaderboard,cols,function(r){var tr=el('tr',{'data-model':r.model});cols.forEach(function(c,i){var v=c.get(r);tr.appendChild(el('td',{class:c.left?'l':'',text:c.text?c.text(r):typeof v==='number'&&i>=2?f3(v):String(v)}));});return tr;});
+lenientSection();
 
 // Per-source tables (paper Tables 4-6), sorted by Value Accuracy, with 95% intervals and ranks
 var src=section('src','Per source','Schema-complexity weighted means with 95% bootstrap intervals; rank by Value Accuracy.');
@@ -199,7 +203,7 @@ dr.appendChild(el('div',{class:'filters card'},['Model',fModel,'Source',fSource,
 /** The record list's columns; a click on a header sorts the filtered records by it. */
 var RCOLS=[{label:'Record',left:true,get:function(x){return D.records[x[2][0]].id;}},{label:'Model',left:true,get:function(x){return nameOf(x[0]);}},{label:'Source',left:true,get:function(x){return x[1];}},{label:'Schema complexity',left:true,get:function(x){var c=D.records[x[2][0]].complexity,i=ORDER.indexOf(c);return i<0?9:i;},text:function(x){return D.records[x[2][0]].complexity;}}]
   .concat(fCat?[{label:'Source category',left:true,get:function(x){return D.records[x[2][0]].category;}}]:[])
-  .concat([{label:'Val.Acc.',get:function(x){return x[2][1];}},{label:'Faithful.',get:function(x){return x[2][2];}},{label:'JSON Pass',get:function(x){return x[2][3];}},{label:'Outcome',left:true,get:function(x){return x[2][8];},text:function(x){return D.classes[x[2][8]].replace('_',' ');}}]);
+  .concat([{label:'Val.Acc.',get:function(x){return x[2][1];}},{label:'Faithful.',get:function(x){return x[2][2];}},{label:'JSON Pass',get:function(x){return x[2][3];}}]).concat(lenientRecordCols()).concat([{label:'Outcome',left:true,get:function(x){return x[2][8];},text:function(x){return D.classes[x[2][8]].replace('_',' ');}}]);
 var list=el('table',{id:'records'});var lbody=el('tbody');var sortKey=null,sortDir=-1;var rths=[];
 list.appendChild(el('thead',null,[el('tr',null,RCOLS.map(function(c,i){var th=el('th',{class:(c.left?'l ':'')+'sort',title:'click to sort',text:c.label});
   th.addEventListener('click',function(){if(sortKey===i)sortDir=-sortDir;else{sortKey=i;sortDir=c.left?1:-1;}rths.forEach(function(h){h.removeAttribute('aria-sort');});th.setAttribute('aria-sort',sortDir>0?'ascending':'descending');sortCurrent();page=0;drawList();});
@@ -225,6 +229,7 @@ function expandDiff(d,rec){if(d.full)return d.full;return d.map(function(e,i){va
 function show(x){var row=x[2],rec=D.records[row[0]],key=x[0]+'|'+row[0],d=own(D.diffs,key);detail.textContent='';var c=el('div',{class:'card',id:'record-detail'});
   c.appendChild(el('h3',null,[rec.id,el('span',{class:'pill',text:nameOf(x[0])}),el('span',{class:'pill',text:x[1]}),el('span',{class:'pill',title:'schema complexity',text:rec.complexity}),rec.category!==undefined?el('span',{class:'pill',title:'source category',text:rec.category}):null]));
   c.appendChild(el('p',null,['Value Accuracy '+f3(row[1])+' · Faithfulness '+f3(row[2])+' · JSON Pass '+f3(row[3])+' · Path Recall '+f3(row[4])+' · Structure '+f3(row[5])+' · Type Safety '+f3(row[6])+' · Perfect '+f3(row[7])]));
+  lenientRecordLine(c,x);
   if(row[9])c.appendChild(el('p',{class:'muted',id:'why',text:'Why: '+row[9]}));
   var quirks=row[10]||[];var qpaths=new Map();
   if(quirks.length){var ql=el('ul',{id:'quirks'});quirks.forEach(function(q){qpaths.set(q[0],q);ql.appendChild(el('li',null,["the sob profile's quirk decided this leaf: ",el('code',{text:q[0]}),' ('+q[1]+(q[2]?': '+q[2]:'')+')']));});c.appendChild(ql);}
@@ -237,10 +242,11 @@ function show(x){var row=x[2],rec=D.records[row[0]],key=x[0]+'|'+row[0],d=own(D.
   else if(d.raw===undefined){var gt=own(D.gates,key);if(gt){var fired=row[3]===0?'schema hardening: the answer fails its schema (JSON Pass 0), so every value and structure metric is multiplied by 0':gt[1]<1?('coverage gate x'+gt[1].toFixed(3)+' on Value Accuracy and Faithfulness (path-set F1 '+gt[0].toFixed(3)+(x[1]==='text'?' < 0.95':', gate = min(1, (F1/0.9)^2)')+')'):'none (JSON Pass 1, path-set F1 '+gt[0].toFixed(3)+', coverage gate 1)';c.appendChild(el('p',{id:'gate'},[el('b',{text:'Gate that fired: '}),fired]));}}
   if(!d){}else if(d.raw!==undefined){c.appendChild(el('p',null,[el('b',{text:'The answer is not a JSON object or array: '}),el('pre',{text:d.raw})]));}
   else{var tb=el('table',{class:'diff',id:'diff'});tb.appendChild(el('thead',null,[el('tr',null,['path','status','ground truth','answer','token F1'].map(function(h){return el('th',{class:'l',text:h});}))]));var body=el('tbody');
-    expandDiff(d,rec).forEach(function(l){var q=qpaths.get(l[0]);body.appendChild(el('tr',{class:'s'+l[1]},[el('td',{class:'l'},[l[0],q?el('span',{class:'quirk',title:"the sob profile's quirk decided this leaf: "+q[1]+(q[2]?': '+q[2]:''),text:' ⚑'}):null]),el('td',{class:'l',text:STATUS[l[1]]}),el('td',{class:'l',text:l[2]}),el('td',{class:'l',text:l[3]}),el('td',{text:l[1]===3?'':l[4].toFixed(3)})]));});
-    tb.appendChild(body);c.appendChild(tb);}
+    expandDiff(d,rec).forEach(function(l){var q=qpaths.get(l[0]);body.appendChild(el('tr',{class:'s'+l[1],'data-path':l[0],'data-status':String(l[1])},[el('td',{class:'l'},[l[0],q?el('span',{class:'quirk',title:"the sob profile's quirk decided this leaf: "+q[1]+(q[2]?': '+q[2]:''),text:' ⚑'}):null]),el('td',{class:'l',text:STATUS[l[1]]}),el('td',{class:'l',text:l[2]}),el('td',{class:'l',text:l[3]}),el('td',{text:l[1]===3?'':l[4].toFixed(3)})]));});
+    tb.appendChild(body);lenientDiffColumn(tb,x,rec);c.appendChild(tb);}
   detail.appendChild(c);c.scrollIntoView({block:'start'});}
 refresh();
 if(D.compliance)SOB_COMPLIANCE.render(D,app,H);
+${LENIENT_CLIENT}
 })();
 `;

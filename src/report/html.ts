@@ -23,6 +23,7 @@ import { COMPLIANCE_CLIENT, COMPLIANCE_CSS } from './compliance-client.ts';
 import { buildLeaderboard, loadEvaluation, readDisplayNames } from './evaluation.ts';
 import { explainRow } from './explain.ts';
 import { REPORT_CLIENT, REPORT_CSS } from './html-client.ts';
+import { LenientReport } from './lenient-report.ts';
 import { shortNames } from './names.ts';
 
 export interface ReportOptions {
@@ -233,6 +234,7 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
   /** `mi|ri` of records answered fully right (their diffs go last under the size budget). */
   const correct = new Set<string>();
   const correctCode = ERROR_CLASSES.indexOf('correct');
+  const lenient = new LenientReport();
   for (const [mi, model] of models.entries()) {
     for (const m of MODALITIES) {
       const file = join(layout.evalDir, m, model, 'eval_records.jsonl');
@@ -258,6 +260,7 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
         };
         tRows.push(row);
         const idx = recordOf(id, m, String(r.get('schema_complexity') ?? 'unknown'));
+        lenient.row(mi, idx, r);
         const values = METRIC_KEYS.map((k) => num(r.get(k)));
         const expl = r.get('explanation');
         const { why, quirks } = explainRow(expl === undefined ? undefined : toPlain(expl), {
@@ -332,6 +335,8 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
     }
   }
 
+  await lenient.readSideFiles(layout.evalDir, models, recIndex, records);
+
   // The pairwise comparison on the source with the most models.
   const src = MODALITIES.filter((m) => (forMatrix[m]?.length ?? 0) >= 2).sort(
     (a, b) => (forMatrix[b]?.length ?? 0) - (forMatrix[a]?.length ?? 0),
@@ -404,6 +409,7 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
     },
     diffs,
     gates,
+    lenient: lenient.data(leaderboard),
     diffsOmitted,
     maxDiffLeaves: maxLeaves,
     compliance,

@@ -5,6 +5,15 @@ import { stringify } from 'csv-stringify/sync';
 import type { LeaderboardRow, SourceTotals } from '../../metrics/leaderboard.ts';
 import type { SourceRow } from '../../metrics/ranks.ts';
 import { MODALITIES } from '../core/record.ts';
+import {
+  hasLenient,
+  LENIENT_HEADER,
+  lenientCells,
+  lenientCsv,
+  lenientFooter,
+  sourceLenientCells,
+  sourceLenientHeader,
+} from './lenient.ts';
 
 const COLUMNS: [keyof LeaderboardRow, string][] = [
   ['overall', 'Overall'],
@@ -22,9 +31,11 @@ function fmt(v: unknown, digits = 3): string {
   return typeof v === 'number' ? v.toFixed(digits) : '-';
 }
 
-function cells(r: LeaderboardRow, rank: number, ranks?: RankMap): string[] {
+function cells(r: LeaderboardRow, rank: number, ranks?: RankMap, lenient = false): string[] {
   const out = [String(rank), r.display_name, ...COLUMNS.map(([k]) => fmt(r[k])), r.modalities.join('+')];
   if (ranks) out.push(rankText(ranks.get(r.model)));
+  // Exact and lenient side by side: the lenient columns follow Val.Acc.
+  if (lenient) out.splice(4, 0, ...lenientCells(r));
   return out;
 }
 
@@ -32,8 +43,10 @@ const HEADER = ['#', 'Model', ...COLUMNS.map(([, h]) => h), 'Sources'];
 /** With per-source ranks (`--ranks`): how each model's Value Accuracy rank shifts between sources. */
 const RANKS_HEADER = 'Ranks t/i/a';
 
-function header(ranks?: RankMap): string[] {
-  return ranks ? [...HEADER, RANKS_HEADER] : HEADER;
+function header(ranks?: RankMap, lenient = false): string[] {
+  const out = ranks ? [...HEADER, RANKS_HEADER] : [...HEADER];
+  if (lenient) out.splice(4, 0, ...LENIENT_HEADER);
+  return out;
 }
 
 /** The benchmark totals the rows were computed with (the same for every row). */
@@ -69,12 +82,14 @@ function footer(rows: LeaderboardRow[]): string[] {
   if (t) out.push(`Benchmark totals (coverage denominators, source weights W): ${totalsText(t)}`);
   const mixed = mixedProfileNote(rows);
   if (mixed) out.push(mixed);
+  out.push(...lenientFooter(rows));
   return out;
 }
 
 export function leaderboardTable(rows: LeaderboardRow[], ranks?: RankMap): string {
-  const HEADER = header(ranks);
-  const body = rows.map((r, i) => cells(r, i + 1, ranks));
+  const len = hasLenient(rows);
+  const HEADER = header(ranks, len);
+  const body = rows.map((r, i) => cells(r, i + 1, ranks, len));
   const widths = HEADER.map((h, c) => Math.max(h.length, ...body.map((b) => b[c].length)));
   const line = (cs: string[]) =>
     cs.map((c, i) => (i <= 1 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
@@ -88,13 +103,14 @@ export function leaderboardTable(rows: LeaderboardRow[], ranks?: RankMap): strin
 }
 
 export function leaderboardMarkdown(rows: LeaderboardRow[], ranks?: RankMap): string {
-  const HEADER = header(ranks);
+  const len = hasLenient(rows);
+  const HEADER = header(ranks, len);
   const out = [
     `| ${HEADER.join(' | ')} |`,
     `|${HEADER.map((_, i) => (i <= 1 ? ' --- ' : ' ---: ')).join('|')}|`,
   ];
   rows.forEach((r, i) => {
-    out.push(`| ${cells(r, i + 1, ranks).join(' | ')} |`);
+    out.push(`| ${cells(r, i + 1, ranks, len).join(' | ')} |`);
   });
   for (const f of footer(rows)) out.push('', f);
   return out.join('\n');
@@ -115,6 +131,7 @@ export function leaderboardCsv(rows: LeaderboardRow[], ranks?: RankMap): string 
       ...(ranks
         ? Object.fromEntries(MODALITIES.map((m) => [`rank_${m}`, ranks.get(r.model)?.[m] ?? '']))
         : {}),
+      ...(hasLenient(rows) ? lenientCsv(r) : {}),
     })),
     { header: true },
   );
@@ -176,11 +193,22 @@ export function sourceTableText(
           ]),
         ),
         ranks: rankText(ranks.get(r.model)),
+        ...Object.fromEntries(
+          Object.entries(r.metrics)
+            .filter(([k]) => !SOURCE_COLUMNS.some(([c]) => c === k))
+            .flatMap(([k, v]) => [
+              [k, v.mean ?? ''],
+              [`${k}_ci95_low`, v.ci95_low ?? ''],
+              [`${k}_ci95_high`, v.ci95_high ?? ''],
+            ]),
+        ),
       })),
       { header: true },
     );
   }
+  const lenientCellsOf = sourceLenientCells(rows);
   const header = ['#', 'Model', 'n', ...SOURCE_COLUMNS.map(([, h]) => h), 'Ranks t/i/a'];
+  header.splice(4, 0, ...sourceLenientHeader(rows));
   const body = rows.map((r) => [
     String(r.rank),
     r.display_name,
@@ -190,6 +218,9 @@ export function sourceTableText(
     ),
     rankText(ranks.get(r.model)),
   ]);
+  body.forEach((b, i) => {
+    b.splice(4, 0, ...lenientCellsOf(rows[i]));
+  });
   if (format === 'md') {
     return [
       `| ${header.join(' | ')} |`,

@@ -12,13 +12,12 @@
  * - A record whose schema the provider refused (`eval_info.schema_rejected`) is not declared on
  *   the compliance track; a SOB record refused so is left out of the SOB means (and out of
  *   eval_records.jsonl) and counted in `data_quality.schema_rejected_count` (HELPERS.md).
- * - `TrackCollector` (parent side) gathers what a folder's summary needs; `summarizeJob` (worker
- *   side) writes it: `schema/<model>/eval_summary.json` gains `compliance`
+ * - `TrackCollector` and `summarizeJob` (the parent side, in track.ts) gather what a folder's
+ *   summary needs and write it: `schema/<model>/eval_summary.json` gains `compliance`
  *   (metrics/compliance-track.ts).
  */
 import {
   answerFromRow,
-  type ComplianceRow,
   complianceOfRecord,
   complianceRow,
   type ParsedAnswer,
@@ -26,12 +25,7 @@ import {
   recordDialect,
   SchemaCache,
 } from '../../metrics/compliance.ts';
-import {
-  emptyTrackCounts,
-  schemaFolderSummary,
-  type TrackCounts,
-  withIntCounts,
-} from '../../metrics/compliance-track.ts';
+import { withIntCounts } from '../../metrics/compliance-track.ts';
 import {
   failedRecordScore,
   type RecordScore,
@@ -40,42 +34,15 @@ import {
   toReferenceRow,
 } from '../../metrics/record.ts';
 import { parseAnswer, scoreRecordStrict } from '../../metrics/strict.ts';
-import type { Intervals, SummaryData, SummaryOptions } from '../../metrics/summary.ts';
-import { buildSummary, type DataQuality } from '../../metrics/summary.ts';
 import type { ParsedLine } from '../core/jsonl.ts';
 import { dumpsPy, isStructured, type PyObject, type PyValue, toPlain } from '../core/pyjson.ts';
 import type { ScoringView } from '../core/record.ts';
 import type { LineOutcome, ProfileOptions } from './score-line.ts';
+import type { TrackInfo } from './track.ts';
 
-/** A folder's summary job: its SOB data, its tracks' data, and the bootstrap's intervals. */
-export interface SummaryJob {
-  data: SummaryData;
-  responseFile: string;
-  opts: SummaryOptions;
-  /** The compliance track's data for this folder, when it has any. */
-  track?: TrackData;
-  /** The SOB summary's bootstrap intervals, computed with other files' (src/scoring/score-files.ts). */
-  intervals?: { plain: Intervals; weighted: Intervals };
-}
-
-/** What a row outcome tells the folder besides its SOB score. */
-export interface TrackInfo {
-  /** Count the row's SOB score in the SOB summary. */
-  sob: boolean;
-  /** Write the row to eval_records.jsonl (false: a SOB record whose schema was refused). */
-  write: boolean;
-  /** `eval_info.schema_rejected`. */
-  rejected: boolean;
-  /** A schema record: its aggregate row and what the folder's data quality counts. */
-  schema?: {
-    row: ComplianceRow;
-    recordId: string;
-    modelId: string;
-    parses: boolean;
-    compiles: boolean;
-    scoringError: boolean;
-  };
-}
+// The parent side (what a folder gathers, its summary) lives in track.ts: the main thread
+// loads neither ajv nor the metrics.
+export { type SummaryJob, summarizeJob, TrackCollector, type TrackData, type TrackInfo } from './track.ts';
 
 /** A schema record: the compliance track scores it (whatever `--modality` says). */
 export function isSchemaRecord(metadata: PyObject): boolean {
@@ -325,82 +292,4 @@ export function sobRecordTrack(
     if (explanation !== undefined) row.explanation = explanation;
   }
   return undefined;
-}
-
-// -- Parent side: what one output folder gathers ---------------------------------------------
-
-/** What a folder's summary needs of its tracks (structured-cloneable: it goes to a worker). */
-export interface TrackData {
-  /** The folder is `schema/<model>/`. */
-  schema: boolean;
-  profile: string;
-  rows: ComplianceRow[];
-  counts: TrackCounts;
-  modelIds: string[];
-  distinctIds: number;
-  /** SOB records left out because their schema was refused. */
-  rejectedSob: number;
-}
-
-export class TrackCollector {
-  private readonly rows: ComplianceRow[] = [];
-  private readonly counts = emptyTrackCounts();
-  private readonly modelIds = new Set<string>();
-  private readonly ids = new Set<string>();
-  private rejectedSob = 0;
-  private schema = false;
-
-  add(t: TrackInfo): void {
-    const s = t.schema;
-    if (!s) {
-      if (t.rejected) this.rejectedSob++;
-      return;
-    }
-    this.schema = true;
-    this.rows.push(s.row);
-    this.modelIds.add(s.modelId);
-    this.ids.add(s.recordId);
-    if (t.rejected) this.counts.schema_rejected++;
-    else if (!s.parses && !s.scoringError) this.counts.parse_failures++;
-    if (!s.compiles) this.counts.uncompilable++;
-    if (s.scoringError) this.counts.scoring_errors++;
-  }
-
-  data(profile: string): TrackData | undefined {
-    if (!this.schema && this.rejectedSob === 0) return undefined;
-    return {
-      schema: this.schema,
-      profile,
-      rows: this.rows,
-      counts: { ...this.counts },
-      modelIds: [...this.modelIds],
-      distinctIds: this.ids.size,
-      rejectedSob: this.rejectedSob,
-    };
-  }
-}
-
-/** A folder's `eval_summary.json` (on a worker): the SOB summary, or the schema folder's. */
-export function summarizeJob(it: SummaryJob): Record<string, unknown> {
-  const t = it.track;
-  if (!t) return buildSummary(it.data, it.responseFile, it.opts, it.intervals);
-  if (!t.schema) {
-    (it.data.dataQuality as DataQuality & { schema_rejected_count?: number }).schema_rejected_count =
-      t.rejectedSob;
-    return buildSummary(it.data, it.responseFile, it.opts, it.intervals);
-  }
-  const sob =
-    it.data.weights.length > 0 ? buildSummary(it.data, it.responseFile, it.opts, it.intervals) : undefined;
-  return schemaFolderSummary({
-    responseFile: it.responseFile,
-    profile: t.profile,
-    modelIds: t.modelIds,
-    rows: t.rows,
-    counts: t.counts,
-    distinctIds: t.distinctIds,
-    malformedLines: it.data.dataQuality.malformed_jsonl_line_count,
-    sob,
-    bootstrapSamples: it.opts.bootstrapSamples,
-    seed: it.opts.seed,
-  });
 }

@@ -9,10 +9,11 @@ import { pathModality } from '../core/modality.ts';
 import { dumpsPy, type PyValue } from '../core/pyjson.ts';
 import type { Modality, Source } from '../core/record.ts';
 import { type Benchmark, type BenchmarkRef, benchmarkSha256, idsByModality } from './benchmark.ts';
-import { TrackCollector } from './compliance.ts';
+import { LenientOutput } from './lenient-output.ts';
 import { EvalFolder } from './output.ts';
 import type { LineOutcome, ProfileOptions } from './score-line.ts';
 import { folderOf } from './targets.ts';
+import { TrackCollector } from './track.ts';
 import { SCHEMA_TIMED_OUT } from './verdicts.ts';
 
 export interface ScoreTarget {
@@ -33,6 +34,8 @@ export class Output {
   readonly acc = new SummaryAccumulator();
   /** The compliance track's share of this folder (src/scoring/compliance.ts). */
   readonly track = new TrackCollector();
+  /** `--match`: the folder's lenient numbers and side file, opened with its first lenient row. */
+  lenient?: LenientOutput;
   /** Rows written (a schema folder writes rows the SOB summary does not count). */
   written = 0;
   /** Each record id's first line (repeats are counted; the strict profile keeps the first). */
@@ -144,6 +147,8 @@ export class FileState {
     if (!t || t.write) {
       out.folder.write(o.json);
       out.written++;
+      // The side file has one line per row, in the same order.
+      if (o.lenient) (out.lenient ??= new LenientOutput(out.folder)).add(o.lenient, o.score.weight);
     }
     if (!t || t.sob) out.acc.add(o.score);
     if (t) out.track.add(t);

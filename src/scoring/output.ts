@@ -95,13 +95,46 @@ export function cleanEvaluationParent(parent: string): void {
   }
 }
 
-/** An evaluation folder being built: rows stream in, then `commit` swaps it in whole. */
-export class EvalFolder {
-  private fd: number;
+/** Lines streamed to a file of a folder being built (buffered; synced when the folder commits). */
+export class FolderStream {
   private buf: string[] = [];
   private bufLen = 0;
+  closed = false;
+  constructor(readonly fd: number) {}
+
+  write(line: string): void {
+    this.buf.push(line);
+    this.bufLen += line.length;
+    if (this.bufLen > 1 << 20) this.flush();
+  }
+
+  flush(): void {
+    if (this.buf.length === 0) return;
+    writeSync(this.fd, `${this.buf.join('\n')}\n`);
+    this.buf = [];
+    this.bufLen = 0;
+  }
+
+  /** Flushes, syncs and closes (asynchronously: the disk never holds up scoring). */
+  async end(): Promise<void> {
+    this.flush();
+    await new Promise<void>((resolve, reject) => fsync(this.fd, (e) => (e ? reject(e) : resolve())));
+    closeSync(this.fd);
+    this.closed = true;
+  }
+
+  close(): void {
+    if (!this.closed) closeSync(this.fd);
+    this.closed = true;
+  }
+}
+
+/** An evaluation folder being built: rows stream in, then `commit` swaps it in whole. */
+export class EvalFolder {
+  private rows: FolderStream;
+  /** Side files streamed beside the rows (`lenient_records.jsonl`). */
+  private sides: FolderStream[] = [];
   private lock: Lock;
-  private closed = false;
   readonly tmp: string;
 
   constructor(readonly dir: string) {
@@ -112,7 +145,7 @@ export class EvalFolder {
     try {
       this.tmp = tempNameFor(dir);
       mkdirSync(this.tmp);
-      this.fd = openSync(join(this.tmp, 'eval_records.jsonl'), CREATE, 0o644);
+      this.rows = new FolderStream(openSync(join(this.tmp, 'eval_records.jsonl'), CREATE, 0o644));
     } catch (e) {
       this.lock.release();
       throw e;
@@ -120,21 +153,20 @@ export class EvalFolder {
   }
 
   write(line: string): void {
-    this.buf.push(line);
-    this.bufLen += line.length;
-    if (this.bufLen > 1 << 20) this.flush();
+    this.rows.write(line);
   }
 
-  private flush(): void {
-    if (this.buf.length === 0) return;
-    writeSync(this.fd, `${this.buf.join('\n')}\n`);
-    this.buf = [];
-    this.bufLen = 0;
+  /** A side file streamed beside the rows, swapped in with them. */
+  stream(name: string): FolderStream {
+    const s = new FolderStream(openSync(join(this.tmp, name), CREATE, 0o644));
+    this.sides.push(s);
+    return s;
   }
 
-  /** Ends the rows (the summary is computed after; the file is synced when committed). */
+  /** Ends the rows (the summary is computed after; the files are synced when committed). */
   endRows(): void {
-    this.flush();
+    this.rows.flush();
+    for (const s of this.sides) s.flush();
   }
 
   /**
@@ -143,10 +175,7 @@ export class EvalFolder {
    */
   async commit(files: Record<string, string>): Promise<void> {
     try {
-      this.flush();
-      await new Promise<void>((resolve, reject) => fsync(this.fd, (e) => (e ? reject(e) : resolve())));
-      closeSync(this.fd);
-      this.closed = true;
+      for (const s of [this.rows, ...this.sides]) await s.end();
       for (const [name, data] of Object.entries(files)) await writeNew(join(this.tmp, name), data);
       let aside: string | undefined;
       if (existsSync(this.dir) || isSymlink(this.dir)) {
@@ -166,8 +195,7 @@ export class EvalFolder {
   /** Drops what was built (the old folder, if any, stays as it was). */
   abort(): void {
     try {
-      if (!this.closed) closeSync(this.fd);
-      this.closed = true;
+      for (const s of [this.rows, ...this.sides]) s.close();
       rmSync(this.tmp, { recursive: true, force: true });
     } finally {
       this.lock.release();

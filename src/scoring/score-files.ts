@@ -18,9 +18,15 @@ import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import {
+  buildLenientSummary,
+  LENIENT_BOOTSTRAPS,
+  type LenientData,
+  type LenientIntervals,
+  lenientBootstrapInput,
+} from '../../metrics/lenient-summary.ts';
+import {
   type BootstrapInput,
   bootstrapIntervals,
-  buildSummary,
   type Intervals,
   type SummaryData,
   type SummaryOptions,
@@ -32,13 +38,14 @@ import { dumpsPy } from '../core/pyjson.ts';
 import { type Modality, SOURCES, type Source } from '../core/record.ts';
 import { type Benchmark, type BenchmarkRef, loadBenchmark, someIds } from './benchmark.ts';
 import { ClaimsRelay, claimsBuffer } from './claims.ts';
-import { summarizeJob, type TrackData } from './compliance.ts';
 import { FileState, type Output, type ScoreTarget } from './file-state.ts';
+import type { LenientRun } from './lenient-output.ts';
 import { cleanEvaluationParent } from './output.ts';
 import type { ProfileOptions } from './score-line.ts';
 import { assertDistinctFolders } from './targets.ts';
+import { loadSchemaFolderSummary, summarizeJob, type TrackData } from './track.ts';
 import type { WorkerJob, WorkerMessage, WorkerRequest } from './worker.ts';
-import { scoringWorkerUrl, validatorCacheDir } from './worker-bundle.ts';
+import { scoringWorker, validatorCacheDir } from './worker-bundle.ts';
 
 export type { ScoreTarget } from './file-state.ts';
 
@@ -63,6 +70,8 @@ export interface ScoreOptions {
   /** The benchmark the answers belong to (`--benchmark`): ground truths, schemas and weights
    * come from it, and ids without a partner are reported. */
   benchmark?: BenchmarkRef;
+  /** `--match`: lenient scores beside the exact ones (rows, side file, summary block). */
+  match?: LenientRun;
   /** How often a progress line goes to `log` (default 5 s). */
   progressIntervalMs?: number;
   log?: (line: string) => void;
@@ -124,14 +133,23 @@ interface Pending {
   opts: SummaryOptions;
   /** The compliance track's data for this folder, when it has any. */
   track?: TrackData;
+  /** `--match`: what the summary's `lenient` block is computed from. */
+  lenient?: LenientData;
 }
 
-/** One bootstrap (plain or weighted) over summaries of equal size. */
+/** One bootstrap (one generator) over summaries of equal size. */
 interface BootstrapTask {
   seed: number;
   samples: number;
   inputs: BootstrapInput[];
+  /** SOB metric columns (their categories are added where the bootstrap runs). */
+  categories: boolean;
   done: (intervals: Intervals[]) => void;
+}
+
+/** A task's inputs as the bootstrap takes them. */
+function taskInputs(t: Pick<BootstrapTask, 'inputs' | 'categories'>): BootstrapInput[] {
+  return t.categories ? t.inputs.map(withCategories) : t.inputs;
 }
 
 /**
@@ -282,7 +300,9 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
     remaining.set(st.idx, { outputs: [], left: done.length });
     if (pending.length === 0) pendingSince = Date.now();
     for (const { out, data } of done) {
+      const lenient = out.lenient && opts.match ? out.lenient.data(opts.match) : undefined;
       pending.push({
+        lenient,
         st,
         out,
         data,
@@ -332,13 +352,36 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
   };
 
   /** Writes one folder (summary, side file) and swaps it in, in the background. */
-  const commit = (p: Pending, intervals: { plain: Intervals; weighted: Intervals }) => {
+  const commit = (
+    p: Pending,
+    intervals: { plain: Intervals; weighted: Intervals },
+    lenientIv: LenientIntervals | undefined,
+  ) => {
+    // A schema folder's summary needs the compliance track's metrics (loaded on first use).
+    if (p.track?.schema) {
+      commits.push(
+        loadSchemaFolderSummary().then(
+          () => writeFolder(p, intervals, lenientIv),
+          (e: unknown) => folderFailed(p.st, p.out, e),
+        ),
+      );
+      return;
+    }
+    writeFolder(p, intervals, lenientIv);
+  };
+  const writeFolder = (
+    p: Pending,
+    intervals: { plain: Intervals; weighted: Intervals },
+    lenientIv: LenientIntervals | undefined,
+  ) => {
     const { st, out, data } = p;
     let summary: Record<string, unknown>;
     const files: Record<string, string> = {};
     try {
       // The SOB summary, with the compliance track's block when the folder has its records.
       summary = summarizeJob({ data, responseFile: st.target.file, opts: p.opts, track: p.track, intervals });
+      // `--match`: the lenient block, from its own generators.
+      if (p.lenient) summary.lenient = buildLenientSummary(p.lenient, p.opts, lenientIv);
       files['eval_summary.json'] = `${dumpsPy(summary, { indent: 2 })}\n`;
       const bench = st.benchmarkIds(opts.modality);
       if (st.benchmark && bench)
@@ -386,28 +429,61 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
     for (const group of groups.values()) {
       const { seed, bootstrapSamples: samples } = group[0].opts;
       const got: { plain?: Intervals[]; weighted?: Intervals[] } = {};
+      // `--match`: each folder's lenient intervals, four generators of their own.
+      const lenientGot = group.map((p) => (p.lenient ? ({} as Partial<LenientIntervals>) : undefined));
+      // Bootstraps not yet in; the folders commit when none is left (1 until all are queued).
+      let waiting = 1;
       const finish = () => {
-        if (!got.plain || !got.weighted) return;
+        if (--waiting > 0) return;
         group.forEach((p, i) => {
-          commit(p, { plain: got.plain![i], weighted: got.weighted![i] });
+          commit(p, { plain: got.plain![i], weighted: got.weighted![i] }, lenientGot[i] as LenientIntervals);
         });
+      };
+      /** One generator's bootstrap over the group's folders that have those columns. */
+      const run = (
+        taskSeed: number,
+        categories: boolean,
+        inputs: BootstrapInput[],
+        done: (iv: Intervals[]) => void,
+      ) => {
+        if (inputs.length === 0) return;
+        waiting++;
+        const whenDone = (iv: Intervals[]) => {
+          done(iv);
+          finish();
+        };
+        // Nothing to draw: no need for a worker.
+        if (samples <= 0 || group[0].data.weights.length === 0)
+          whenDone(bootstrapIntervals(taskInputs({ inputs, categories }), taskSeed, samples));
+        else tasks.push({ seed: taskSeed, samples, inputs, categories, done: whenDone });
       };
       for (const weighted of [false, true]) {
         // The metric columns only: categories are added where the bootstrap runs.
-        const inputs = group.map((p) => ({
-          columns: p.data.columns,
-          weights: weighted ? p.data.weights : null,
-        }));
-        const done = (iv: Intervals[]) => {
-          got[weighted ? 'weighted' : 'plain'] = iv;
-          finish();
-        };
-        const taskSeed = seed + (weighted ? 1 : 0);
-        // Nothing to draw: no need for a worker.
-        if (samples <= 0 || group[0].data.weights.length === 0)
-          done(bootstrapIntervals(inputs.map(withCategories), taskSeed, samples));
-        else tasks.push({ seed: taskSeed, samples, inputs, done });
+        run(
+          seed + (weighted ? 1 : 0),
+          true,
+          group.map((p) => ({ columns: p.data.columns, weights: weighted ? p.data.weights : null })),
+          (iv) => {
+            got[weighted ? 'weighted' : 'plain'] = iv;
+          },
+        );
       }
+      for (const [key, noJudge, weighted, offset] of LENIENT_BOOTSTRAPS) {
+        const members: number[] = [];
+        const inputs: BootstrapInput[] = [];
+        group.forEach((p, i) => {
+          const input = p.lenient ? lenientBootstrapInput(p.lenient, noJudge, weighted) : null;
+          if (!input) return;
+          members.push(i);
+          inputs.push(input);
+        });
+        run(seed + offset, false, inputs, (iv) => {
+          members.forEach((m, k) => {
+            lenientGot[m]![key] = iv[k];
+          });
+        });
+      }
+      finish();
     }
   };
 
@@ -445,7 +521,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       const taskDone = (iv: Intervals[] | null) => {
         const t = task!;
         task = null;
-        t.done(iv ?? bootstrapIntervals(t.inputs.map(withCategories), t.seed, t.samples));
+        t.done(iv ?? bootstrapIntervals(taskInputs(t), t.seed, t.samples));
         next();
       };
 
@@ -461,7 +537,9 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       const startWorker = () => {
         const id = ++workerCount;
         const channel = new MessageChannel();
-        const w = new Worker(scoringWorkerUrl(), {
+        const script = scoringWorker();
+        const w = new Worker(script.script, {
+          eval: script.eval,
           execArgv: workerExecArgv(),
           workerData: {
             heartbeat,
@@ -486,6 +564,14 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
             return;
           }
           if (w !== worker) return;
+          if (msg.type === 'judge') {
+            // Verdicts for a worker's unsettled pairs; asking is not timed against the record.
+            void (opts.match?.judge?.verdicts(msg.pairs) ?? Promise.resolve([])).then((verdicts) => {
+              if (w === worker)
+                w.postMessage({ type: 'verdicts', id: msg.id, verdicts } satisfies WorkerRequest);
+            });
+            return;
+          }
           if (task) {
             if (msg.type === 'intervals') taskDone(msg.intervals);
             else if (msg.type === 'fatal') taskDone(null);
@@ -573,6 +659,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
           skip: st.skip,
           profile: profileOf(st.target),
           benchmark: benchmarkRef(st.target),
+          match: opts.match?.job,
         };
         worker.postMessage({ type: 'score', job } satisfies WorkerRequest);
       };
@@ -589,6 +676,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
             inputs: task.inputs,
             seed: task.seed,
             samples: task.samples,
+            categories: task.categories,
           } satisfies WorkerRequest);
           return;
         }

@@ -27,6 +27,7 @@ import {
   sobRecordTrack,
   type TrackInfo,
 } from './compliance.ts';
+import type { LenientRowPart } from './lenient.ts';
 import { SCHEMA_TIMED_OUT } from './verdicts.ts';
 
 export { schemaTextHash } from './verdicts.ts';
@@ -44,6 +45,8 @@ export type LineOutcome =
       defaulted?: true;
       /** The compliance track (src/scoring/compliance.ts); absent for a plain SOB row. */
       track?: TrackInfo;
+      /** With `--match`: the lenient scores (the row already has their fields). */
+      lenient?: LenientRowPart;
     }
   | { kind: 'malformed'; line: number; error: string }
   /** An answer whose id the known benchmark does not have: reported, not scored. */
@@ -75,6 +78,44 @@ export interface LineContext {
   schemaPhase?: (on: boolean) => void;
   /** Whether a schema text already ran over the time budget (its records are not run again). */
   timedOut?: (schemaKey: () => string) => boolean;
+  /** `--match`: scoring beside the profile's, on every SOB row (src/scoring/lenient.ts). */
+  rowHook?: RowHook;
+}
+
+/**
+ * Scoring beside the profile's (`--match`: lenient matching): given the record (null when it
+ * could not be scored), its exact scores and the reference row about to be written, it may add
+ * fields to the row and returns what the parent collects.
+ */
+export type RowHook = (
+  view: ScoringView | null,
+  score: RecordScore,
+  modality: Modality,
+  row: Record<string, unknown>,
+  line: number,
+) => LenientRowPart;
+
+/**
+ * The outcome of a scored SOB record: its row (written directly when nothing is added to it),
+ * with whatever the hook adds. `rowObject`: the row already built (the strict profile's, with its
+ * compliance block).
+ */
+function rowOutcome(
+  line: number,
+  modality: Modality,
+  score: RecordScore,
+  view: ScoringView | null,
+  hook: RowHook | undefined,
+  rowObject?: Record<string, unknown>,
+): Extract<LineOutcome, { kind: 'row' }> {
+  const summary = summaryRow(score, modality === 'image');
+  if (!hook) {
+    const json = rowObject ? dumpsPy(rowObject) : referenceRowJson(score, modality);
+    return { kind: 'row', line, modality, score: summary, json };
+  }
+  const row = rowObject ?? toReferenceRow(score, modality);
+  const lenient = hook(view, score, modality, row, line);
+  return { kind: 'row', line, modality, score: summary, json: dumpsPy(row), lenient };
 }
 
 /**
@@ -187,34 +228,20 @@ export function scoreParsedLine(parsed: ParsedLine, ctx: LineContext): LineOutco
   const modality = vm.modality;
   if (ctx.timedOut?.(() => schemaSourceOf(view).key)) {
     const failed = failedRecordScore(view.metadata, SCHEMA_TIMED_OUT);
-    return {
-      kind: 'row',
-      line: parsed.line,
-      modality,
-      score: summaryRow(failed, modality === 'image'),
-      json: referenceRowJson(failed, modality),
-    };
+    return rowOutcome(parsed.line, modality, failed, null, ctx.rowHook);
   }
   const schemaPhase = ctx.schemaPhase;
-  let json: string;
-  let score: RecordScore;
+  let row: Extract<LineOutcome, { kind: 'row' }>;
   if (profile.profile === 'strict') {
-    score = scoreRecordStrict(view, { modality, assertFormats: profile.assertFormats, schemaPhase });
+    const score = scoreRecordStrict(view, { modality, assertFormats: profile.assertFormats, schemaPhase });
     // The strict row carries the compliance block of the answer it scored.
     const rowObject = toReferenceRow(score, modality);
     sobRecordTrack(parsed as ParsedOk, view, rowObject, profile);
-    json = dumpsPy(rowObject);
+    row = rowOutcome(parsed.line, modality, score, view, ctx.rowHook, rowObject);
   } else {
-    score = scoreRecord(view, { modality, schemaPhase });
-    json = referenceRowJson(score, modality);
+    const score = scoreRecord(view, { modality, schemaPhase });
+    row = rowOutcome(parsed.line, modality, score, view, ctx.rowHook);
   }
-  const row: LineOutcome = {
-    kind: 'row',
-    line: parsed.line,
-    modality,
-    score: summaryRow(score, modality === 'image'),
-    json,
-  };
   if (vm.defaulted) row.defaulted = true;
   return row;
 }
@@ -232,11 +259,5 @@ export function failedLine(parsed: ParsedLine, reason: string, ctx: LineContext)
   if ('kind' in vm) return vm;
   if (isSchemaRecord(vm.view.metadata)) return slim(failedSchemaRecord(parsed as ParsedOk, vm.view, reason));
   const score = failedRecordScore(vm.view.metadata, reason);
-  return {
-    kind: 'row',
-    line: parsed.line,
-    modality: vm.modality,
-    score: summaryRow(score, vm.modality === 'image'),
-    json: referenceRowJson(score, vm.modality),
-  };
+  return rowOutcome(parsed.line, vm.modality, score, null, ctx.rowHook);
 }

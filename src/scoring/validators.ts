@@ -3,13 +3,22 @@
  * the main thread's side: src/scoring/claims.ts).
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type MessagePort, receiveMessageOnPort, threadId } from 'node:worker_threads';
+import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
 import type { ValidateFunction } from 'ajv';
-import { SchemaDeferred, type ValidatorSource, validatorCode, validatorFromCode } from '../core/schema.ts';
+import {
+  SchemaDeferred,
+  type ValidatorSource,
+  validatorCode,
+  validatorCodeCache,
+  validatorFromCode,
+} from '../core/schema.ts';
 import { CLAIM_SLOTS, type CompiledSchema, FIELDS, STATE } from './claims.ts';
 import { schemaTextHash } from './verdicts.ts';
+
+/** A cached validator's file: its code and V8 code cache (see `SharedValidators.fromCache`). */
+export const CACHE_EXT = '.vc';
 
 // -- Worker --------------------------------------------------------------------------------------
 
@@ -20,6 +29,8 @@ import { schemaTextHash } from './verdicts.ts';
 export class SharedValidators {
   private readonly table: Int32Array;
   private readonly received = new Map<number, CompiledSchema>();
+  /** Validators whose V8 code cache is not on disk yet: written once they have run. */
+  private readonly uncached: { v: ValidateFunction; file: string; code: string; fromCache: boolean }[] = [];
 
   constructor(
     buffer: SharedArrayBuffer,
@@ -34,34 +45,72 @@ export class SharedValidators {
 
   private cacheFile(key: string): string | undefined {
     return this.cacheDir
-      ? join(this.cacheDir, `${createHash('sha256').update(key).digest('hex')}.js`)
+      ? join(this.cacheDir, `${createHash('sha256').update(key).digest('hex')}${CACHE_EXT}`)
       : undefined;
   }
 
-  /** A validator an earlier run compiled, when the cache has it. */
+  /**
+   * A validator an earlier run compiled, when the cache has it: one file per schema text, its
+   * standalone code and the V8 code cache of that code once it has run (`[u32 code bytes][code]
+   * [V8 cache]`). A file cut short (a crash while writing) is removed and counts as a miss.
+   */
   private fromCache(file: string | undefined): ValidateFunction | undefined {
     if (!file) return undefined;
-    let code: string;
+    let buf: Buffer;
     try {
-      code = readFileSync(file, 'utf8');
+      buf = readFileSync(file);
     } catch {
       return undefined;
     }
+    const codeBytes = buf.length >= 4 ? buf.readUInt32LE(0) : -1;
+    if (codeBytes < 0 || 4 + codeBytes > buf.length) {
+      rmSync(file, { force: true });
+      return undefined;
+    }
+    const code = buf.toString('utf8', 4, 4 + codeBytes);
+    const data = buf.length > 4 + codeBytes ? buf.subarray(4 + codeBytes) : undefined;
     try {
-      return validatorFromCode(code);
+      const v = validatorFromCode(code, data);
+      this.uncached.push({ v, file, code, fromCache: data !== undefined });
+      return v;
     } catch {
+      rmSync(file, { force: true });
       return undefined;
     }
   }
 
-  private toCache(file: string | undefined, code: string): void {
-    if (!file) return;
-    const tmp = `${file}.${process.pid}-${threadId}.tmp`;
-    try {
-      writeFileSync(tmp, code, { flag: 'wx' });
-      renameSync(tmp, file);
-    } catch {
-      rmSync(tmp, { force: true });
+  /** A validator from code; it goes to the cache once it has run (`flushCodeCache`). */
+  private fromCode(code: string, file: string | undefined): ValidateFunction {
+    const v = validatorFromCode(code);
+    if (file) this.uncached.push({ v, file, code, fromCache: false });
+    return v;
+  }
+
+  /**
+   * Writes the validators used since the last call to the cache (after a file: they have run, so
+   * what V8 compiled on their first call is in their code cache), one file each, written once
+   * (file creation is what costs here: no temp name, no second file). A run that reads them back
+   * compiles no validator code at all.
+   */
+  flushCodeCache(): void {
+    for (const { v, file, code, fromCache } of this.uncached.splice(0)) {
+      let data: Buffer | undefined;
+      try {
+        data = validatorCodeCache(v, fromCache);
+      } catch {
+        data = undefined;
+      }
+      if (!data) continue; // already cached whole
+      const codeBuf = Buffer.from(code, 'utf8');
+      const head = Buffer.allocUnsafe(4);
+      head.writeUInt32LE(codeBuf.length, 0);
+      try {
+        // A file whose code cache V8 rejected (another V8) is written again.
+        if (fromCache) rmSync(file, { force: true });
+        writeFileSync(file, Buffer.concat([head, codeBuf, data]), { flag: 'wx' });
+      } catch {
+        // another worker wrote it first, or no room: the next run reads theirs or compiles
+      }
     }
   }
 
@@ -101,11 +150,13 @@ export class SharedValidators {
     compile: () => ValidateFunction | string,
     file?: string,
   ): ValidateFunction | string {
-    const v = compile();
+    let v = compile();
     let c: CompiledSchema;
     try {
       c = typeof v === 'string' ? { slot, error: v } : { slot, code: validatorCode(v) };
-      if (c.code) this.toCache(file, c.code);
+      // The standalone code's function (the one the others and later runs use), so it can be
+      // cached with its V8 code cache.
+      if (c.code && file) v = this.fromCode(c.code, file);
     } catch (e) {
       // No standalone code for it: the others compile it themselves.
       c = { slot, error: `\u0000${e instanceof Error ? e.message : String(e)}` };
@@ -137,7 +188,7 @@ export class SharedValidators {
     if (!c || (c.error?.startsWith('\u0000') ?? false)) return compile();
     if (c.error !== undefined) return c.error;
     try {
-      return validatorFromCode(c.code!);
+      return this.fromCode(c.code!, file);
     } catch {
       return compile();
     }

@@ -2,16 +2,18 @@
  * Scoring workers run a bundle of their own code, built once with esbuild and cached under
  * `node_modules/.cache/sob-eval/`, keyed by the sources' sizes and mtimes. A worker then starts
  * in tens of milliseconds instead of loading a TypeScript loader and transpiling each module.
+ * The bundle is CommonJS, loaded by `require` from a one-line worker script: module hooks a
+ * parent registered (tsx's, when `sob` runs from source) then stay out of the worker's loading
+ * (through them, every import of a worker's start waited on the hooks' thread: +80 ms each).
  * Without esbuild (or a writable cache) the worker runs through tsx as before.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const SOURCE_DIRS = ['src/core', 'src/scoring', 'metrics'];
+const SOURCE_DIRS = ['src/core', 'src/scoring', 'metrics', 'metrics/match'];
 const FALLBACK = new URL('./worker-entry.mjs', import.meta.url);
 
 function sourceKey(): string {
@@ -26,31 +28,50 @@ function sourceKey(): string {
   return h.digest('hex').slice(0, 16);
 }
 
-let cached: URL | undefined;
+/** How to start a scoring worker: `new Worker(w.script, { eval: w.eval, ... })`. */
+export interface WorkerScript {
+  script: string | URL;
+  eval: boolean;
+}
 
-export function scoringWorkerUrl(): URL {
+let cached: WorkerScript | undefined;
+
+export function scoringWorker(): WorkerScript {
   if (cached) return cached;
   try {
-    const out = join(ROOT, 'node_modules/.cache/sob-eval', `scoring-worker-${sourceKey()}.mjs`);
+    const dir = join(ROOT, 'node_modules/.cache/sob-eval');
+    const name = `scoring-worker-${sourceKey()}.cjs`;
+    const out = join(dir, name);
     if (!existsSync(out)) {
       const esbuild = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
-      mkdirSync(join(ROOT, 'node_modules/.cache/sob-eval'), { recursive: true });
+      mkdirSync(dir, { recursive: true });
       const tmp = `${out}.${process.pid}.tmp`;
       esbuild.buildSync({
         entryPoints: [join(ROOT, 'src/scoring/worker.ts')],
         bundle: true,
         platform: 'node',
-        format: 'esm',
+        format: 'cjs',
         target: 'node20',
         packages: 'external',
         outfile: tmp,
         logLevel: 'silent',
+        // `createRequire(import.meta.url)` resolves from the bundle's place (under node_modules).
+        banner: { js: 'const __sobImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+        define: { 'import.meta.url': '__sobImportMetaUrl', 'import.meta.dirname': '__dirname' },
       });
       renameSync(tmp, out);
+      // Bundles of older sources go.
+      for (const other of readdirSync(dir))
+        if (other.startsWith('scoring-worker-') && other !== name) rmSync(join(dir, other), { force: true });
     }
-    cached = pathToFileURL(out);
+    // CommonJS or ESM eval alike (a parent run with --input-type=module passes it on).
+    const path = JSON.stringify(out);
+    cached = {
+      script: `process.getBuiltinModule('node:module').createRequire(${path})(${path});`,
+      eval: true,
+    };
   } catch {
-    cached = FALLBACK;
+    cached = { script: FALLBACK, eval: false };
   }
   return cached;
 }
@@ -78,7 +99,7 @@ export function validatorCacheDir(): string | undefined {
     for (const other of readdirSync(base))
       if (other.startsWith('validators-') && other !== name)
         rmSync(join(base, other), { recursive: true, force: true });
-    // Bounded: past VALIDATOR_CACHE_FILES schemas (~13 KB each), start again.
+    // Bounded: past VALIDATOR_CACHE_FILES schemas (~15 KB each with its V8 code cache), start again.
     if (readdirSync(dir).length > VALIDATOR_CACHE_FILES) {
       rmSync(dir, { recursive: true, force: true });
       mkdirSync(dir, { recursive: true });

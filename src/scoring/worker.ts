@@ -5,6 +5,7 @@
  * its time budget (a catastrophic regex, say) and replace the worker.
  */
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
+import type { JudgeVerdict, UnsettledPair } from '../../metrics/match/judge.ts';
 import {
   type BootstrapInput,
   bootstrapIntervals,
@@ -16,6 +17,7 @@ import { type Modality, SCORING_SKIP_KEYS, SCORING_SPAN_KEYS } from '../core/rec
 import { prepareStrict, SchemaDeferred, setValidatorSource } from '../core/schema.ts';
 import { type BenchmarkRef, loadBenchmark } from './benchmark.ts';
 import type { CompiledSchema } from './claims.ts';
+import { LenientScorer, type MatchJob, VerdictChannel } from './lenient.ts';
 import {
   failedLine,
   type LineContext,
@@ -37,14 +39,20 @@ export interface WorkerJob {
   profile: ProfileOptions;
   /** The benchmark the answers belong to, when known. */
   benchmark?: BenchmarkRef;
+  /** `--match`: lenient scoring beside the exact metrics. */
+  match?: MatchJob;
 }
 
 export type WorkerRequest =
   | { type: 'score'; job: WorkerJob }
-  | { type: 'bootstrap'; inputs: BootstrapInput[]; seed: number; samples: number };
+  /** `categories`: the inputs are SOB summaries' metric columns (their categories are added here). */
+  | { type: 'bootstrap'; inputs: BootstrapInput[]; seed: number; samples: number; categories: boolean }
+  | { type: 'verdicts'; id: number; verdicts: [string, JudgeVerdict][] };
 
 export type WorkerMessage =
   | { type: 'batch'; items: LineOutcome[] }
+  /** `--match` with a judge: verdicts wanted for these pairs (answered with `verdicts`). */
+  | { type: 'judge'; id: number; pairs: UnsettledPair[] }
   | { type: 'done' }
   | { type: 'intervals'; intervals: Intervals[] }
   | { type: 'compiled'; compiled: CompiledSchema }
@@ -61,6 +69,7 @@ const { heartbeat, timedOut, claims, codePort, owner, validatorCache } = workerD
 /** [line being scored, records started, 1 while schema work runs]. */
 const beat = new Int32Array(heartbeat);
 const port = parentPort!;
+const verdicts = new VerdictChannel((msg) => port.postMessage(msg satisfies WorkerMessage));
 /** Shared by every worker: [count, then a 64-bit hash per schema text that ran over time]. */
 const timedOutTable = new Int32Array(timedOut);
 
@@ -109,8 +118,21 @@ interface Queued {
   slot?: number;
 }
 
+/** A record's scoring starts (the watchdog times it from here) and ends. */
+const begin = (line: number) => {
+  Atomics.store(beat, 0, line);
+  Atomics.add(beat, 1, 1);
+};
+const end = () => {
+  Atomics.store(beat, 0, 0);
+  Atomics.store(beat, 2, 0);
+};
+
 async function run(job: WorkerJob): Promise<void> {
   if (job.profile.profile === 'strict') await prepareStrict(job.profile.assertFormats);
+  const lenient = job.match
+    ? LenientScorer.for(job.match, job.profile.profile, job.match.judge ? verdicts.ask : undefined)
+    : undefined;
   const ctx: LineContext = {
     pathModality: job.pathModality,
     pathDefaulted: job.pathDefaulted,
@@ -119,17 +141,29 @@ async function run(job: WorkerJob): Promise<void> {
     benchmark: job.benchmark ? loadBenchmark(job.benchmark).records : undefined,
     schemaPhase,
     timedOut: isTimedOut,
+    rowHook: lenient?.hook,
   };
   // Outcomes go out in line order: a deferred record holds back the ones after it.
   const queue: Queued[] = [];
   let batch: LineOutcome[] = [];
+  /** Batches waiting for the judge's verdicts (settled in order, then posted). */
+  let settling: Promise<void> = Promise.resolve();
   const post = () => {
-    if (batch.length > 0) port.postMessage({ type: 'batch', items: batch } satisfies WorkerMessage);
+    if (batch.length === 0) return;
+    const items = batch;
     batch = [];
+    if (!lenient?.asks) {
+      port.postMessage({ type: 'batch', items } satisfies WorkerMessage);
+      return;
+    }
+    // Rows whose unsettled pairs the judge answers are scored again before they leave.
+    settling = settling.then(async () => {
+      await lenient.settle(items, begin, end);
+      port.postMessage({ type: 'batch', items } satisfies WorkerMessage);
+    });
   };
   const score = (q: Queued, parsed: ParsedLine) => {
-    Atomics.store(beat, 0, q.line);
-    Atomics.add(beat, 1, 1);
+    begin(q.line);
     try {
       const skipped = job.skip[q.line];
       q.outcome = skipped === undefined ? scoreParsedLine(parsed, ctx) : failedLine(parsed, skipped, ctx);
@@ -139,8 +173,7 @@ async function run(job: WorkerJob): Promise<void> {
       q.parsed = parsed;
       q.slot = e.slot;
     }
-    Atomics.store(beat, 0, 0);
-    Atomics.store(beat, 2, 0);
+    end();
   };
   const retryDeferred = () => {
     for (const q of queue) if (!q.outcome && validators?.ready(q.slot!)) score(q, q.parsed!);
@@ -157,6 +190,8 @@ async function run(job: WorkerJob): Promise<void> {
     score(q, parseLine(l, SCORING_SPAN_KEYS, SCORING_SKIP_KEYS));
     if (queue.length > 1) retryDeferred();
     flushReady();
+    // With a judge, a batch waits for its verdicts before the file goes on (rows leave in order).
+    if (lenient?.asks) await settling;
   }
   // The last deferred records: wait for their schemas (a worker that dies frees its claims).
   while (queue.length > 0) {
@@ -166,14 +201,22 @@ async function run(job: WorkerJob): Promise<void> {
     flushReady();
   }
   post();
+  await settling;
+  // The validators this file used have run: their compiled code is kept for the next run.
+  validators?.flushCodeCache();
   port.postMessage({ type: 'done' } satisfies WorkerMessage);
 }
 
 port.on('message', (req: WorkerRequest) => {
+  if (req.type === 'verdicts') {
+    verdicts.receive(req);
+    return;
+  }
   if (req.type === 'bootstrap') {
     // The bootstrap of many files at once (see bootstrapIntervals), off the main thread.
     try {
-      const intervals = bootstrapIntervals(req.inputs.map(withCategories), req.seed, req.samples);
+      const inputs = req.categories ? req.inputs.map(withCategories) : req.inputs;
+      const intervals = bootstrapIntervals(inputs, req.seed, req.samples);
       port.postMessage(
         { type: 'intervals', intervals } satisfies WorkerMessage,
         intervals.flatMap((iv) => [iv.low.buffer as ArrayBuffer, iv.high.buffer as ArrayBuffer]),

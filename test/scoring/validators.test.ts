@@ -10,6 +10,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { CACHE_EXT } from '../../src/scoring/validators.ts';
 import { SOB } from './cli.ts';
 
 const DATA = join(import.meta.dirname, '../../../shared/data/sob/images_responses');
@@ -37,21 +38,31 @@ function folders(out: string): Map<string, string> {
   return m;
 }
 
-test('shared and cached validators give byte-identical folders; the cache holds each schema once', () => {
+test('shared and cached validators give byte-identical folders; the cache holds each schema once, with its V8 code cache', () => {
   assert.equal(FILES.length, 4);
   const cache = join(tmp, 'cache');
   score(join(tmp, 'alone'), 1, 'off');
   score(join(tmp, 'cold'), 2, cache);
-  const cached = readdirSync(cache).filter((f) => f.endsWith('.js'));
+  const cached = readdirSync(cache).filter((f) => f.endsWith(CACHE_EXT));
   // 209 schemas in each family, a few of them alike: at most one file per distinct schema text
-  // (a schema is compiled when an answer needs validating: one with no JSON answer is not).
+  // (a schema is compiled when an answer needs validating: one with no JSON answer is not), each
+  // holding the validator's code and its V8 code cache; nothing else (no temp files).
   assert.ok(cached.length > 300 && cached.length <= 418, `${cached.length} cached validators`);
   assert.deepEqual(
-    readdirSync(cache).filter((f) => !f.endsWith('.js')),
+    readdirSync(cache).filter((f) => !f.endsWith(CACHE_EXT)),
     [],
-  ); // no temp files left
+  );
+  for (const f of cached.slice(0, 20)) {
+    const buf = readFileSync(join(cache, f));
+    const codeBytes = buf.readUInt32LE(0);
+    assert.match(buf.toString('utf8', 4, 4 + codeBytes), /^"use strict";/, f);
+    assert.ok(buf.length > 4 + codeBytes, `${f}: no V8 code cache`);
+  }
+  // A warm run reads them (its V8 accepts the code caches) and writes nothing.
+  const before = new Map(cached.map((f) => [f, readFileSync(join(cache, f))]));
   score(join(tmp, 'warm'), 2, cache);
   assert.equal(readdirSync(cache).length, cached.length);
+  for (const [f, buf] of before) assert.ok(readFileSync(join(cache, f)).equals(buf), f);
   const alone = folders(join(tmp, 'alone'));
   assert.equal(alone.size, 8);
   assert.deepEqual(folders(join(tmp, 'cold')), alone);
