@@ -160,6 +160,27 @@ function cut(boxes: Box[], column: string, ctx: Context, scanned: boolean): void
   ).sort((a, b) => b.size - a.size);
   const gutter = columnGutter(boxes);
   if (gutter && !(hs[0] && hs[0].size >= 3 * lineH)) {
+    // A heading above the columns (set larger than the region's text, with all of the region's
+    // other text below it) is read first, even when it stands over one column only; headings
+    // side by side head their own columns.
+    const size = median(boxes.map((b) => b.size));
+    const top = [...hs].sort((a, b) => a.at - b.at)[0];
+    if (top) {
+      const above = boxes.filter((b) => (b.top + b.bottom) / 2 < top.at);
+      const sideBySide = above.some((a) =>
+        above.some((b) => a !== b && a.x1 <= b.x0 && Math.min(a.bottom, b.bottom) > Math.max(a.top, b.top)),
+      );
+      if (above.length > 0 && !sideBySide && above.every((b) => !b.item.table && b.size >= 1.15 * size)) {
+        cut(above, column, ctx, scanned);
+        cut(
+          boxes.filter((b) => (b.top + b.bottom) / 2 >= top.at),
+          column,
+          ctx,
+          scanned,
+        );
+        return;
+      }
+    }
     stats.columnCuts++;
     // Each column is scanned for its own tables.
     cut(

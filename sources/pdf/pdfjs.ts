@@ -82,14 +82,20 @@ export async function pageTextLayer(page: PdfPage): Promise<TextLayer> {
       rotatedChars += text.length;
       continue;
     }
-    const x0 = m[4];
-    // item.width is in user space; the viewport at scale 1 keeps lengths.
+    // item.width is in user space; the viewport at scale 1 keeps lengths. It covers the item's
+    // leading and trailing spaces too ("®" followed by a space is set as one item "® "): their
+    // share of the width (by characters) is taken off, so the gap to the next item shows the space.
     const width = Math.max(item.width, 0);
+    const chars = [...item.str];
+    const per = width / chars.length;
+    const lead = chars.length - [...item.str.trimStart()].length;
+    const trail = chars.length - [...item.str.trimEnd()].length;
+    const x0 = m[4] + lead * per;
     const baseline = m[5];
     const box: TextBox = {
       text: item.str.trim(),
       x0,
-      x1: x0 + width,
+      x1: Math.max(x0, m[4] + width - trail * per),
       top: baseline - size * 0.8,
       bottom: baseline + size * 0.2,
       size,
