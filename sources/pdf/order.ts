@@ -111,8 +111,27 @@ export function columnGutter(boxes: Box[]): Gap | undefined {
     const left = boxes.filter((b) => (b.x0 + b.x1) / 2 < g.at);
     const right = boxes.filter((b) => (b.x0 + b.x1) / 2 >= g.at);
     if (isColumn(left) && isColumn(right)) return g;
+    // Running text beside a block of figures (a chart's labels, a side table) is two columns
+    // too; a table's own label column never runs on from line to line.
+    if ((isProseColumn(left) && right.length >= 2) || (isProseColumn(right) && left.length >= 2)) return g;
   }
   return undefined;
+}
+
+/**
+ * A column of running text: a text column (`isColumn`) of six rows or more, most of them long
+ * (30 characters and more), where a third of the lines or more carry on the line above (they
+ * start in lower case after a line that ends no sentence).
+ */
+function isProseColumn(boxes: Box[]): boolean {
+  if (!isColumn(boxes) || boxes.some((b) => b.item.table)) return false;
+  const rows = rowsOf(boxes.map((b) => b.item.seg as Segment)).map((r) => r.map((s) => s.text).join(' '));
+  if (rows.length < 6) return false;
+  if (rows.filter((t) => t.length >= 30).length < 0.6 * rows.length) return false;
+  let flows = 0;
+  for (let i = 1; i < rows.length; i++)
+    if (/^\p{Ll}/u.test(rows[i]) && !/[.:;!?]$/.test(rows[i - 1])) flows++;
+  return flows >= (rows.length - 1) / 3;
 }
 
 /** Does a gutter run at about the same x through both parts, with text columns on each side? */
