@@ -14,7 +14,7 @@
  * - `ours`: the transcript as `sob ocr` writes it;
  * - `keep`: laid out without dropping running heads, footers and page numbers;
  * - `rows`: `ours` with every table flattened to its rows (cells joined by spaces);
- * - `edge`: only the text in the top 12% and the bottom 12% of the page;
+ * - `edge`: only the text in the top 15% and the bottom 15% of the page;
  * - `pdftotext`: poppler's plain reading of the page.
  * The rules, first match wins:
  * - contradicting test: the page's absent test forbids text that this present/order test needs,
@@ -26,11 +26,13 @@
  * - other text kept: an absent test's text is found elsewhere (body text);
  * - header/footer dropped wrongly: the test passes on `keep`;
  * - table read as cells vs rows: the test passes on `rows`, or on `keep` with tables flattened;
+ *   "(the page's table test needs the table)" when a table test of the same page passes on `ours`
+ *   and fails on `rows` (no transcript passes both);
  * - hyphenation/ligature/spacing: the test passes when spaces and hyphens are ignored on both sides;
  * - reading order (both found, wrong order): an order test whose two strings are both found;
  * - table read down a column: the test's words are in one of our tables, one column read downwards;
  * - reading order / line grouping (pdftotext passes): poppler's plain reading passes it;
- * - other (no reading passes): none of the above.
+ * - other (no reading passes): none of the above (mostly test text reworded from the page).
  * The set's pages are split in two halves by the first byte of the sha256 of the file name (even:
  * A, odd: B), so a change that helps only one half can be spotted.
  */
@@ -206,7 +208,12 @@ export function categorise(t: OcrTest, r: PageReadings, pageTests: OcrTest[]): s
   if (words.filter((w) => bag.has(w)).length < 0.8 * words.length)
     return r.method === 'text-layer' ? 'text not on the page (test describes it)' : 'text missing (OCR)';
   if (runOcrTest(t, r.keep).passed) return 'header/footer dropped wrongly';
-  if (runOcrTest(t, r.rows).passed || runOcrTest(t, r.keepRows).passed) return 'table read as cells vs rows';
+  if (runOcrTest(t, r.rows).passed || runOcrTest(t, r.keepRows).passed) {
+    const tables = pageTests.filter((x) => x.type === 'table');
+    return tables.some((x) => runOcrTest(x, r.ours).passed && !runOcrTest(x, r.rows).passed)
+      ? "table read as cells vs rows (the page's table test needs the table)"
+      : 'table read as cells vs rows';
+  }
   if (passesSquashed(t, r.ours) || passesSquashed(t, r.rows)) return 'hyphenation/ligature/spacing';
   if (runOcrTest(t, dropBullets(r.ours)).passed || runOcrTest(t, dropBullets(r.rows)).passed)
     return 'test drops list bullets';
@@ -269,8 +276,8 @@ async function main(): Promise<void> {
         const opts = { width: p.width, height: p.height, sizesAreEstimates: p.sizesAreEstimates, repeated };
         const ours = analyzePage(p.boxes, opts).markdown;
         const keep = analyzePage(p.boxes, { ...opts, dropMargins: false }).markdown;
-        const band = 0.12 * p.height;
-        const edgeBoxes = p.boxes.filter((b) => b.bottom <= band || b.top >= p.height - band);
+        const band = 0.15 * p.height;
+        const edgeBoxes = p.boxes.filter((b) => b.top <= band || b.bottom >= p.height - band);
         readings.set(`${rel}#${p.page}`, {
           method: p.method,
           ours,

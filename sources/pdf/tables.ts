@@ -180,10 +180,11 @@ function buildTable(rawBands: Band[], body: number, scan: TableScan): Table | nu
   const multi = bands.filter((b) => b.kind === 'multi').map((b) => b.segs);
   if (multi.length < 2) return null;
   const dataBands = bands.filter(isDataRow);
-  if (dataBands.length < 2) {
-    // A grid of words without values (one is chance) is a table only when it holds up as a grid: three rows of
-    // two or more cells or more (two rows side by side are two columns' lines as often as not),
-    // and cells of a row set on one baseline (text columns set side by side have their own).
+  if (dataBands.length === 0 || (dataBands.length === 1 && !bands.some(isHeadingRow))) {
+    // A grid of words without values (one value under no column headings is chance) is a table
+    // only when it holds up as a grid: three rows of two or more cells or more (two rows side by
+    // side are two columns' lines as often as not), and cells of a row set on one baseline (text
+    // columns set side by side have their own).
     if (multi.length < 3) return null;
     const baseline = (s: Segment) => s.bottom - 0.2 * s.size;
     const aligned = multi.filter((r) => {
