@@ -110,21 +110,26 @@ export function columnGutter(boxes: Box[]): Gap | undefined {
   for (const g of vs) {
     const left = boxes.filter((b) => (b.x0 + b.x1) / 2 < g.at);
     const right = boxes.filter((b) => (b.x0 + b.x1) / 2 >= g.at);
-    if (isColumn(left) && isColumn(right)) return g;
+    const l = isColumn(left);
+    if (l && isColumn(right)) return g;
     // Running text beside a block of figures (a chart's labels, a side table) is two columns
     // too; a table's own label column never runs on from line to line.
-    if ((isProseColumn(left) && right.length >= 2) || (isProseColumn(right) && left.length >= 2)) return g;
+    if (l ? right.length >= 2 && isProse(left) : left.length >= 2 && isProse(right) && isColumn(right))
+      return g;
   }
   return undefined;
 }
 
 /**
- * A column of running text: a text column (`isColumn`) of six rows or more, most of them long
+ * Running text, of a text column (`isColumn`, checked apart): mostly letters, six rows or more, most of them long
  * (30 characters and more), where a third of the lines or more carry on the line above (they
  * start in lower case after a line that ends no sentence).
  */
-function isProseColumn(boxes: Box[]): boolean {
-  if (!isColumn(boxes) || boxes.some((b) => b.item.table)) return false;
+function isProse(boxes: Box[]): boolean {
+  if (boxes.length < 6 || boxes.some((b) => b.item.table)) return false;
+  // Mostly letters (checked first: it is cheap).
+  const text = boxes.map((b) => (b.item.seg as Segment).text).join('');
+  if ((text.match(/\p{L}/gu) ?? []).length < 0.6 * text.replace(/\s/g, '').length) return false;
   const rows = rowsOf(boxes.map((b) => b.item.seg as Segment)).map((r) => r.map((s) => s.text).join(' '));
   if (rows.length < 6) return false;
   if (rows.filter((t) => t.length >= 30).length < 0.6 * rows.length) return false;
