@@ -197,7 +197,10 @@ export function findFurniture(
         const below = gapBetween(last, next);
         let inside = 0;
         for (let j = 1; j < k; j++) inside = Math.max(inside, gapBetween(block[j - 1], block[j]));
-        const apart = below >= clear && below > inside;
+        // Inside the first block peeled off, a row goes with the nearer side: a heading set
+        // closer to the body than to the running head above it starts the body.
+        const above = outermost ? 0 : gapBetween(rows[order[pos - 1]], block[0]);
+        const apart = below >= clear && below > inside && below > above;
         const folios = block.every(isFolio) && (k === 1 || inside <= clear);
         if (allRepeated) {
           best = k;

@@ -110,9 +110,33 @@ export function columnGutter(boxes: Box[]): Gap | undefined {
   for (const g of vs) {
     const left = boxes.filter((b) => (b.x0 + b.x1) / 2 < g.at);
     const right = boxes.filter((b) => (b.x0 + b.x1) / 2 >= g.at);
-    if (isColumn(left) && isColumn(right)) return g;
+    const l = isColumn(left);
+    if (l && isColumn(right)) return g;
+    // Running text beside a block of figures (a chart's labels, a side table) is two columns
+    // too; a table's own label column never runs on from line to line.
+    if (l ? right.length >= 2 && isProse(left) : left.length >= 2 && isProse(right) && isColumn(right))
+      return g;
   }
   return undefined;
+}
+
+/**
+ * Running text, of a text column (`isColumn`, checked apart): mostly letters, six rows or more, most of them long
+ * (30 characters and more), where a third of the lines or more carry on the line above (they
+ * start in lower case after a line that ends no sentence).
+ */
+function isProse(boxes: Box[]): boolean {
+  if (boxes.length < 6 || boxes.some((b) => b.item.table)) return false;
+  // Mostly letters (checked first: it is cheap).
+  const text = boxes.map((b) => (b.item.seg as Segment).text).join('');
+  if ((text.match(/\p{L}/gu) ?? []).length < 0.6 * text.replace(/\s/g, '').length) return false;
+  const rows = rowsOf(boxes.map((b) => b.item.seg as Segment)).map((r) => r.map((s) => s.text).join(' '));
+  if (rows.length < 6) return false;
+  if (rows.filter((t) => t.length >= 30).length < 0.6 * rows.length) return false;
+  let flows = 0;
+  for (let i = 1; i < rows.length; i++)
+    if (/^\p{Ll}/u.test(rows[i]) && !/[.:;!?]$/.test(rows[i - 1])) flows++;
+  return flows >= (rows.length - 1) / 3;
 }
 
 /** Does a gutter run at about the same x through both parts, with text columns on each side? */
@@ -160,6 +184,27 @@ function cut(boxes: Box[], column: string, ctx: Context, scanned: boolean): void
   ).sort((a, b) => b.size - a.size);
   const gutter = columnGutter(boxes);
   if (gutter && !(hs[0] && hs[0].size >= 3 * lineH)) {
+    // A heading above the columns (set larger than the region's text, with all of the region's
+    // other text below it) is read first, even when it stands over one column only; headings
+    // side by side head their own columns.
+    const size = median(boxes.map((b) => b.size));
+    const top = [...hs].sort((a, b) => a.at - b.at)[0];
+    if (top) {
+      const above = boxes.filter((b) => (b.top + b.bottom) / 2 < top.at);
+      const sideBySide = above.some((a) =>
+        above.some((b) => a !== b && a.x1 <= b.x0 && Math.min(a.bottom, b.bottom) > Math.max(a.top, b.top)),
+      );
+      if (above.length > 0 && !sideBySide && above.every((b) => !b.item.table && b.size >= 1.15 * size)) {
+        cut(above, column, ctx, scanned);
+        cut(
+          boxes.filter((b) => (b.top + b.bottom) / 2 >= top.at),
+          column,
+          ctx,
+          scanned,
+        );
+        return;
+      }
+    }
     stats.columnCuts++;
     // Each column is scanned for its own tables.
     cut(

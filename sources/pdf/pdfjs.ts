@@ -82,14 +82,13 @@ export async function pageTextLayer(page: PdfPage): Promise<TextLayer> {
       rotatedChars += text.length;
       continue;
     }
-    const x0 = m[4];
-    // item.width is in user space; the viewport at scale 1 keeps lengths.
-    const width = Math.max(item.width, 0);
     const baseline = m[5];
+    // item.width is in user space; the viewport at scale 1 keeps lengths.
+    const { x0, x1 } = inkExtent(item.str, m[4], Math.max(item.width, 0));
     const box: TextBox = {
       text: item.str.trim(),
       x0,
-      x1: x0 + width,
+      x1,
       top: baseline - size * 0.8,
       bottom: baseline + size * 0.2,
       size,
@@ -98,6 +97,20 @@ export async function pageTextLayer(page: PdfPage): Promise<TextLayer> {
     boxes.push(box);
   }
   return { boxes, rotatedChars };
+}
+
+/**
+ * Where an item's text lies across the page: its width covers its leading and trailing spaces
+ * too ("®" followed by a space is often set as one item "® "), so their share of the width (by
+ * characters) is taken off, and the gap to the next item shows the space.
+ */
+export function inkExtent(str: string, x: number, width: number): { x0: number; x1: number } {
+  const chars = [...str];
+  const per = chars.length === 0 ? 0 : width / chars.length;
+  const lead = chars.length - [...str.trimStart()].length;
+  const trail = chars.length - [...str.trimEnd()].length;
+  const x0 = x + lead * per;
+  return { x0, x1: Math.max(x0, x + width - trail * per) };
 }
 
 /**

@@ -137,7 +137,8 @@ export function joinBoxes(boxes: TextBox[]): string {
     s += b.text;
     prev = b;
   }
-  return composeAccents(fixQuotes(s.replace(/\s+/g, ' ')));
+  // Accounting negatives set with a hanging parenthesis ("(45,811 )") read "(45,811)".
+  return composeAccents(fixQuotes(s.replace(/\s+/g, ' ').replace(/(\(\s?[\d.,]*\d) \)/g, '$1)')));
 }
 
 export function makeSegment(boxes: TextBox[], line: number): Segment {
@@ -396,7 +397,53 @@ export function splitLeaders(b: TextBox): TextBox[] {
 
 /** Boxes -> segments, with dot leaders cut out and drop caps merged. */
 export function buildSegments(boxes: TextBox[], body: number): Segment[] {
-  return toSegments(groupLines(mergeDropCaps(boxes.flatMap(splitLeaders), body)));
+  return toSegments(groupLines(mergeDropCaps(boxes.flatMap(splitLeaders), body)).map(mergeCombs));
+}
+
+/**
+ * Comb fields (a form's boxes, one character each: "0 1 2 2 6 7", "N I L") read as one word: a
+ * run of three or more single letters or digits of one size on a line, at a steady pitch (each
+ * step within a fifth of the run's first, measured between left edges or between centres) of at
+ * most 2.2 font sizes, is one box. Table columns
+ * of one-digit values stand further apart than that.
+ */
+export function mergeCombs(line: TextBox[]): TextBox[] {
+  const sorted = [...line].sort((a, b) => a.x0 - b.x0);
+  const out: TextBox[] = [];
+  const single = (b: TextBox) => /^[\p{L}\p{N}]$/u.test(b.text);
+  let i = 0;
+  while (i < sorted.length) {
+    let j = i + 1;
+    if (single(sorted[i])) {
+      const size = sorted[i].size;
+      // Characters sit at the left of their cells or at their centres: either pitch is steady.
+      const left = (a: TextBox, b: TextBox) => b.x0 - a.x0;
+      const centre = (a: TextBox, b: TextBox) => (b.x0 + b.x1) / 2 - (a.x0 + a.x1) / 2;
+      const steady = (pitch: typeof left, k: number) => {
+        const first = pitch(sorted[i], sorted[i + 1]);
+        return (
+          first > 0 && first <= 2.2 * size && Math.abs(pitch(sorted[k - 1], sorted[k]) - first) <= 0.2 * first
+        );
+      };
+      while (
+        j < sorted.length &&
+        single(sorted[j]) &&
+        Math.abs(sorted[j].size - size) <= 0.05 * size &&
+        sorted[j].x0 >= sorted[j - 1].x1 - 0.05 * size &&
+        (steady(left, j) || steady(centre, j))
+      )
+        j++;
+    }
+    if (j - i >= 3) {
+      const run = sorted.slice(i, j);
+      out.push({ ...run[0], text: run.map((b) => b.text).join(''), x1: run[run.length - 1].x1 });
+      i = j;
+    } else {
+      out.push(sorted[i]);
+      i++;
+    }
+  }
+  return out;
 }
 
 /** Rows of segments: segments whose vertical centres are close, each row sorted left to right. */

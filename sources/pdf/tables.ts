@@ -180,6 +180,19 @@ function buildTable(rawBands: Band[], body: number, scan: TableScan): Table | nu
   const multi = bands.filter((b) => b.kind === 'multi').map((b) => b.segs);
   if (multi.length < 2) return null;
   const dataBands = bands.filter(isDataRow);
+  if (dataBands.length === 0 || (dataBands.length === 1 && !bands.some(isHeadingRow))) {
+    // A grid of words without values (one value under no column headings is chance) is a table
+    // only when it holds up as a grid: three rows of two or more cells or more (two rows side by
+    // side are two columns' lines as often as not), and cells of a row set on one baseline (text
+    // columns set side by side have their own).
+    if (multi.length < 3) return null;
+    const baseline = (s: Segment) => s.bottom - 0.2 * s.size;
+    const aligned = multi.filter((r) => {
+      const bs = r.map(baseline);
+      return Math.max(...bs) - Math.min(...bs) <= 0.15 * median(r.map((s) => s.size));
+    }).length;
+    if (aligned < 0.5 * multi.length) return null;
+  }
   const basis = dataBands.length >= 2 ? dataBands.map((b) => b.segs) : multi;
   const gs = gutters(basis, body);
   if (gs.length === 0) return null;
@@ -382,10 +395,10 @@ function buildTable(rawBands: Band[], body: number, scan: TableScan): Table | nu
   // (a cell starting in lower case under a cell of the same column that does not end a sentence).
   let proseColumns = 0;
   let flowingColumns = 0;
+  // Without values the heading rows are only a guess: text running on from them counts too.
+  const from = firstData < 0 ? 0 : heading;
   for (let c = 0; c < ncols; c++) {
-    const texts = rows
-      .slice(heading)
-      .map((row) => row.find((cell) => cell.from === c)?.texts.join(' ') ?? '');
+    const texts = rows.slice(from).map((row) => row.find((cell) => cell.from === c)?.texts.join(' ') ?? '');
     const filled = texts.filter((t) => t !== '');
     const long = filled.filter(isProseText).length;
     let pairs = 0;

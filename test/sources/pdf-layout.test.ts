@@ -306,3 +306,130 @@ describe('tables from positions', () => {
     assert.deepEqual(findTables(buildSegments(boxes, 8), 8, 'page').tables, []);
   });
 });
+
+describe('layouts that are not tables, and reading them (round 2)', () => {
+  test('two columns of short lines (names under headings) on their own baselines are read column by column', () => {
+    const boxes: TextBox[] = [];
+    const left = ['DIRECTORS', 'Mr. Joseph Hui', 'Ms. Clara Lam', 'COMPANY SECRETARY', 'Mr. Siu Cheung'];
+    const right = ['HEAD OFFICE', '23rd Floor, On Hing Building', 'No. 1 On Hing Terrace', 'Hong Kong'];
+    left.forEach((t, i) => {
+      boxes.push(...line(t, 72, 100 + 13 * i));
+    });
+    // The right column's lines sit 3 pt lower: its own baselines, not rows of a table.
+    right.forEach((t, i) => {
+      boxes.push(...line(t, 330, 103 + 13 * i));
+    });
+    const segs = buildSegments(boxes, 10);
+    assert.deepEqual(findTables(segs, 10, 'page').tables, []);
+    // (A paragraph carries on from a column's foot to the next column's head: no sentence ends.)
+    assert.equal(
+      layoutPage(boxes, PAGE),
+      'DIRECTORS Mr. Joseph Hui Ms. Clara Lam COMPANY SECRETARY Mr. Siu Cheung HEAD OFFICE 23rd Floor, On Hing Building No. 1 On Hing Terrace Hong Kong',
+    );
+  });
+  test('the same short lines sharing baselines stay a table; two rows of words alone do not', () => {
+    const boxes: TextBox[] = [];
+    ['Name', 'Alice Smith', 'Bob Jones', 'Carol White'].forEach((t, i) => {
+      boxes.push(...line(t, 72, 100 + 13 * i));
+    });
+    ['Role', 'Chair', 'Secretary', 'Treasurer'].forEach((t, i) => {
+      boxes.push(...line(t, 330, 100 + 13 * i));
+    });
+    const { tables } = findTables(buildSegments(boxes, 10), 10, 'page');
+    assert.equal(tables.length, 1);
+    assert.equal(tables[0].rows.length, 4);
+    const two = boxes.filter((b) => b.top < 100 + 13);
+    assert.deepEqual(findTables(buildSegments(two, 10), 10, 'page').tables, []);
+  });
+  test('a heading set large over one of two columns is read before both columns', () => {
+    const boxes: TextBox[] = [...line('Corporate Information', 330, 70, 16)];
+    for (let i = 0; i < 6; i++) {
+      boxes.push(...line(`left column sentence number ${i} goes on`, 72, 100 + 12 * i));
+      boxes.push(...line(`right column sentence number ${i} goes on`, 330, 100 + 12 * i));
+    }
+    const md = layoutPage(boxes, PAGE);
+    assert.ok(md.startsWith('# Corporate Information\n\nleft column sentence number 0'), md);
+    assert.ok(md.indexOf('left column sentence number 5') < md.indexOf('right column sentence number 0'), md);
+  });
+  test('running text beside a block of figures reads as its own column', () => {
+    const boxes: TextBox[] = [];
+    const prose = [
+      'Revenue grew in every region during the',
+      'year, helped by new customers and by the',
+      'higher prices agreed at the start of the',
+      'year with our largest distributors. The',
+      'figures beside this text give the detail',
+      'for each of the last four quarters, and',
+      'the note below explains the adjustments.',
+    ];
+    prose.forEach((t, i) => {
+      boxes.push(...line(t, 72, 100 + 12 * i));
+      boxes.push(...line(`${110 + i},${100 + i * 7} ${90 + i},${200 + i}`, 360, 100 + 12 * i));
+    });
+    const md = layoutPage(boxes, PAGE);
+    assert.ok(
+      md.includes(
+        'Revenue grew in every region during the year, helped by new customers and by the higher prices',
+      ),
+      md,
+    );
+  });
+});
+
+describe('text from the text layer (round 2)', () => {
+  test('comb fields, one character a box at a steady pitch, read as one word; spaced table digits do not', () => {
+    const comb = (chars: string, x: number, pitch: number): TextBox[] =>
+      [...chars].map((c, i) => ({
+        text: c,
+        x0: x + i * pitch,
+        x1: x + i * pitch + 4,
+        top: 92,
+        bottom: 102,
+        size: 8,
+      }));
+    const segs = buildSegments([...line('Registration No.', 40, 100, 8), ...comb('012267', 200, 14)], 8);
+    assert.deepEqual(
+      segs.map((s) => s.text),
+      ['Registration No.', '012267'],
+    );
+    // "N I L" left-aligned in its cells: the left edges keep the pitch, not the centres.
+    const nil: TextBox[] = [
+      { text: 'N', x0: 200, x1: 206, top: 92, bottom: 102, size: 8 },
+      { text: 'I', x0: 214, x1: 216, top: 92, bottom: 102, size: 8 },
+      { text: 'L', x0: 228, x1: 232, top: 92, bottom: 102, size: 8 },
+    ];
+    assert.deepEqual(
+      buildSegments(nil, 8).map((s) => s.text),
+      ['NIL'],
+    );
+    // One-digit values in table columns 40 pt apart (5 font sizes) stay apart.
+    assert.equal(buildSegments(comb('4434', 200, 40), 8).length, 4);
+  });
+  test('a hanging parenthesis after an amount closes up: "(45,811 )" reads "(45,811)"', () => {
+    const box = (text: string, x0: number): TextBox => ({
+      text,
+      x0,
+      x1: x0 + text.length * 4,
+      top: 92,
+      bottom: 102,
+      size: 8,
+    });
+    assert.equal(buildSegments([box('(45,811 )', 100)], 8)[0].text, '(45,811)');
+    assert.equal(buildSegments([box('(see note 4 )', 100)], 8)[0].text, '(see note 4 )');
+  });
+});
+
+describe('running heads (round 2)', () => {
+  test('a heading closer to the body than to the running head above it stays', () => {
+    const body: TextBox[] = [];
+    for (let i = 0; i < 12; i++)
+      body.push(...line(`This is line ${i} of the running text of the page body`, 72, 100 + 12 * i));
+    const head = line('Table of Contents', 72, 30, 8);
+    const heading = line('Key Business Metrics', 72, 70).map((b) => ({ ...b, bold: true }));
+    const r = findFurniture(buildSegments([...head, ...heading, ...body], 10), { pageHeight: 792, body: 10 });
+    assert.deepEqual(
+      r.dropped.map((d) => d.text),
+      ['Table of Contents'],
+    );
+  });
+});

@@ -7,8 +7,10 @@
  *
  * For scale, on the same pages: pdftotext (poppler) passes 0.595 of the present/absent/order
  * tests and no table test (bench/ocr.ts measures both in one run). Some tests of the set
- * contradict each other (32 pairs where a line an absent test wants gone is part of a present or
- * order test on the same page), so no transcript passes them all.
+ * contradict each other (an absent test forbids a line that a present or order test of the same
+ * page needs: 40 of the failures), others reword the page's text or read its tables as plain rows
+ * where the page's table test needs the table; bench/ocr-failures.ts lists every failure by
+ * category.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -74,22 +76,25 @@ describe('orbit-bench-en through the PDF pipeline', () => {
     assert.deepEqual(report.missing_transcripts, []);
   });
 
-  test('present+absent+order pass rate reaches 0.74 (pdftotext 0.595)', () => {
+  // The issue asks 0.80; 0.760 is what honest, general rules reach (bench/ocr-failures.ts
+  // classifies the 111 failures: 40 contradict another test of their page, most others reword the
+  // page's text or read a table as plain rows where the page's table test needs the table).
+  test('present+absent+order pass rate reaches 0.755 (pdftotext 0.595)', () => {
     assert.equal(report.tests, 462);
-    assert.ok(report.pass_rate >= 0.74, `${report.passed}/462 = ${report.pass_rate.toFixed(3)}`);
+    assert.ok(report.pass_rate >= 0.755, `${report.passed}/462 = ${report.pass_rate.toFixed(3)}`);
   });
 
-  test('per type: present >= 0.80, absent >= 0.80, order >= 0.62', () => {
+  test('per type: present >= 0.83, absent >= 0.79, order >= 0.66', () => {
     const t = report.by_type;
-    assert.ok(t.present.pass_rate >= 0.8, `present ${t.present.passed}/${t.present.tests}`);
-    assert.ok(t.absent.pass_rate >= 0.8, `absent ${t.absent.passed}/${t.absent.tests}`);
-    assert.ok(t.order.pass_rate >= 0.62, `order ${t.order.passed}/${t.order.tests}`);
+    assert.ok(t.present.pass_rate >= 0.83, `present ${t.present.passed}/${t.present.tests}`);
+    assert.ok(t.absent.pass_rate >= 0.79, `absent ${t.absent.passed}/${t.absent.tests}`);
+    assert.ok(t.order.pass_rate >= 0.66, `order ${t.order.passed}/${t.order.tests}`);
   });
 
-  test('table tests, reported apart, reach 0.50 (pdftotext 0)', () => {
+  test('table tests, reported apart, reach 0.52 (pdftotext 0)', () => {
     assert.equal(report.tables.tests, 73);
     assert.ok(
-      report.tables.pass_rate >= 0.5,
+      report.tables.pass_rate >= 0.52,
       `tables ${report.tables.passed}/73 = ${report.tables.pass_rate.toFixed(3)}`,
     );
   });
