@@ -20,8 +20,9 @@ import { errorMessage, UserError } from '../src/core/errors.ts';
 import { writeFileAtomic } from '../src/core/files.ts';
 import { assertReadableFile } from '../src/core/jsonl.ts';
 import { modalityFromPath } from '../src/core/modality.ts';
+import { type PyValue, parsePyJson } from '../src/core/pyjson.ts';
 import { isModality, type Modality } from '../src/core/record.ts';
-import type { RecordLoader } from './types.ts';
+import type { Candidate, RecordLoader } from './types.ts';
 
 export const DEFAULT_HF_ENDPOINT = 'https://huggingface.co';
 export const SOB_REPO = 'interfaze-ai/sob';
@@ -34,6 +35,8 @@ export const SOB_DEFAULT_SPLITS: Record<Modality, string> = { text: 'test', imag
 export interface RawRow {
   origin: string;
   row: unknown;
+  /** The row read losslessly (JSON and JSONL files), so `1.0` is written back as `1.0`. */
+  lossless?: PyValue;
 }
 
 export interface RowProblem {
@@ -131,6 +134,48 @@ export function sobRowToRecord(rowIn: unknown, source?: Modality): Record<string
   return { metadata, input, output };
 }
 
+/** A JSON text read losslessly, or undefined when it does not parse. */
+function parseLossless(text: string): PyValue | undefined {
+  try {
+    return parsePyJson(text.trim());
+  } catch {
+    return undefined;
+  }
+}
+
+/** `key` of a row read losslessly (a Map) or plainly (an object). */
+function fieldOf(v: unknown, key: string): unknown {
+  if (v instanceof Map) return v.get(key);
+  return isObj(v) ? v[key] : undefined;
+}
+
+/**
+ * A row's `ground_truth` and `json_schema` as their source wrote them (`1.0` stays a float),
+ * from the row read losslessly (JSON, JSONL) or from the JSON text a field holds (Parquet):
+ * the values `sobRowToRecord` reads, found the same way, for `recordLine` to write.
+ */
+export function sobRowLossless(raw: RawRow): Candidate['lossless'] {
+  const row = raw.lossless ?? raw.row;
+  const box = (v: unknown) => (typeof v === 'string' ? parseLossless(v) : v);
+  const nested = fieldOf(row, 'input') !== undefined || fieldOf(row, 'output') !== undefined;
+  const gt = nested ? fieldOf(box(fieldOf(row, 'output')), 'ground_truth') : fieldOf(row, 'ground_truth');
+  const schema = nested ? fieldOf(box(fieldOf(row, 'input')), 'json_schema') : fieldOf(row, 'json_schema');
+  const value = (v: unknown, always: boolean): PyValue | undefined => {
+    if (typeof v === 'string') {
+      const t = v.trim();
+      return always || t.startsWith('{') || t.startsWith('[') ? parseLossless(t) : undefined;
+    }
+    // A plain object or array has lost its lexemes already: only a lossless one is worth keeping.
+    return raw.lossless !== undefined && v !== undefined ? (v as PyValue) : undefined;
+  };
+  const out: Candidate['lossless'] = {};
+  const g = value(gt, true);
+  const s = value(schema, false);
+  if (g !== undefined) out.ground_truth = g;
+  if (s !== undefined) out.json_schema = s;
+  return out.ground_truth === undefined && out.json_schema === undefined ? undefined : out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Which source a row belongs to
 
@@ -178,7 +223,7 @@ export function resolveRowSource(
 }
 
 export interface SobCandidates {
-  candidates: { origin: string; record: Record<string, unknown> }[];
+  candidates: { origin: string; record: Record<string, unknown>; lossless?: Candidate['lossless'] }[];
   problems: RowProblem[];
   /** How many records took their source from where. */
   origins: Partial<Record<SourceOrigin, number>>;
@@ -194,7 +239,8 @@ export interface SobCandidates {
 export function sobCandidates(rows: RawRow[], hints: SourceHints, input: string): SobCandidates {
   const out: SobCandidates = { candidates: [], problems: [], origins: {}, overridden: 0 };
   const unknown: string[] = [];
-  for (const { origin, row } of rows) {
+  for (const raw of rows) {
+    const { origin, row } = raw;
     const parseError = (row as { __parseError?: string } | null)?.__parseError;
     if (parseError) {
       out.problems.push({ origin, reasons: [`not valid JSON: ${parseError}`] });
@@ -216,7 +262,7 @@ export function sobCandidates(rows: RawRow[], hints: SourceHints, input: string)
     if (from === '--source' && isModality(metadata.source) && metadata.source !== source) out.overridden++;
     metadata.source = source;
     out.origins[from] = (out.origins[from] ?? 0) + 1;
-    out.candidates.push({ origin, record });
+    out.candidates.push({ origin, record, lossless: sobRowLossless(raw) });
   }
   if (unknown.length > 0) {
     throw new UserError(
@@ -255,19 +301,23 @@ export async function readSobFile(file: string): Promise<RawRow[]> {
     } catch (e) {
       throw new UserError(`${file}: not valid JSON: ${errorMessage(e)}`);
     }
+    const lossless = parseLossless(text);
     const list = Array.isArray(v) ? v : [v];
-    return list.map((row, i) => ({ origin: `${file}: item ${i}`, row }));
+    const losslessList = Array.isArray(lossless) ? lossless : [lossless];
+    return list.map((row, i) => ({ origin: `${file}: item ${i}`, row, lossless: losslessList[i] }));
   }
   const out: RawRow[] = [];
   text.split(/\r?\n/).forEach((line, i) => {
     if (line.trim() === '') return;
     let row: unknown;
+    let lossless: PyValue | undefined;
     try {
       row = JSON.parse(line);
+      lossless = parseLossless(line);
     } catch (e) {
       row = { __parseError: errorMessage(e) };
     }
-    out.push({ origin: `${file}:${i + 1}`, row });
+    out.push({ origin: `${file}:${i + 1}`, row, lossless });
   });
   return out;
 }
