@@ -19,6 +19,9 @@ const UNREACHABLE: Record<string, string> = {
   EAI_AGAIN: 'host name lookup failed',
   EHOSTUNREACH: 'host unreachable',
   ENETUNREACH: 'network unreachable',
+  // Not an errno: fetch (undici) refuses the WHATWG "bad ports" (9, 6000, 6667, ...) before
+  // connecting, with a plain `bad port` error; no retry can change that.
+  BAD_PORT: 'a port fetch never connects to (the Fetch standard\'s blocked ports)',
 };
 
 /** The errno-style code somewhere in an error's cause chain. */
@@ -27,6 +30,7 @@ export function causeCode(e: unknown): string | undefined {
   for (let i = 0; i < 8 && cur; i++) {
     const c = cur as { code?: unknown; cause?: unknown; errors?: unknown[] };
     if (typeof c.code === 'string' && c.code in UNREACHABLE) return c.code;
+    if (c instanceof Error && c.message === 'bad port') return 'BAD_PORT';
     // Node's happy-eyeballs connect gives an AggregateError of per-address failures.
     if (Array.isArray(c.errors)) for (const x of c.errors) if (causeCode(x)) return causeCode(x);
     cur = c.cause;

@@ -155,6 +155,24 @@ test('an unreachable --base-url fails fast with one line naming the URL and the 
   }
 });
 
+test('a --base-url on a port fetch blocks (6000) fails fast too, naming the URL, instead of retrying "Connection error."', async () => {
+  const bench = writeBenchmark(join(tmp, 'badport.jsonl'), ['p1', 'p2', 'p3']);
+  const url = 'http://127.0.0.1:6000/v1';
+  const t0 = Date.now();
+  const res = await run('openai:m', bench, join(tmp, 'badport'), ['--retry-base-ms', '1000'], url);
+  const ms = Date.now() - t0;
+  assert.equal(res.code, 1, res.stderr);
+  assert.equal(
+    res.stderr.trim(),
+    `sob: openai:m: cannot reach ${url}: a port fetch never connects to (the Fetch standard's blocked ports) (BAD_PORT); check --base-url`,
+  );
+  // Before: 3 records x 6 attempts classified `network`, about 24 s of backoff.
+  assert.ok(ms < 8000, `${ms} ms`);
+  const errs = rows(join(tmp, 'badport', 'errors.jsonl'));
+  assert.ok(errs.length >= 1 && errs.length <= 3, `${errs.length} errors`);
+  assert.ok(errs.every((e) => e.error_class === 'unreachable' && e.outcome === 'stopped'));
+});
+
 test('a 404 model names the model in one line and stops the run', async () => {
   script = (r) =>
     r.model === 'nope-model' || r.path.includes('nope-model')
