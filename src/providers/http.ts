@@ -21,7 +21,7 @@ const UNREACHABLE: Record<string, string> = {
   ENETUNREACH: 'network unreachable',
   // Not an errno: fetch (undici) refuses the WHATWG "bad ports" (9, 6000, 6667, ...) before
   // connecting, with a plain `bad port` error; no retry can change that.
-  BAD_PORT: 'a port fetch never connects to (the Fetch standard\'s blocked ports)',
+  BAD_PORT: "a port fetch never connects to (the Fetch standard's blocked ports)",
 };
 
 /** The errno-style code somewhere in an error's cause chain. */
