@@ -6,9 +6,11 @@
  * an invalid one is asked again, then set aside with its reasons. The drafts are annotations in
  * the format `sob build` ingests, for a person to read and edit first.
  */
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, readFileSync, writeSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../src/core/errors.ts';
+import { acquireLock, openNoFollow, refuseSymlink, truncateNoFollow } from '../src/core/files.ts';
 import { dumpsPy, getField, type PyValue, parsePyJson } from '../src/core/pyjson.ts';
 import { checkDraft7Schema, validateInstance } from '../src/core/schema.ts';
 import type { Provider } from '../src/providers/types.ts';
@@ -152,6 +154,39 @@ export async function authorDrafts(
   o: AuthorOptions,
 ): Promise<{ written: number; rejected: number; skipped: number }> {
   const rejectedFile = o.out.replace(/\.jsonl$/i, '') + '.rejected.jsonl';
+  // The output folder is made when missing; one `sob author` writes it at a time; the drafts are
+  // appended without following a symbolic link, after cutting off a torn last line (a crash
+  // mid-write), so a resumed run's first draft does not land on the end of a broken line.
+  mkdirSync(dirname(o.out), { recursive: true });
+  const lock = acquireLock(dirname(o.out), 'drafts folder', `.${basename(o.out)}.lock`);
+  try {
+    for (const [f, what] of [
+      [o.out, 'drafts file'],
+      [rejectedFile, 'rejected drafts file'],
+    ] as const) {
+      refuseSymlink(f, what);
+      if (!existsSync(f)) continue;
+      const data = readFileSync(f);
+      if (data.length > 0 && data[data.length - 1] !== 0x0a) truncateNoFollow(f, data.lastIndexOf(0x0a) + 1);
+    }
+    return await authorLocked(o, rejectedFile);
+  } finally {
+    lock.release();
+  }
+}
+
+async function authorLocked(
+  o: AuthorOptions,
+  rejectedFile: string,
+): Promise<{ written: number; rejected: number; skipped: number }> {
+  const append = (file: string, line: string) => {
+    const fd = openNoFollow(file, 'a');
+    try {
+      writeSync(fd, `${line}\n`);
+    } finally {
+      closeSync(fd);
+    }
+  };
   const done = new Set<string>();
   if (existsSync(o.out)) {
     for (const l of readFileSync(o.out, 'utf8').split('\n')) {
@@ -210,10 +245,10 @@ export async function authorDrafts(
         ground_truth: res.value.ground_truth,
         metadata: { drafted_by: o.model.id },
       };
-      appendFileSync(o.out, `${annotationLine(annotation, res.value.lossless)}\n`);
+      append(o.out, annotationLine(annotation, res.value.lossless));
       written++;
     } else {
-      appendFileSync(rejectedFile, `${JSON.stringify({ source_id: item.id, reasons: [res.error] })}\n`);
+      append(rejectedFile, JSON.stringify({ source_id: item.id, reasons: [res.error] }));
       rejected++;
     }
     o.log?.(`${item.id}: ${res.value ? 'drafted' : `rejected (${res.error})`}`);

@@ -30,7 +30,7 @@ export function causeCode(e: unknown): string | undefined {
   for (let i = 0; i < 8 && cur; i++) {
     const c = cur as { code?: unknown; cause?: unknown; errors?: unknown[] };
     if (typeof c.code === 'string' && c.code in UNREACHABLE) return c.code;
-    if (c instanceof Error && c.message === 'bad port') return 'BAD_PORT';
+    if ((c as { message?: unknown }).message === 'bad port') return 'BAD_PORT';
     // Node's happy-eyeballs connect gives an AggregateError of per-address failures.
     if (Array.isArray(c.errors)) for (const x of c.errors) if (causeCode(x)) return causeCode(x);
     cur = c.cause;

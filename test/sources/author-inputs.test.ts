@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -155,5 +155,67 @@ describe('sob author reads what sob build reads', () => {
     });
     assert.deepEqual(res.errors, []);
     assert.deepEqual(res.warnings, []);
+  });
+
+  test('--out in a folder that does not exist yet: made, not a raw ENOENT; a torn last line is cut before the next draft; a link is refused', async () => {
+    const passages = join(EX, 'text/passages.json');
+    // Before: "sob: ENOENT: no such file or directory, open 'new/dir/hp.rejected.jsonl'" (exit 1, nothing drafted).
+    const a = await sob([
+      'author',
+      passages,
+      '--model',
+      'openai:author',
+      '--out',
+      'new/dir/hp.jsonl',
+      ...base(),
+    ]);
+    assert.equal(a.code, 0, a.stderr);
+    assert.match(a.stdout, /^4 drafts written, 0 rejected/);
+    const file = join(tmp, 'new/dir/hp.jsonl');
+    const lines = readFileSync(file, 'utf8').trim().split('\n');
+    assert.equal(lines.length, 4);
+    assert.equal(existsSync(join(tmp, 'new/dir/.hp.jsonl.lock')), false);
+
+    // A crash mid-write left half of the last draft: the resume drafts that item again on a line
+    // of its own (before: appended to the torn line, so it never parsed and was drafted every run).
+    writeFileSync(file, `${lines.slice(0, 3).join('\n')}\n${lines[3].slice(0, 40)}`);
+    const b = await sob([
+      'author',
+      passages,
+      '--model',
+      'openai:author',
+      '--out',
+      'new/dir/hp.jsonl',
+      ...base(),
+    ]);
+    assert.equal(b.code, 0, b.stderr);
+    assert.match(b.stdout, /^1 drafts written, 0 rejected, 3 already drafted/);
+    const after = readFileSync(file, 'utf8').trim().split('\n');
+    assert.equal(after.length, 4);
+    assert.deepEqual(
+      after.map((l) => JSON.parse(l).source_id),
+      ['ex-text-001', 'ex-text-002', 'ex-text-003', 'ex-text-004'],
+    );
+    const c = await sob([
+      'author',
+      passages,
+      '--model',
+      'openai:author',
+      '--out',
+      'new/dir/hp.jsonl',
+      ...base(),
+    ]);
+    assert.match(c.stdout, /^0 drafts written, 0 rejected, 4 already drafted/);
+
+    // A drafts file that is a symbolic link is refused in one line, the target untouched.
+    writeFileSync(join(tmp, 'victim.txt'), 'keep\n');
+    symlinkSync(join(tmp, 'victim.txt'), join(tmp, 'linked.jsonl'));
+    const d = await sob(['author', passages, '--model', 'openai:author', '--out', 'linked.jsonl', ...base()]);
+    assert.equal(d.code, 1);
+    assert.match(
+      d.stderr.trim().split('\n').at(-1)!,
+      /^sob: refusing to write through a symbolic link: .*linked\.jsonl/,
+    );
+    assert.equal(readFileSync(join(tmp, 'victim.txt'), 'utf8'), 'keep\n');
   });
 });
