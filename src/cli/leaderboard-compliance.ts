@@ -1,5 +1,6 @@
 /** `sob leaderboard --track compliance`: JSONSchemaBench's table from `<dir>/schema/<model>/`. */
-import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { UserError } from '../core/errors.ts';
 import { writeFileAtomic } from '../core/files.ts';
 import {
@@ -39,6 +40,7 @@ export function complianceLeaderboard(dir: string, flags: ComplianceFlags): void
   const text = complianceText(board, flags.format);
   const body = text.endsWith('\n') ? text : `${text}\n`;
   if (flags.out) {
+    mkdirSync(dirname(flags.out), { recursive: true });
     writeFileAtomic(flags.out, body);
     log(`wrote ${flags.out}`);
   } else process.stdout.write(body);

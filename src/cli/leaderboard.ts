@@ -1,4 +1,6 @@
 /** `sob leaderboard`: the paper's unified, complexity-weighted, coverage-adjusted leaderboard. */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import type { RankBy } from '../../metrics/lenient-leaderboard.ts';
 import { sourceRanks, sourceTable } from '../../metrics/ranks.ts';
@@ -38,7 +40,8 @@ export function logFolder(ev: EvaluationFolder): void {
 function emit(text: string, out: string | undefined): void {
   const body = text.endsWith('\n') ? text : `${text}\n`;
   if (out) {
-    // Never through a symlink: the file is replaced whole (temp + rename).
+    // Never through a symlink: the file is replaced whole (temp + rename), its folder made if new.
+    mkdirSync(dirname(out), { recursive: true });
     writeFileAtomic(out, body);
     log(`wrote ${out}`);
   } else process.stdout.write(body);

@@ -104,8 +104,12 @@ export function modelFolders(
   evalDir: string,
   modality: string,
 ): { folders: string[]; skipped: SkippedFolder[] } {
-  if (!(MODALITIES as readonly string[]).includes(modality) || !existsSync(join(evalDir, modality)))
-    throw new UserError(`no ${modality} results under ${evalDir}`);
+  if (!(MODALITIES as readonly string[]).includes(modality) || !existsSync(join(evalDir, modality))) {
+    const present = MODALITIES.filter((m) => existsSync(join(evalDir, m)));
+    throw new UserError(
+      `no ${modality} results under ${evalDir}${present.length > 0 ? ` (it has ${present.join(', ')}: pass --modality ${present[0]})` : ''}`,
+    );
+  }
   const scan = scanSource(evalDir, modality as Modality);
   const folders: string[] = [];
   const skipped = [...scan.skipped];

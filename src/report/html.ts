@@ -5,7 +5,7 @@
  * drill-down with a leaf-by-leaf diff. The data is embedded once (contexts and schemas stored
  * once per record, not per model) and the page renders tables and records lazily.
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { flattenLeaves } from '../../metrics/paths.ts';
 import { coverageGate } from '../../metrics/record.ts';
@@ -428,7 +428,9 @@ export async function writeReport(opts: ReportOptions): Promise<string> {
 <script>${COMPLIANCE_CLIENT}</script>
 <script>${REPORT_CLIENT}</script></body></html>
 `;
-  // Whole or not at all, and never through a symlink at the target (it is replaced).
+  // Whole or not at all, and never through a symlink at the target (it is replaced); its folder
+  // is made when new.
+  mkdirSync(dirname(opts.out), { recursive: true });
   writeFileAtomic(opts.out, html);
   return opts.out;
 }

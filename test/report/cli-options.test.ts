@@ -5,9 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 
 const ROOT = join(import.meta.dirname, '../..');
 const EVAL = join(ROOT, '../shared/data/sob/evaluation');
@@ -130,4 +131,48 @@ test('sob compare --all names the Holm-Bonferroni correction', () => {
   assert.equal(m.correction, 'holm-bonferroni');
   assert.equal(m.models.length, 34);
   for (const row of m.cells) for (const c of row) if (c) assert.ok(c.pHolm >= c.pValue);
+});
+
+test('--out in a folder that does not exist yet: leaderboard and report make it (before: a raw ENOENT on the temp name, exit 1)', () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'sob-out-'));
+  after(() => rmSync(tmp, { recursive: true, force: true }));
+  const md = join(tmp, 'new', 'a', 'leaderboard.md');
+  const l = sob('leaderboard', EVAL, '--format', 'md', '--out', md);
+  assert.equal(l.status, 0, l.stderr);
+  assert.equal(
+    readFileSync(md, 'utf8')
+      .split('\n')
+      .filter((x) => /^\| \d+ \|/.test(x)).length,
+    34,
+  );
+  const html = join(tmp, 'new', 'b', 'report.html');
+  const r = sob('report', EVAL, '--out', html);
+  assert.equal(r.status, 0, r.stderr);
+  assert.ok(existsSync(html));
+  assert.match(readFileSync(html, 'utf8').slice(0, 200), /^<!doctype html>/);
+});
+
+test('sob compare --all on a folder without the default source names the sources it has, in one line', () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'sob-cmp-'));
+  after(() => rmSync(tmp, { recursive: true, force: true }));
+  const s = spawnSync(
+    process.execPath,
+    [
+      join(ROOT, 'bin/sob.js'),
+      'score',
+      join(ROOT, '../shared/data/sob/images_responses/response_phi-4_image.jsonl'),
+      join(ROOT, '../shared/data/sob/images_responses/response_gpt-oss_image.jsonl'),
+      '--out',
+      tmp,
+      '--bootstrap-samples',
+      '10',
+    ],
+    { encoding: 'utf8' },
+  );
+  assert.equal(s.status, 0, s.stderr);
+  const c = sob('compare', tmp, '--all');
+  assert.equal(c.status, 1);
+  assert.equal(c.stderr.trim(), `sob: no text results under ${tmp} (it has image: pass --modality image)`);
+  const ok = sob('compare', tmp, '--all', '--modality', 'image', '--samples', '50', '--format', 'json');
+  assert.equal(ok.status, 0, ok.stderr);
 });
