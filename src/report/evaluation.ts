@@ -514,6 +514,13 @@ function qualityWarnings(info: Map<string, Partial<Record<Modality, SummaryInfo>
       if (s.benchmark?.missingIds) parts.push(`${s.benchmark.missingIds} benchmark records not answered`);
       if (s.benchmark?.unknownIds)
         parts.push(`${s.benchmark.unknownIds} answers with ids not in the benchmark`);
+      // SPEC "Weight": a record with no easy/medium/hard weighs 0, so its scores count for
+      // nothing in the weighted means (all of them 0 when no record has one).
+      const unknown = s.dataQuality.find(([k]) => k === 'unknown_difficulty_count')?.[1] ?? 0;
+      if (unknown > 0)
+        parts.push(
+          `${unknown} records with no schema_complexity (weight 0: left out of the weighted means; give metadata.schema_complexity, or score against the benchmark with --benchmark)`,
+        );
       if (parts.length > 0) out.push(`${m}/${model}: ${parts.join(', ')}`);
     }
   return out;

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -175,4 +175,38 @@ test('sob compare --all on a folder without the default source names the sources
   assert.equal(c.stderr.trim(), `sob: no text results under ${tmp} (it has image: pass --modality image)`);
   const ok = sob('compare', tmp, '--all', '--modality', 'image', '--samples', '50', '--format', 'json');
   assert.equal(ok.status, 0, ok.stderr);
+});
+
+test('records with no schema_complexity weigh 0: the leaderboard says so instead of printing 0.000 silently', () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'sob-unknown-w-'));
+  after(() => rmSync(tmp, { recursive: true, force: true }));
+  const schema = {
+    type: 'object',
+    properties: { a: { type: 'string' }, b: { type: 'string' }, c: { type: 'string' } },
+  };
+  const gt = { a: 'x', b: 'y', c: 'z' };
+  const line = (id: string, complexity?: string) =>
+    JSON.stringify({
+      metadata: { record_id: id, ...(complexity ? { schema_complexity: complexity } : {}) },
+      input: { context: 'x y z', question: 'q', json_schema: schema },
+      output: { ground_truth: gt, candidate_response: gt },
+    });
+  const file = join(tmp, 'response_mine_image.jsonl');
+  writeFileSync(file, `${[line('u1'), line('u2'), line('k1', 'easy')].join('\n')}\n`);
+  const out = join(tmp, 'eval');
+  const s = sob('score', file, '--out', out, '--bootstrap-samples', '10');
+  assert.equal(s.status, 0, s.stderr);
+  const l = sob('leaderboard', out, '--format', 'json');
+  assert.equal(l.status, 0, l.stderr);
+  const row = JSON.parse(l.stdout)[0];
+  // The weighted means come from k1 alone (u1 and u2 weigh 0): all 1 here.
+  assert.equal(row.value_accuracy, 1);
+  assert.match(
+    l.stderr,
+    /warning: image\/mine: 2 records with no schema_complexity \(weight 0: left out of the weighted means;/,
+  );
+  // Released SOB summaries give every record a complexity: no such warning there.
+  const ref = sob('leaderboard', EVAL);
+  assert.equal(ref.status, 0, ref.stderr);
+  assert.doesNotMatch(ref.stderr, /no schema_complexity/);
 });
