@@ -238,7 +238,21 @@ async function writeOutputs(
         const { record_id, source, ...rest } = rec.metadata;
         rec.metadata = { record_id, source, schema_complexity: res.derivedComplexity, ...rest };
       }
-      records.write(`${recordLine(c)}\n`);
+      let line: string;
+      try {
+        line = recordLine(c);
+      } catch (e) {
+        // An untrusted value nested thousands of levels deep (a hostile schema) runs the JSON
+        // writers out of stack: that record is rejected, the build goes on.
+        if (!(e instanceof RangeError)) throw e;
+        reject({
+          origin: c.origin,
+          record_id: id,
+          reasons: [`nested too deeply to write as JSON (${e.message})`],
+        });
+        continue;
+      }
+      records.write(`${line}\n`);
       written++;
     }
     // 3. The totals over the whole records file, taken before it replaces the old one.

@@ -167,6 +167,42 @@ describe("sob build schemas on a user's own schemas", () => {
     assert.ok(recs.every((x) => x.output.ground_truth === null && x.metadata.track === 'compliance'));
   });
 
+  test('hostile schemas do not stop the build: a 3,000-level schema is rejected with its reason, a $ref cycle kept and flagged', () => {
+    const root = join(dir, 'hostile');
+    mkdirSync(root, { recursive: true });
+    writeFileSync(join(root, 'good.json'), JSON.stringify(good));
+    // Before: "sob: Maximum call stack size exceeded", exit 1, nothing written.
+    writeFileSync(
+      join(root, 'deep.json'),
+      `${'{"type":"object","properties":{"x":'.repeat(3000)}{"type":"string"}${'}}'.repeat(3000)}`,
+    );
+    writeFileSync(
+      join(root, 'cycle.json'),
+      JSON.stringify({
+        $ref: '#/definitions/a',
+        definitions: { a: { $ref: '#/definitions/b' }, b: { $ref: '#/definitions/a' } },
+      }),
+    );
+    const out = join(dir, 'hostile-out', 'records.jsonl');
+    const r = sob('build', 'schemas', root, '--out', out);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^2 records written, 1 rejected/);
+    assert.match(r.stderr, /rejected deep: nested too deeply to write as JSON/);
+    const recs = records(out);
+    assert.deepEqual(
+      recs.map((x) => [x.metadata.record_id, x.metadata.schema_compiles]),
+      [
+        ['cycle', false],
+        ['good', true],
+      ],
+    );
+    const rejected = readFileSync(join(dir, 'hostile-out', 'rejected.jsonl'), 'utf8')
+      .trim()
+      .split('\n');
+    assert.equal(rejected.length, 1);
+    assert.equal(JSON.parse(rejected[0]).record_id, 'deep');
+  });
+
   test('a JSONL file: schemas or {id, category, question, json_schema} lines; a bad line and a boolean schema rejected by line', () => {
     const file = join(dir, 'list.jsonl');
     writeFileSync(
