@@ -528,7 +528,22 @@ async function runLocked(
   };
 
   const ask = async (item: Item) => {
-    const base = requestOf(item, o);
+    let base: Omit<ProviderRequest, 'signal'>;
+    try {
+      base = requestOf(item, o);
+    } catch (e) {
+      // A record that cannot even be put into a request (an untrusted schema nested thousands of
+      // levels deep runs JSON.stringify out of stack) fails alone; the run goes on.
+      errorLine(
+        item,
+        1,
+        new ProviderError('bad_request', `cannot build the request: ${errorMessage(e)}`),
+        'gave_up',
+      );
+      progress.failed++;
+      o.onProgress?.(progress);
+      return;
+    }
     for (let attempt = 1; ; attempt++) {
       // A server's Retry-After holds every new request, not only the one it answered.
       const hold = pausedUntil - Date.now();

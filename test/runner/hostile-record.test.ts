@@ -1,0 +1,42 @@
+/**
+ * Untrusted schemas cannot crash a run (issue 9, item 9): a benchmark record whose schema is
+ * nested 3,000 levels deep (JSON.stringify runs out of stack building its prompt) fails alone,
+ * logged as `bad_request`; the other records are asked and answered.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { readLines, sob } from './sob-cli.ts';
+
+const tmp = mkdtempSync(join(tmpdir(), 'sob-hostile-rec-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+test('a 3,000-level schema fails its own record only: 2 of 3 answered, exit 1 with one line, resumable', async () => {
+  const deep = `${'{"type":"object","properties":{"x":'.repeat(3000)}{"type":"string"}${'}}'.repeat(3000)}`;
+  const plain =
+    '{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"},"c":{"type":"string"}}}';
+  const line = (id: string, schema: string) =>
+    `{"metadata": {"record_id": "${id}", "source": "text", "schema_complexity": "easy"}, "input": {"context": "a b c", "question": "q", "json_schema": ${schema}}, "output": {"ground_truth": {"a": "a", "b": "b", "c": "c"}}}`;
+  const bench = join(tmp, 'records.jsonl');
+  writeFileSync(bench, `${[line('r1', plain), line('deep', deep), line('r3', plain)].join('\n')}\n`);
+  const dir = join(tmp, 'run');
+  // Before: "sob: Maximum call stack size exceeded", exit 1, and no record after it was asked.
+  const r = await sob(['run', '--model', 'baseline:gold', '--benchmark', bench, '--run-dir', dir], {
+    cwd: tmp,
+  }).done;
+  assert.equal(r.code, 1, r.stderr);
+  assert.equal(
+    r.stderr.trim().split('\n').at(-1),
+    `sob: 1 record failed every attempt (see ${join(dir, 'errors.jsonl')}); re-run the same command to retry them`,
+  );
+  const answered = readLines(join(dir, 'responses.jsonl')).map((l) => JSON.parse(l).metadata.record_id);
+  assert.deepEqual(answered.sort(), ['r1', 'r3']);
+  const errors = readLines(join(dir, 'errors.jsonl')).map((l) => JSON.parse(l));
+  assert.equal(errors.length, 1);
+  assert.equal(errors[0].record_id, 'deep');
+  assert.equal(errors[0].error_class, 'bad_request');
+  assert.equal(errors[0].outcome, 'gave_up');
+  assert.match(errors[0].message, /^cannot build the request: Maximum call stack size exceeded/);
+});
