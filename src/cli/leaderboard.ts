@@ -1,6 +1,6 @@
 /** `sob leaderboard`: the paper's unified, complexity-weighted, coverage-adjusted leaderboard. */
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import type { RankBy } from '../../metrics/lenient-leaderboard.ts';
 import { sourceRanks, sourceTable } from '../../metrics/ranks.ts';
@@ -45,6 +45,20 @@ function emit(text: string, out: string | undefined): void {
     writeFileAtomic(out, body);
     log(`wrote ${out}`);
   } else process.stdout.write(body);
+}
+
+/**
+ * The evaluation folder to read: the one given, or, for a `sob eval` folder or a run directory
+ * (which hold their scores in `evaluation/`), that `evaluation/` (said on stderr).
+ */
+function evaluationDirOf(dir: string): string {
+  const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
+  const scores = [...MODALITIES, 'schema'];
+  if (scores.some((m) => isDir(join(dir, m))) || !isDir(join(dir, 'evaluation'))) return dir;
+  log(
+    `reading ${join(dir, 'evaluation')} (the scores of this ${isDir(join(dir, 'runs')) ? 'eval folder' : 'run directory'})`,
+  );
+  return join(dir, 'evaluation');
 }
 
 export function registerLeaderboard(program: Command): void {
@@ -130,7 +144,7 @@ first token, time per output token and total time where the runs recorded them.`
     )
     .action(
       async (
-        dir: string,
+        dirArg: string,
         flags: {
           format: (typeof FORMATS)[number];
           out?: string;
@@ -146,6 +160,7 @@ first token, time per output token and total time where the runs recorded them.`
         },
       ) => {
         if (flags.rankBy && !flags.sensitivity) throw new UserError('--rank-by goes with --sensitivity', 2);
+        const dir = evaluationDirOf(dirArg);
         if (flags.track === 'compliance') {
           const sobOnly = [
             flags.source && '--source',

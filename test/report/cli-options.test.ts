@@ -210,3 +210,39 @@ test('records with no schema_complexity weigh 0: the leaderboard says so instead
   assert.equal(ref.status, 0, ref.stderr);
   assert.doesNotMatch(ref.stderr, /no schema_complexity/);
 });
+
+test('sob leaderboard <run-dir or eval folder> reads its evaluation/ (before: "no <modality>/<model>/eval_summary.json")', () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'sob-lb-run-'));
+  after(() => rmSync(tmp, { recursive: true, force: true }));
+  const schema = {
+    type: 'object',
+    properties: { a: { type: 'string' }, b: { type: 'string' }, c: { type: 'string' } },
+  };
+  const bench = join(tmp, 'records.jsonl');
+  writeFileSync(
+    bench,
+    `${['r1', 'r2']
+      .map((id) =>
+        JSON.stringify({
+          metadata: { record_id: id, source: 'text', schema_complexity: 'easy' },
+          input: { context: 'x y z', question: 'q', json_schema: schema },
+          output: { ground_truth: { a: 'x', b: 'y', c: 'z' } },
+        }),
+      )
+      .join('\n')}\n`,
+  );
+  const run = join(tmp, 'run');
+  const r = sob('run', '--model', 'baseline:gold', '--benchmark', bench, '--run-dir', run);
+  assert.equal(r.status, 0, r.stderr);
+  const s = sob('score', run, '--bootstrap-samples', '10');
+  assert.equal(s.status, 0, s.stderr);
+  const viaRun = sob('leaderboard', run, '--format', 'json');
+  assert.equal(viaRun.status, 0, viaRun.stderr);
+  assert.match(viaRun.stderr, /^reading .*run\/evaluation \(the scores of this run directory\)/);
+  const direct = sob('leaderboard', join(run, 'evaluation'), '--format', 'json');
+  assert.equal(viaRun.stdout, direct.stdout);
+  const rows = JSON.parse(viaRun.stdout);
+  assert.equal(rows.length, 1);
+  assert.equal(rows[0].model, 'baseline_gold');
+  assert.equal(rows[0].overall, 1);
+});
