@@ -48,16 +48,21 @@ function emit(text: string, out: string | undefined): void {
 }
 
 /**
- * The evaluation folder to read: the one given, or, for a `sob eval` folder or a run directory
- * (which hold their scores in `evaluation/`), that `evaluation/` (said on stderr).
+ * The evaluation folder to read: the one given, or, for a `sob eval` folder (`runs/` beside
+ * `evaluation/`) or a run directory (`responses.jsonl` beside it), that `evaluation/`, said on
+ * stderr. Any other folder is read as given.
  */
 function evaluationDirOf(dir: string): string {
   const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
-  const scores = [...MODALITIES, 'schema'];
-  if (scores.some((m) => isDir(join(dir, m))) || !isDir(join(dir, 'evaluation'))) return dir;
-  log(
-    `reading ${join(dir, 'evaluation')} (the scores of this ${isDir(join(dir, 'runs')) ? 'eval folder' : 'run directory'})`,
-  );
+  if (!isDir(join(dir, 'evaluation')) || [...MODALITIES, 'schema'].some((m) => isDir(join(dir, m))))
+    return dir;
+  const kind = isDir(join(dir, 'runs'))
+    ? 'eval folder'
+    : existsSync(join(dir, 'responses.jsonl'))
+      ? 'run directory'
+      : undefined;
+  if (!kind) return dir;
+  log(`reading ${join(dir, 'evaluation')} (the scores of this ${kind})`);
   return join(dir, 'evaluation');
 }
 
