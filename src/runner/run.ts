@@ -151,9 +151,15 @@ export interface Item {
  */
 async function* selectRecords(
   file: string,
-  opts: { source?: Source; limit?: number; check: boolean },
+  opts: {
+    source?: Source;
+    limit?: number;
+    check: boolean;
+    /** A line whose id an earlier selected line has (it is skipped). */
+    onRepeat?: (id: string, line: number, first: number) => void;
+  },
 ): AsyncGenerator<Item> {
-  const seen = new Set<string>();
+  const seen = new Map<string, number>();
   let n = 0;
   for await (const l of readJsonl(file)) {
     if (opts.limit !== undefined && n >= opts.limit) return;
@@ -167,8 +173,12 @@ async function* selectRecords(
     const id = metadata.get('record_id') as string;
     const src = metadata.get('source');
     if (opts.source && src !== undefined && src !== opts.source) continue;
-    if (seen.has(id)) continue;
-    seen.add(id);
+    const first = seen.get(id);
+    if (first !== undefined) {
+      opts.onRepeat?.(id, l.line, first);
+      continue;
+    }
+    seen.set(id, l.line);
     n++;
     yield { id, line: l.line, record };
   }
@@ -352,7 +362,17 @@ export async function runBenchmark(o: RunOptions): Promise<RunResult> {
     );
   // Validate and count the selection before asking anything.
   let total = 0;
-  for await (const _ of selectRecords(benchmark, { source: o.source, limit: o.limit, check: true })) total++;
+  const repeats: string[] = [];
+  const onRepeat = (rid: string, line: number, first: number) => {
+    repeats.push(`"${rid}" (line ${line}, first at line ${first})`);
+  };
+  for await (const _ of selectRecords(benchmark, { source: o.source, limit: o.limit, check: true, onRepeat }))
+    total++;
+  // Said, not silent: the model is asked each id once, for the record on its first line.
+  if (repeats.length > 0)
+    log(
+      `${benchmark}: ${repeats.length} ${repeats.length === 1 ? 'line repeats' : 'lines repeat'} an earlier record id, skipped (each id is asked once, for its first line): ${repeats.slice(0, 5).join(', ')}${repeats.length > 5 ? ', ...' : ''}`,
+    );
   if (total === 0)
     throw new UserError(
       `${benchmark}: no records${o.source ? ` of source ${o.source}` : ''} to run (an empty benchmark?)`,

@@ -40,3 +40,31 @@ test('a 3,000-level schema fails its own record only: 2 of 3 answered, exit 1 wi
   assert.equal(errors[0].outcome, 'gave_up');
   assert.match(errors[0].message, /^cannot build the request: Maximum call stack size exceeded/);
 });
+
+test('a benchmark line repeating an earlier record id is named on stderr, not skipped silently; each id is asked once', async () => {
+  const schema =
+    '{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"},"c":{"type":"string"}}}';
+  const line = (id: string, a: string) =>
+    `{"metadata": {"record_id": "${id}", "source": "text", "schema_complexity": "easy"}, "input": {"context": "a b c", "question": "q", "json_schema": ${schema}}, "output": {"ground_truth": {"a": "${a}", "b": "b", "c": "c"}}}`;
+  const bench = join(tmp, 'dups.jsonl');
+  writeFileSync(
+    bench,
+    `${[line('r1', 'a'), line('r2', 'a'), line('r1', 'other'), line('r3', 'a')].join('\n')}\n`,
+  );
+  const dir = join(tmp, 'dups-run');
+  const r = await sob(['run', '--model', 'baseline:gold', '--benchmark', bench, '--run-dir', dir], {
+    cwd: tmp,
+  }).done;
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(
+    r.stderr,
+    /dups\.jsonl: 1 line repeats an earlier record id, skipped \(each id is asked once, for its first line\): "r1" \(line 3, first at line 1\)/,
+  );
+  const answered = readLines(join(dir, 'responses.jsonl')).map((l) => JSON.parse(l));
+  assert.deepEqual(
+    answered.map((x) => x.metadata.record_id),
+    ['r1', 'r2', 'r3'],
+  );
+  // The gold answer is the first line's.
+  assert.equal(answered[0].output.candidate_response.a, 'a');
+});
