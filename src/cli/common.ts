@@ -1,4 +1,6 @@
 /** Shared CLI plumbing: option parsers that fail as usage errors, and stderr logging. */
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import { MODALITIES, type Modality, SOURCES, type Source } from '../core/record.ts';
 
@@ -84,4 +86,23 @@ export function batchOptions(cmd: Command, batchHelp: string): Command {
       intOption('--batch-poll-ms', 1),
       30_000,
     );
+}
+
+/**
+ * The evaluation folder to read: the one given, or, for a `sob eval` folder (`runs/` beside
+ * `evaluation/`) or a run directory (`responses.jsonl` beside it), that `evaluation/`, said on
+ * stderr. Any other folder is read as given.
+ */
+export function evaluationDirOf(dir: string): string {
+  const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
+  if (!isDir(join(dir, 'evaluation')) || [...MODALITIES, 'schema'].some((m) => isDir(join(dir, m))))
+    return dir;
+  const kind = isDir(join(dir, 'runs'))
+    ? 'eval folder'
+    : existsSync(join(dir, 'responses.jsonl'))
+      ? 'run directory'
+      : undefined;
+  if (!kind) return dir;
+  log(`reading ${join(dir, 'evaluation')} (the scores of this ${kind})`);
+  return join(dir, 'evaluation');
 }

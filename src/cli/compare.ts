@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { UserError } from '../core/errors.ts';
 import { LENIENT_COMPARED, MATRIX_METRICS, type MatrixMetric, matrixMetric } from '../report/lenient.ts';
-import { choiceOption, intOption, log, modalityOption } from './common.ts';
+import { choiceOption, evaluationDirOf, intOption, log, modalityOption } from './common.ts';
 
 interface CompareFlags {
   all?: boolean;
@@ -74,7 +74,7 @@ matrix on it.`,
       } = await import('../report/compare.ts');
       if (flags.all) {
         const modality = flags.modality ?? 'text';
-        const found = modelFolders(a, modality);
+        const found = modelFolders(evaluationDirOf(a), modality);
         for (const s of found.skipped) log(`skipped ${s.folder}: ${s.reason}`);
         const metric = matrixMetric(flags.metric);
         let models = await Promise.all(found.folders.map(loadModelRows));

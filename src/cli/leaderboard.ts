@@ -1,6 +1,6 @@
 /** `sob leaderboard`: the paper's unified, complexity-weighted, coverage-adjusted leaderboard. */
-import { existsSync, mkdirSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import type { RankBy } from '../../metrics/lenient-leaderboard.ts';
 import { sourceRanks, sourceTable } from '../../metrics/ranks.ts';
@@ -24,7 +24,7 @@ import {
   leaderboardTable,
   sourceTableText,
 } from '../report/tables.ts';
-import { choiceOption, log, modalityOption } from './common.ts';
+import { choiceOption, evaluationDirOf, log, modalityOption } from './common.ts';
 import { complianceLeaderboard, refuseSobTrackOnComplianceOnly } from './leaderboard-compliance.ts';
 
 const FORMATS = ['table', 'md', 'csv', 'json'] as const;
@@ -45,25 +45,6 @@ function emit(text: string, out: string | undefined): void {
     writeFileAtomic(out, body);
     log(`wrote ${out}`);
   } else process.stdout.write(body);
-}
-
-/**
- * The evaluation folder to read: the one given, or, for a `sob eval` folder (`runs/` beside
- * `evaluation/`) or a run directory (`responses.jsonl` beside it), that `evaluation/`, said on
- * stderr. Any other folder is read as given.
- */
-function evaluationDirOf(dir: string): string {
-  const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
-  if (!isDir(join(dir, 'evaluation')) || [...MODALITIES, 'schema'].some((m) => isDir(join(dir, m))))
-    return dir;
-  const kind = isDir(join(dir, 'runs'))
-    ? 'eval folder'
-    : existsSync(join(dir, 'responses.jsonl'))
-      ? 'run directory'
-      : undefined;
-  if (!kind) return dir;
-  log(`reading ${join(dir, 'evaluation')} (the scores of this ${kind})`);
-  return join(dir, 'evaluation');
 }
 
 export function registerLeaderboard(program: Command): void {

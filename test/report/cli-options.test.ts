@@ -245,4 +245,9 @@ test('sob leaderboard <run-dir or eval folder> reads its evaluation/ (before: "n
   assert.equal(rows.length, 1);
   assert.equal(rows[0].model, 'baseline_gold');
   assert.equal(rows[0].overall, 1);
+  // sob compare --all reads it the same way (it needs two models: it gets that far).
+  const c = sob('compare', run, '--all');
+  assert.equal(c.status, 1);
+  assert.match(c.stderr, /^reading .*run\/evaluation \(the scores of this run directory\)/);
+  assert.match(c.stderr, /need at least two models with eval_records\.jsonl under /);
 });
