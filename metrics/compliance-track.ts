@@ -14,6 +14,7 @@
  * over those records alone.
  */
 import { aggregateCompliance, type ComplianceRow, type ComplianceSummary } from './compliance.ts';
+import { type BenchmarkSummary, benchmarkBlock } from './summary.ts';
 
 /** Fields that hold counts: written as JSON integers (bigints for `dumpsPy`), as Python would. */
 const INT_KEYS = new Set([
@@ -72,6 +73,8 @@ export interface SchemaFolderInput {
   counts: TrackCounts;
   distinctIds: number;
   malformedLines: number;
+  /** The known benchmark's counts for this folder's source, when one was known. */
+  benchmark?: BenchmarkSummary;
   /**
    * `buildSummary` over the records that also have a ground truth (`track: both`), when any:
    * its `summary` block is kept (the SOB metrics of those records).
@@ -105,6 +108,7 @@ export function schemaFolderSummary(input: SchemaFolderInput): Record<string, un
       distinct_record_ids: BigInt(input.distinctIds),
     },
   };
+  if (input.benchmark) out.benchmark = benchmarkBlock(input.benchmark);
   if (input.sob && input.sob.summary !== undefined) out.summary = input.sob.summary;
   out.compliance = withIntCounts(
     aggregateCompliance(input.rows, { bootstrapSamples: input.bootstrapSamples, seed: input.seed }),

@@ -495,6 +495,17 @@ function intCounts(dq: DataQuality): Record<string, bigint> {
   return out;
 }
 
+/** A summary's `benchmark` block (counts as Python ints). */
+export function benchmarkBlock(b: BenchmarkSummary): Record<string, unknown> {
+  return {
+    path: b.path,
+    sha256: b.sha256,
+    records: BigInt(b.records),
+    missing_ids: BigInt(b.missing_ids),
+    unknown_ids: BigInt(b.unknown_ids),
+  };
+}
+
 /**
  * The reference's `eval_summary.json` payload (bigints are ints, numbers floats). `intervals`:
  * the bootstrap's, when already computed with other summaries (`bootstrapIntervals`).
@@ -511,17 +522,7 @@ export function buildSummary(
     num_records: BigInt(acc.weights.length),
     model_ids: [...acc.modelIds].sort(compareCodePoints),
     data_quality: intCounts(acc.dataQuality),
-    ...(acc.benchmark
-      ? {
-          benchmark: {
-            path: acc.benchmark.path,
-            sha256: acc.benchmark.sha256,
-            records: BigInt(acc.benchmark.records),
-            missing_ids: BigInt(acc.benchmark.missing_ids),
-            unknown_ids: BigInt(acc.benchmark.unknown_ids),
-          },
-        }
-      : {}),
+    ...(acc.benchmark ? { benchmark: benchmarkBlock(acc.benchmark) } : {}),
     summary: {
       overall: summaryBlock(acc, opts, false, intervals?.plain),
       overall_weighted: summaryBlock(acc, opts, true, intervals?.weighted),

@@ -72,8 +72,7 @@ export function registerEval(program: Command): void {
     .option(
       '--model <provider:model>',
       'a model to evaluate; repeat for several (default: baseline:gold and baseline:skeleton)',
-      (v: string, p: string[]) => [...p, v],
-      [] as string[],
+      (v: string, p: string[] | undefined) => [...(p ?? []), v],
     )
     .option(
       '--benchmark <path>',
@@ -123,7 +122,7 @@ to the provider's structured-output mode, where declared coverage means somethin
       // One `sob eval` per eval directory: a second one is refused before it builds or asks anything.
       const { acquireLock } = await import('../core/files.ts');
       acquireLock(evalDir, 'eval directory');
-      const models = flags.model.length > 0 ? flags.model : DEFAULT_MODELS;
+      const models = flags.model?.length ? flags.model : DEFAULT_MODELS;
       const benchmark = flags.benchmark
         ? resolve(flags.benchmark)
         : await buildExampleBenchmark(join(evalDir, 'benchmark'));

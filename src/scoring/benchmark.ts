@@ -12,20 +12,21 @@ import { readFileSync, statSync } from 'node:fs';
 import { UserError } from '../core/errors.ts';
 import { parseLine, readLinesSync } from '../core/jsonl.ts';
 import type { PyObject } from '../core/pyjson.ts';
-import { isModality, type Modality } from '../core/record.ts';
+import { isSource, type Modality, type Source } from '../core/record.ts';
 
 export interface BenchmarkRef {
   path: string;
   /** The run's `sob run --source`. */
-  source?: Modality;
+  source?: Source;
   /** The run's `sob run --limit`. */
   limit?: number;
 }
 
 /** What the scorer takes from a benchmark record. */
 export interface BenchmarkRecord {
-  /** Its `metadata.source` (or the run's `--source`); unset when it names none. */
-  modality?: Modality;
+  /** Its `metadata.source` (or the run's `--source`): a modality or `schema` (a schema record,
+   * scored on the compliance track); unset when it names none. */
+  modality?: Source;
   schemaText?: string;
   groundTruthText?: string;
   /** The record's weight fields and source, put over the answer's metadata. */
@@ -40,7 +41,7 @@ export interface Benchmark {
   records: Map<string, BenchmarkRecord>;
   /** Selected ids per modality, in file order; '' holds the records that name no source (they
    * go with the answers' own modality). */
-  ids: Map<Modality | '', string[]>;
+  ids: Map<Source | '', string[]>;
 }
 
 const SPANS: ReadonlySet<string> = new Set(['input.json_schema', 'output.ground_truth']);
@@ -66,7 +67,7 @@ export function loadBenchmark(ref: BenchmarkRef): Benchmark {
   const hit = cache.get(key);
   if (hit) return hit;
   const records = new Map<string, BenchmarkRecord>();
-  const ids = new Map<Modality | '', string[]>();
+  const ids = new Map<Source | '', string[]>();
   for (const l of readLinesSync(ref.path)) {
     if (ref.limit !== undefined && records.size >= ref.limit) break;
     const p = parseLine(l, SPANS, SKIP);
@@ -81,7 +82,7 @@ export function loadBenchmark(ref: BenchmarkRef): Benchmark {
     const src = meta.get('source');
     if (ref.source && src !== undefined && src !== ref.source) continue;
     if (records.has(id)) continue;
-    const modality = isModality(src) ? src : ref.source;
+    const modality = isSource(src) ? src : ref.source;
     records.set(id, {
       modality,
       schemaText: p.spans?.get('input.json_schema'),
@@ -113,8 +114,8 @@ export function benchmarkSha256(b: Benchmark): string {
  * The selected ids per modality for one answer file: records that name no source go with
  * `fallback` (the modality the file's own records take: `--modality`, else its path).
  */
-export function idsByModality(b: Benchmark, fallback: Modality): Map<Modality, string[]> {
-  const out = new Map<Modality, string[]>();
+export function idsByModality(b: Benchmark, fallback: Modality): Map<Source, string[]> {
+  const out = new Map<Source, string[]>();
   for (const [m, ids] of b.ids) {
     const key = m === '' ? fallback : m;
     out.set(key, [...(out.get(key) ?? []), ...ids]);

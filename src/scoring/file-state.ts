@@ -80,9 +80,9 @@ export class FileState {
   readonly pathModality: Modality;
   readonly pathDefaulted: boolean;
   /** Answers whose id the known benchmark lacks, by modality. */
-  readonly unknown = new Map<Modality, string[]>();
+  readonly unknown = new Map<Source, string[]>();
   /** Records whose schema the provider refused, by modality (their ids). */
-  readonly rejected = new Map<Modality, string[]>();
+  readonly rejected = new Map<Source, string[]>();
   /** Set when the file cannot be written (a folder in use): the rest of it is not scored. */
   error?: string;
   constructor(
@@ -159,16 +159,16 @@ export class FileState {
     return true;
   }
 
-  private benchIds?: { ids: Map<Modality, string[]>; missing: Map<Modality, string[]> };
+  private benchIds?: { ids: Map<Source, string[]>; missing: Map<Source, string[]> };
 
   /** Benchmark ids per modality for this file, and those without an answer (once the rows end). */
   benchmarkIds(
     forced?: Modality,
-  ): { ids: Map<Modality, string[]>; missing: Map<Modality, string[]> } | undefined {
+  ): { ids: Map<Source, string[]>; missing: Map<Source, string[]> } | undefined {
     if (!this.benchmark) return undefined;
     if (this.benchIds) return this.benchIds;
     const ids = idsByModality(this.benchmark, forced ?? this.pathModality);
-    const missing = new Map<Modality, string[]>();
+    const missing = new Map<Source, string[]>();
     for (const [m, list] of ids) {
       // A record the provider refused was asked: it is not missing.
       const answered = this.outputs.get(m)?.firstLine;
@@ -197,16 +197,16 @@ export class FileState {
       dq.malformed_jsonl_line_count = this.malformed.length;
       dq.duplicate_record_id_count = out.duplicates;
       dq.distinct_record_ids = out.distinct;
-      const refused = this.rejected.get(out.modality as Modality)?.length ?? 0;
+      const refused = this.rejected.get(out.modality as Source)?.length ?? 0;
       if (refused > 0) dq.schema_rejected_count = refused;
       const data = out.acc.data();
       if (this.benchmark && bench)
         data.benchmark = {
           path: this.benchmark.path,
           sha256: benchmarkSha256(this.benchmark),
-          records: bench.ids.get(out.modality as Modality)?.length ?? 0,
-          missing_ids: bench.missing.get(out.modality as Modality)?.length ?? 0,
-          unknown_ids: this.unknown.get(out.modality as Modality)?.length ?? 0,
+          records: bench.ids.get(out.modality as Source)?.length ?? 0,
+          missing_ids: bench.missing.get(out.modality as Source)?.length ?? 0,
+          unknown_ids: this.unknown.get(out.modality as Source)?.length ?? 0,
         };
       out.acc.release();
       out.firstLine.clear();

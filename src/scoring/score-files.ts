@@ -246,12 +246,17 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         log(
           `${name}: ${out.duplicates} rows repeat an earlier record id (${out.distinct} distinct): ${out.repeats.join(', ')}${out.duplicates > out.repeats.length ? ', ...' : ''}; ${st.dedupe ? 'strict profile: only the first row of each id is scored' : 'sob profile: every row is scored, as the reference does (--profile strict keeps the first of each id)'}`,
         );
+      const unweighted = out.acc.dataQuality.unknown_difficulty_count;
+      if (out.modality !== 'schema' && unweighted > 0)
+        log(
+          `${name}: ${unweighted === out.rows ? `none of its ${unweighted} records names` : `${unweighted} of its ${out.rows} records name no`} schema_complexity or difficulty (easy, medium, hard): weight 0, so ${unweighted === out.rows ? 'every weighted mean is 0.000' : 'they are left out of the weighted means'} (the reference's rule); give metadata.schema_complexity, or score against the benchmark with --benchmark`,
+        );
       if (!bench) continue;
-      const missing = bench.missing.get(out.modality as Modality) ?? [];
-      const unknown = st.unknown.get(out.modality as Modality) ?? [];
+      const missing = bench.missing.get(out.modality as Source) ?? [];
+      const unknown = st.unknown.get(out.modality as Source) ?? [];
       if (missing.length > 0 || unknown.length > 0)
         log(
-          `${name}: ${missing.length} of the benchmark's ${bench.ids.get(out.modality as Modality)?.length ?? 0} ${out.modality} records have no answer${missing.length ? ` (${someIds(missing)})` : ''}; ${unknown.length} answers are not in the benchmark${unknown.length ? ` (${someIds(unknown)}; not scored)` : ''}; lists in ${join(out.dir, BENCHMARK_IDS)}`,
+          `${name}: ${missing.length} of the benchmark's ${bench.ids.get(out.modality as Source)?.length ?? 0} ${out.modality} records have no answer${missing.length ? ` (${someIds(missing)})` : ''}; ${unknown.length} answers are not in the benchmark${unknown.length ? ` (${someIds(unknown)}; not scored)` : ''}; lists in ${join(out.dir, BENCHMARK_IDS)}`,
         );
     }
     if (bench) {
@@ -388,8 +393,8 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         files[BENCHMARK_IDS] = `${JSON.stringify(
           {
             benchmark: st.benchmark.path,
-            missing_ids: bench.missing.get(out.modality as Modality) ?? [],
-            unknown_ids: st.unknown.get(out.modality as Modality) ?? [],
+            missing_ids: bench.missing.get(out.modality as Source) ?? [],
+            unknown_ids: st.unknown.get(out.modality as Source) ?? [],
           },
           null,
           2,

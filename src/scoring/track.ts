@@ -132,6 +132,7 @@ export function summarizeJob(it: SummaryJob): Record<string, unknown> {
     counts: t.counts,
     distinctIds: t.distinctIds,
     malformedLines: it.data.dataQuality.malformed_jsonl_line_count,
+    benchmark: it.data.benchmark,
     sob,
     bootstrapSamples: it.opts.bootstrapSamples,
     seed: it.opts.seed,

@@ -221,3 +221,44 @@ test('usage errors exit 2', () => {
   assert.equal(sob(['frobnicate']).code, 2);
   assert.equal(sob(['--help']).code, 0);
 });
+
+test('records naming no schema_complexity are said to weigh 0 (why the weighted means read 0.000)', () => {
+  const d = join(tmp, 'unweighted');
+  mkdirSync(d);
+  const bare = (id: string) => {
+    const o = JSON.parse(record(id, { name: 'x', n: 1 }));
+    delete o.metadata.schema_complexity;
+    return JSON.stringify(o);
+  };
+  // All three records without a weight: every weighted mean is 0 although every answer is right.
+  writeFileSync(join(d, 'response_bare.jsonl'), `${['a', 'b', 'c'].map(bare).join('\n')}\n`);
+  // Two of three without: the one with a weight decides the weighted means.
+  writeFileSync(
+    join(d, 'response_some.jsonl'),
+    `${[bare('a'), bare('b'), record('c', { name: 'x', n: 1 })].join('\n')}\n`,
+  );
+  // Every record weighted: nothing said.
+  writeFileSync(join(d, 'response_full.jsonl'), `${record('a', { name: 'x', n: 1 })}\n`);
+  const out = join(tmp, 'out-unweighted');
+  const r = sob(['score', d, '--out', out, '--bootstrap-samples', '10']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(
+    r.stderr,
+    /response_bare\.jsonl \(text\): none of its 3 records names schema_complexity .*every weighted mean is 0\.000/,
+  );
+  assert.match(
+    r.stderr,
+    /response_some\.jsonl \(text\): 2 of its 3 records name no schema_complexity .*left out of the weighted means/,
+  );
+  assert.doesNotMatch(r.stderr, /response_full\.jsonl \(text\): .*schema_complexity/);
+  const bareSummary = readOut(out, 'text', 'bare').summary as unknown as {
+    data_quality: Record<string, number>;
+    summary: {
+      overall: { metrics: Record<string, { mean: number }> };
+      overall_weighted: { metrics: Record<string, { mean: number }> };
+    };
+  };
+  assert.equal(bareSummary.data_quality.unknown_difficulty_count, 3);
+  assert.equal(bareSummary.summary.overall.metrics.leaf_value_em.mean, 1);
+  assert.equal(bareSummary.summary.overall_weighted.metrics.leaf_value_em.mean, 0);
+});
