@@ -131,6 +131,28 @@ export async function tablePdf(): Promise<Uint8Array> {
   return doc.save({ useObjectStreams: false });
 }
 
+export const COMPANY = 'Harbourline Shipping Limited';
+export const STATEMENT = 'Statement of Cash Flows for the year ended 31 March 2025';
+
+/**
+ * One page of a report: the company's name set large at the top (below the usual 10% margin
+ * zone), clear of the statement's own bold title beneath it, then paragraphs.
+ */
+export async function statementPagePdf(): Promise<Uint8Array> {
+  const { doc, f } = await newDoc();
+  const page = doc.addPage([W, H]);
+  text(page, COMPANY, 72, 100, f.regular, 16);
+  text(page, STATEMENT, 72, 140, f.bold, 12);
+  let y = 165;
+  for (const s of sentences('S', 10)) {
+    for (const line of wrap(s, f.regular, 10, W - 144)) {
+      text(page, line, 72, y, f.regular, 10);
+      y += 13;
+    }
+  }
+  return doc.save({ useObjectStreams: false });
+}
+
 /** `pages` pages of one short paragraph each. */
 export async function longPdf(pages: number): Promise<Uint8Array> {
   const { doc, f } = await newDoc();

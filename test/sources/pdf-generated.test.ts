@@ -13,11 +13,14 @@ import { after, before, describe, test } from 'node:test';
 import { parseHtmlTables, parseOcrTest, runOcrTest } from '../../sources/ocr-check.ts';
 import { pdfToTranscripts } from '../../sources/pdf/index.ts';
 import {
+  COMPANY,
   FOOTER,
   HEADER,
   longPdf,
   runningHeadsPdf,
+  STATEMENT,
   sentences,
+  statementPagePdf,
   TABLE_ROWS,
   tablePdf,
   twoColumnPdf,
@@ -51,6 +54,7 @@ before(async () => {
   writeFileSync(join(pdfs, 'columns.pdf'), await twoColumnPdf());
   writeFileSync(join(pdfs, 'review.pdf'), await runningHeadsPdf());
   writeFileSync(join(pdfs, 'table.pdf'), await tablePdf());
+  writeFileSync(join(pdfs, 'statement.pdf'), await statementPagePdf());
   run = await sob(['ocr', pdfs, '--out', out, '--explain', '--no-cache']);
 });
 
@@ -65,13 +69,14 @@ describe('pages the project writes, through sob ocr', () => {
       'review_pg1.md',
       'review_pg2.md',
       'review_pg3.md',
+      'statement_pg1.md',
       'table_pg1.md',
     ]);
     const lines = readFileSync(join(out, 'ocr_pages.jsonl'), 'utf8')
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l));
-    assert.equal(lines.length, 5);
+    assert.equal(lines.length, 6);
     for (const l of lines) {
       assert.equal(l.method, 'text-layer');
       assert.equal(l.engine, null);
@@ -117,6 +122,27 @@ describe('pages the project writes, through sob ocr', () => {
         ['top', HEADER],
         ['bottom', `${FOOTER} Page 1 of 3`],
       ],
+    );
+  });
+
+  test("a single page's running head set large over the page's own bold title is dropped; the title and text stay", () => {
+    const t = md('statement_pg1.md');
+    assert.equal(t.includes(COMPANY), false, t.slice(0, 80));
+    assert.ok(t.replace(/^#+ /, '').startsWith(STATEMENT), t.slice(0, 80));
+    const flat = t.replace(/\s+/g, ' ');
+    for (const s of sentences('S', 10)) assert.ok(flat.includes(s), s);
+    const explain = readFileSync(join(out, 'ocr_pages.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .find((l) => l.pdf === 'statement.pdf').explain;
+    assert.deepEqual(
+      explain.layout.furniture.map((f: { edge: string; text: string; why: string }) => [
+        f.edge,
+        f.text,
+        f.why,
+      ]),
+      [['top', COMPANY, 'above the page heading, 27 pt clear of it']],
     );
   });
 

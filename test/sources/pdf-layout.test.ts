@@ -433,3 +433,37 @@ describe('running heads (round 2)', () => {
     );
   });
 });
+
+describe('running heads over the page heading (round 3)', () => {
+  const body: TextBox[] = [];
+  for (let i = 0; i < 14; i++)
+    body.push(...line(`This is line ${i} of the running text of the page body`, 72, 150 + 12 * i));
+  const bold = (boxes: TextBox[]) => boxes.map((b) => ({ ...b, bold: true }));
+  const drops = (boxes: TextBox[]) =>
+    findFurniture(buildSegments(boxes, 10), { pageHeight: 792, body: 10 }).dropped.map((d) => d.text);
+  // A company name set large at 11% of the page, 2.4 body lines clear of the statement title.
+  const company = line('Harbourline Shipping Limited', 72, 96, 16);
+  const title = bold(line('Statement of Cash Flows', 72, 126, 12));
+  test('a large line clear of the bold title under it is a running head, though below the 10% zone', () => {
+    assert.deepEqual(drops([...company, ...title, ...body]), ['Harbourline Shipping Limited']);
+  });
+  test('the same line straight over the body is the page title and stays', () => {
+    assert.deepEqual(drops([...company, ...body]), []);
+  });
+  test('over a caption standing far above a figure, or over a heading in its own style, it stays', () => {
+    const caption = line('Figure 6: the harbour from the air', 72, 126, 12);
+    const far: TextBox[] = [];
+    for (let i = 0; i < 14; i++)
+      far.push(...line(`This is line ${i} of the running text of the page body`, 72, 330 + 12 * i));
+    assert.deepEqual(drops([...company, ...caption, ...far]), []);
+    const sub = bold(line('Risks related to our strategy', 72, 96));
+    const subSub = bold(line('We may not be able to grow as planned', 72, 126));
+    assert.deepEqual(drops([...sub, ...subSub, ...body]), []);
+  });
+  test('lower than 16% of the page it stays', () => {
+    const low = line('Harbourline Shipping Limited', 72, 136, 16);
+    const lowTitle = bold(line('Statement of Cash Flows', 72, 166, 12));
+    const rest = body.map((b) => ({ ...b, top: b.top + 40, bottom: b.bottom + 40 }));
+    assert.deepEqual(drops([...low, ...lowTitle, ...rest]), []);
+  });
+});
