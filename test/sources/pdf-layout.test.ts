@@ -467,3 +467,27 @@ describe('running heads over the page heading (round 3)', () => {
     assert.deepEqual(drops([...low, ...lowTitle, ...rest]), []);
   });
 });
+
+describe('tables (round 3)', () => {
+  test('a section heading inside a table, wrapped onto a second line with its column headings, is one row', () => {
+    const right = (s: string, xr: number, y: number) => line(s, xr - s.length * 5, y);
+    const boxes: TextBox[] = [];
+    const row = (l: string, a: string, b: string, y: number) =>
+      boxes.push(...line(l, 72, y), ...right(a, 400, y), ...right(b, 500, y));
+    row('Raw materials consumed', '657,066', '21%', 200);
+    row('Indigenous raw materials', '2,448,271', '79%', 214);
+    // The section label and the third column's heading both wrap.
+    boxes.push(...line('(f) Value of imported and indigenous', 72, 234), ...right('% to total', 500, 234));
+    boxes.push(...line('stores and spares consumed :', 72, 246), ...right('consumption', 500, 246));
+    row('Imported stores and spares', '6,692', '4%', 262);
+    row('Indigenous stores and spares', '150,411', '96%', 276);
+    const { tables } = findTables(buildSegments(boxes, 10), 10, 'page');
+    assert.equal(tables.length, 1);
+    const md = renderTable(tables[0]);
+    assert.match(
+      md,
+      /\| \(f\) Value of imported and indigenous stores and spares consumed : \|\s+\| % to total consumption \|/,
+    );
+    assert.equal(md.split('\n').length, 6, md);
+  });
+});
