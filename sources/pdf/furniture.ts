@@ -27,8 +27,9 @@
  * is set 1.15x the body) that is not running text, sits closer to what follows it than (1.5x) to
  * the block, and is set in another style than the block's rows (bold or not, size within 10%)
  * unless the block stands twice as far from it as the rows after it stand from each other. The
- * block's first row is not a numbered bold heading. A large title straight over the body, or over
- * a figure's caption, stays.
+ * block's first row is not a numbered bold heading, and the block and the heading are not both
+ * centred (a title page: title over authors). A large title straight over the body, or over a
+ * figure's caption, stays.
  * A page of fewer than six rows (a cover, a poster) keeps everything.
  */
 import { median, type Segment } from './segments.ts';
@@ -157,8 +158,15 @@ export function findFurniture(
   }
   const space = spaces.length > 0 ? Math.max(0, median(spaces)) : 0.3 * body;
   const clear = Math.max(space + 0.8 * body, body);
-  const widest =
-    Math.max(...rows.map((r) => r.segs[r.segs.length - 1].x1)) - Math.min(...rows.map((r) => r.segs[0].x0));
+  const left = Math.min(...rows.map((r) => r.segs[0].x0));
+  const right = Math.max(...rows.map((r) => r.segs[r.segs.length - 1].x1));
+  const widest = right - left;
+  // Set centred on the text and indented from both its edges (a title page's front matter).
+  const centred = (r: Row) => {
+    const x0 = r.segs[0].x0;
+    const x1 = r.segs[r.segs.length - 1].x1;
+    return x0 - left >= 0.05 * widest && Math.abs((x0 + x1) / 2 - (left + right) / 2) <= 0.04 * widest;
+  };
   const long = (r: Row) => r.text.length > 50 && r.segs.some((s) => s.x1 - s.x0 > 0.45 * widest);
   const prose = (i: number) =>
     long(rows[i]) &&
@@ -228,6 +236,7 @@ export function findFurniture(
           !prose(order[pos + k]) &&
           gapBetween(next, rows[order[pos + k + 1]]) < 1.5 * below &&
           !heading(block[0]) &&
+          !(centred(block[0]) && centred(next)) &&
           block.every(
             (r) =>
               r.bottom <= HEAD_REACH * H && (!sameStyle(r, next) || below >= 2 * gapsAfter(order, pos + k)),

@@ -460,6 +460,24 @@ describe('running heads over the page heading (round 3)', () => {
     const subSub = bold(line('We may not be able to grow as planned', 72, 126));
     assert.deepEqual(drops([...sub, ...subSub, ...body]), []);
   });
+  test("a title page's centred title over centred author names stays", () => {
+    const text: TextBox[] = [];
+    for (let i = 0; i < 14; i++)
+      text.push(
+        ...line(`Line ${i} of the abstract, set across the whole width of the column`, 72, 180 + 12 * i),
+      );
+    const mid = (72 + Math.max(...text.map((b) => b.x1))) / 2;
+    const centre = (s: string, y: number, size: number) =>
+      line(s, mid - (s.length * 0.5 * size) / 2, y, size);
+    const page = [
+      ...bold(centre('Tidal Currents in Narrow Channels', 90, 16)),
+      ...centre('Ada Marsh and Owen Reed', 122, 12),
+      ...centre('Institute of Coastal Studies', 138, 10),
+      ...bold(centre('Abstract', 160, 10)),
+      ...text,
+    ];
+    assert.deepEqual(drops(page), []);
+  });
   test('lower than 16% of the page it stays', () => {
     const low = line('Harbourline Shipping Limited', 72, 136, 16);
     const lowTitle = bold(line('Statement of Cash Flows', 72, 166, 12));
