@@ -19,6 +19,7 @@ import {
   longPdf,
   runningHeadsPdf,
   STATEMENT,
+  STORES_ROWS,
   sentences,
   statementPagePdf,
   TABLE_ROWS,
@@ -144,6 +145,27 @@ describe('pages the project writes, through sob ocr', () => {
       ]),
       [['top', COMPANY, 'above the page heading, 27 pt clear of it']],
     );
+  });
+
+  test('a heading row inside a table that wraps onto a second line is one row of the table', () => {
+    const t = md('statement_pg1.md');
+    assert.match(
+      t,
+      /\| \(b\) Value of imported and indigenous stores and spares consumed : \|\s*\| % to total consumption \|/,
+    );
+    for (const [label, a, b] of STORES_ROWS) assert.ok(t.includes(`| ${label} | ${a} | ${b} |`), label);
+    const test = parseOcrTest({
+      pdf: 'statement.pdf',
+      page: 1,
+      id: 't',
+      type: 'table',
+      cell: '24%',
+      up: '% to total consumption',
+      left: '310',
+      down: '76%',
+    });
+    assert.ok(!('skipped' in test));
+    assert.deepEqual(runOcrTest(test, t), { passed: true, explanation: '' });
   });
 
   test('the table is a table: its cells have their neighbours and headings (olmOCR-bench table tests)', () => {
