@@ -27,9 +27,9 @@
  * is set 1.15x the body) that is not running text, sits closer to what follows it than (1.5x) to
  * the block, and is set in another style than the block's rows (bold or not, size within 10%)
  * unless the block stands twice as far from it as the rows after it stand from each other. The
- * block's first row is not a numbered bold heading, and the block and the heading are not both
- * centred (a title page: title over authors). A large title straight over the body, or over a
- * figure's caption, stays.
+ * block's first row is not a numbered bold heading and is not centred on the text (a centred
+ * line over a heading is the page's title: a document's title over its authors or its sections).
+ * A large title straight over the body, or over a figure's caption, stays.
  * A page of fewer than six rows (a cover, a poster) keeps everything.
  */
 import { median, type Segment } from './segments.ts';
@@ -161,7 +161,7 @@ export function findFurniture(
   const left = Math.min(...rows.map((r) => r.segs[0].x0));
   const right = Math.max(...rows.map((r) => r.segs[r.segs.length - 1].x1));
   const widest = right - left;
-  // Set centred on the text and indented from both its edges (a title page's front matter).
+  // Set centred on the text and indented from both its edges (a title).
   const centred = (r: Row) => {
     const x0 = r.segs[0].x0;
     const x1 = r.segs[r.segs.length - 1].x1;
@@ -236,7 +236,7 @@ export function findFurniture(
           !prose(order[pos + k]) &&
           gapBetween(next, rows[order[pos + k + 1]]) < 1.5 * below &&
           !heading(block[0]) &&
-          !(centred(block[0]) && centred(next)) &&
+          !centred(block[0]) &&
           block.every(
             (r) =>
               r.bottom <= HEAD_REACH * H && (!sameStyle(r, next) || below >= 2 * gapsAfter(order, pos + k)),

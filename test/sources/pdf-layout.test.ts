@@ -460,7 +460,7 @@ describe('running heads over the page heading (round 3)', () => {
     const subSub = bold(line('We may not be able to grow as planned', 72, 126));
     assert.deepEqual(drops([...sub, ...subSub, ...body]), []);
   });
-  test("a title page's centred title over centred author names stays", () => {
+  test('a centred title (and subtitle) over the first section heading or the authors stays', () => {
     const text: TextBox[] = [];
     for (let i = 0; i < 14; i++)
       text.push(
@@ -469,14 +469,22 @@ describe('running heads over the page heading (round 3)', () => {
     const mid = (72 + Math.max(...text.map((b) => b.x1))) / 2;
     const centre = (s: string, y: number, size: number) =>
       line(s, mid - (s.length * 0.5 * size) / 2, y, size);
-    const page = [
+    const title = [
       ...bold(centre('Tidal Currents in Narrow Channels', 90, 16)),
-      ...centre('Ada Marsh and Owen Reed', 122, 12),
-      ...centre('Institute of Coastal Studies', 138, 10),
-      ...bold(centre('Abstract', 160, 10)),
-      ...text,
+      ...centre('A survey of twelve estuaries', 108, 12),
     ];
-    assert.deepEqual(drops(page), []);
+    assert.deepEqual(drops([...title, ...bold(line('Introduction', 72, 160, 12)), ...text]), []);
+    const authors = [...centre('Ada Marsh and Owen Reed', 140, 12), ...bold(centre('Abstract', 160, 10))];
+    assert.deepEqual(drops([...title, ...authors, ...text]), []);
+    // Set flush left, the same lines over the heading are a running head.
+    const left = [
+      ...bold(line('Tidal Currents in Narrow Channels', 72, 90, 16)),
+      ...line('A survey of twelve estuaries', 72, 108, 12),
+    ];
+    assert.deepEqual(drops([...left, ...bold(line('Introduction', 72, 160, 12)), ...text]), [
+      'Tidal Currents in Narrow Channels',
+      'A survey of twelve estuaries',
+    ]);
   });
   test('lower than 16% of the page it stays', () => {
     const low = line('Harbourline Shipping Limited', 72, 136, 16);
