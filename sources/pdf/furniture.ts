@@ -41,6 +41,7 @@ export const BOTTOM_ZONE = 0.12;
 const FOOT_REACH = 0.06;
 /** Rows this close to the top or bottom edge may be set large and still be furniture (a running title). */
 const EDGE = 0.06;
+/** A running head standing over the page's own first heading lies within this share of the page height. */
 const HEAD_REACH = 0.16;
 /** At most this many rows at each edge. */
 const MAX_ROWS = 3;
