@@ -225,14 +225,16 @@ export function categorise(t: OcrTest, r: PageReadings, pageTests: OcrTest[]): s
   return 'other (no reading passes)';
 }
 
-function pdftotext(file: string, page: number): string {
+/** Poppler's plain reading of one page. */
+export function pdftotext(file: string, page: number): string {
   return execFileSync('pdftotext', ['-f', String(page), '-l', String(page), '-enc', 'UTF-8', file, '-'], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'ignore'],
   });
 }
 
-function allPdfs(dir: string, prefix = ''): string[] {
+/** Every PDF below `dir`, as paths relative to it, sorted. */
+export function allPdfs(dir: string, prefix = ''): string[] {
   return readdirSync(dir, { withFileTypes: true })
     .flatMap((e) =>
       e.isDirectory()

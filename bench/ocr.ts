@@ -17,7 +17,7 @@
  * Ratios against the same-run baselines are what to compare between machines, not seconds.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -38,7 +38,7 @@ import {
   renderScale,
 } from '../sources/pdf/index.ts';
 import { openPdf, pageDrawing, pageGeometry, pageTextLayer, renderPagePng } from '../sources/pdf/pdfjs.ts';
-import { halfOf } from './ocr-failures.ts';
+import { allPdfs, halfOf, pdftotext } from './ocr-failures.ts';
 
 const args = process.argv.slice(2);
 const flag = (name: string, dflt: string) => {
@@ -49,18 +49,6 @@ const ORBIT = flag('--orbit', join(import.meta.dirname, '../../shared/data/orbit
 const SAMPLE = flag('--sample', join(import.meta.dirname, '../../shared/data/olmocr-bench'));
 const WORKERS = Number(flag('--workers', String(availableParallelism())));
 const SKIP_QUALITY = args.includes('--skip-quality');
-
-function allPdfs(dir: string, prefix = ''): string[] {
-  return readdirSync(dir, { withFileTypes: true })
-    .flatMap((e) =>
-      e.isDirectory()
-        ? allPdfs(join(dir, e.name), `${prefix}${e.name}/`)
-        : e.name.endsWith('.pdf')
-          ? [`${prefix}${e.name}`]
-          : [],
-    )
-    .sort();
-}
 
 function table(rows: string[][]): string {
   const w = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
@@ -74,13 +62,6 @@ const rate = (r: OcrCheckReport | undefined, type?: string) => {
   const t = type === undefined ? r : type === 'table' ? r.tables : r.by_type[type];
   return t && t.tests > 0 ? `${t.pass_rate.toFixed(3)} (${t.passed}/${t.tests})` : '-';
 };
-
-function pdftotext(file: string, page: number): string {
-  return execFileSync('pdftotext', ['-f', String(page), '-l', String(page), '-enc', 'UTF-8', file, '-'], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-}
 
 interface Set {
   name: string;

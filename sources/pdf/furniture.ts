@@ -18,6 +18,18 @@
  * edge of other pages of the document (`repeated`; the size rules still apply: "Chapter 2" set
  * large at the top of each page stays). A short last row carrying a page number is a
  * folio wherever it sits (pages with a large blank foot). The largest qualifying block is dropped.
+ *
+ * A single page has no other pages to show what repeats, and its running head often sits below
+ * the 10% zone or is set large (a company name, a report title). So, at the top only, when no
+ * block qualified by the rules above, the outermost block of one to three rows is also a running
+ * head when it stands over the page's own first heading: every row of it within the top 16% of
+ * the page, clear of the next row (as above), and that next row is a heading (it starts bold, or
+ * is set 1.15x the body) that is not running text, sits closer to what follows it than (1.5x) to
+ * the block, and is set in another style than the block's rows (bold or not, size within 10%)
+ * unless the block stands twice as far from it as the rows after it stand from each other. The
+ * block's first row is not a numbered bold heading and is not centred on the text (a centred
+ * line over a heading is the page's title: a document's title over its authors or its sections).
+ * A large title straight over the body, or over a figure's caption, stays.
  * A page of fewer than six rows (a cover, a poster) keeps everything.
  */
 import { median, type Segment } from './segments.ts';
@@ -29,6 +41,8 @@ export const BOTTOM_ZONE = 0.12;
 const FOOT_REACH = 0.06;
 /** Rows this close to the top or bottom edge may be set large and still be furniture (a running title). */
 const EDGE = 0.06;
+/** A running head standing over the page's own first heading lies within this share of the page height. */
+const HEAD_REACH = 0.16;
 /** At most this many rows at each edge. */
 const MAX_ROWS = 3;
 
@@ -145,8 +159,15 @@ export function findFurniture(
   }
   const space = spaces.length > 0 ? Math.max(0, median(spaces)) : 0.3 * body;
   const clear = Math.max(space + 0.8 * body, body);
-  const widest =
-    Math.max(...rows.map((r) => r.segs[r.segs.length - 1].x1)) - Math.min(...rows.map((r) => r.segs[0].x0));
+  const left = Math.min(...rows.map((r) => r.segs[0].x0));
+  const right = Math.max(...rows.map((r) => r.segs[r.segs.length - 1].x1));
+  const widest = right - left;
+  // Set centred on the text and indented from both its edges (a title).
+  const centred = (r: Row) => {
+    const x0 = r.segs[0].x0;
+    const x1 = r.segs[r.segs.length - 1].x1;
+    return x0 - left >= 0.05 * widest && Math.abs((x0 + x1) / 2 - (left + right) / 2) <= 0.04 * widest;
+  };
   const long = (r: Row) => r.text.length > 50 && r.segs.some((s) => s.x1 - s.x0 > 0.45 * widest);
   const prose = (i: number) =>
     long(rows[i]) &&
@@ -166,6 +187,10 @@ export function findFurniture(
     r.size >= 0.95 * body &&
     /^(?:\d{1,3}(?:\.\d{1,3})*\.?|[A-Z]\.|\(?[a-z]\))\s+\p{L}/u.test(r.text);
 
+  const allBold = (r: Row) => r.segs.every((s) => s.bold);
+  const titleLike = (r: Row) => r.segs[0].bold || r.size >= 1.15 * body;
+  const sameStyle = (a: Row, b: Row) =>
+    allBold(a) === allBold(b) && Math.abs(a.size - b.size) <= 0.1 * b.size;
   const dropped: FurnitureDrop[] = [];
   const drop = new Set<number>();
   // indices: rows ordered from the edge inwards.
@@ -176,6 +201,13 @@ export function findFurniture(
     const inZone = (r: Row) => (edge === 'top' ? r.bottom <= TOP_ZONE * H : r.top >= footFrom);
     const atEdge = (r: Row) => (edge === 'top' ? r.top <= EDGE * H : r.bottom >= (1 - EDGE) * H);
     const gapBetween = (a: Row, b: Row) => (edge === 'top' ? b.top - a.bottom : a.top - b.bottom);
+    // The widest gap between the three rows after `from` (the spacing of what follows a block).
+    const gapsAfter = (order: number[], from: number) => {
+      let g = 0;
+      for (let j = from; j < from + 3 && j + 1 < order.length; j++)
+        g = Math.max(g, gapBetween(rows[order[j]], rows[order[j + 1]]));
+      return g;
+    };
     // Blocks are peeled from the edge inwards: the largest qualifying block, then the next.
     let pos = 0;
     while (pos < MAX_ROWS && pos < order.length - 2) {
@@ -190,25 +222,46 @@ export function findFurniture(
         const allRepeated = block.every((r) => repeated(r, edge));
         // A folio may sit outside the zone only as the outermost row of a short foot.
         const folioEdge = edge === 'bottom' && outermost && isFolio(block[0]) && !long(block[0]);
-        const placed = block.every((r, j) => inZone(r) || allRepeated || (j === 0 && folioEdge));
-        if (!placed) break;
         if (ids.some((i) => prose(i))) break;
-        if (block.some((r) => (large(r) || heading(r)) && !atEdge(r) && !isFolio(r))) break;
         const below = gapBetween(last, next);
         let inside = 0;
         for (let j = 1; j < k; j++) inside = Math.max(inside, gapBetween(block[j - 1], block[j]));
+        // A running head over the page's own first heading (`overHeading`, see the file comment).
+        const overHeading =
+          edge === 'top' &&
+          outermost &&
+          best === 0 &&
+          below >= clear &&
+          below > inside &&
+          titleLike(next) &&
+          !prose(order[pos + k]) &&
+          gapBetween(next, rows[order[pos + k + 1]]) < 1.5 * below &&
+          !heading(block[0]) &&
+          !centred(block[0]) &&
+          block.every(
+            (r) =>
+              r.bottom <= HEAD_REACH * H && (!sameStyle(r, next) || below >= 2 * gapsAfter(order, pos + k)),
+          );
+        const placed = block.every((r, j) => inZone(r) || allRepeated || (j === 0 && folioEdge));
+        const sized = !block.some((r) => (large(r) || heading(r)) && !atEdge(r) && !isFolio(r));
+        // A block failing here may still be the start of a longer running head over a heading.
+        if (!(placed && sized) && !overHeading) continue;
+        const plain = placed && sized;
         // Inside the first block peeled off, a row goes with the nearer side: a heading set
         // closer to the body than to the running head above it starts the body.
         const above = outermost ? 0 : gapBetween(rows[order[pos - 1]], block[0]);
         const apart = below >= clear && below > inside && below > above;
         const folios = block.every(isFolio) && (k === 1 || inside <= clear);
-        if (allRepeated) {
+        if (plain && allRepeated) {
           best = k;
           bestWhy = 'repeats at this edge on other pages';
-        } else if (apart) {
+        } else if (plain && apart) {
           best = k;
           bestWhy = `in the ${edge} margin, ${below.toFixed(0)} pt clear of the body`;
-        } else if (folios) {
+        } else if (overHeading) {
+          best = k;
+          bestWhy = `above the page heading, ${below.toFixed(0)} pt clear of it`;
+        } else if (plain && folios) {
           best = k;
           bestWhy = 'page number line';
         }

@@ -21,6 +21,9 @@
  * the first row when there is no number anywhere). Heading rows without spans are merged column
  * by column into one heading row ("Fair value of" over "performance rights" is one heading). A
  * body row holding only a first-column text that starts in lower case continues the label above.
+ * A heading row inside the table (below rows of values) that wraps onto a second line (no values
+ * in either line, the lower line's cells under the upper line's, one of them carrying on in
+ * lower case right of the first column) is one row too.
  */
 import { makeSegment, median, rowsOf, type Segment, type TextBox } from './segments.ts';
 
@@ -379,7 +382,23 @@ function buildTable(rawBands: Band[], body: number, scan: TableScan): Table | nu
           (c) =>
             !c.texts.some(isValue) && prev.some((p) => p.from === c.from && p.to === c.to && wrapped(p, c)),
         );
-      if (continuesAbove && !prev.some((p) => p.texts.some((t) => /[.;:]$/.test(t)) && p.from > 0)) {
+      // A heading row inside the table (after rows of values) wrapped onto a second line (a
+      // section label over its own column headings: "(f) Value of Imported and" | "% to total"
+      // over "Stores consumed :" | "consumption"): neither row holds a value, every cell of the
+      // lower row lies under a cell of the upper one, and a cell right of the first carries on in
+      // lower case.
+      const noValue = (cs: Placed[]) => cs.every((c) => !c.texts.some(isValue));
+      const wrappedHeading =
+        cells.length >= 2 &&
+        rows.some((row) => !noValue(row)) &&
+        noValue(cells) &&
+        noValue(prev) &&
+        cells.every((c) => prev.some((p) => p.from === c.from && p.to === c.to)) &&
+        cells.some((c) => c.from > 0 && CONTINUES.test(c.texts[0]));
+      if (
+        wrappedHeading ||
+        (continuesAbove && !prev.some((p) => p.texts.some((t) => /[.;:]$/.test(t)) && p.from > 0))
+      ) {
         for (const c of cells) {
           const above = prev.find((p) => p.from === c.from)!;
           above.texts.push(...c.texts);

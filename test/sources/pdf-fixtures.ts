@@ -131,6 +131,53 @@ export async function tablePdf(): Promise<Uint8Array> {
   return doc.save({ useObjectStreams: false });
 }
 
+export const COMPANY = 'Harbourline Shipping Limited';
+export const STATEMENT = 'Statement of Cash Flows for the year ended 31 March 2025';
+
+/** Rows of the statement page's table; the second section's heading wraps onto two lines. */
+export const STORES_ROWS: [string, string, string][] = [
+  ['Fuel oil consumed', '1,250', '62%'],
+  ['Lubricants consumed', '760', '38%'],
+  ['Imported stores', '310', '24%'],
+  ['Indigenous stores', '980', '76%'],
+];
+
+/**
+ * One page of a report: the company's name set large at the top (below the usual 10% margin
+ * zone), clear of the statement's own bold title beneath it, then paragraphs, then a table with
+ * a section heading row inside it that wraps onto a second line.
+ */
+export async function statementPagePdf(): Promise<Uint8Array> {
+  const { doc, f } = await newDoc();
+  const page = doc.addPage([W, H]);
+  text(page, COMPANY, 72, 100, f.regular, 16);
+  text(page, STATEMENT, 72, 140, f.bold, 12);
+  let y = 165;
+  for (const s of sentences('S', 10)) {
+    for (const line of wrap(s, f.regular, 10, W - 144)) {
+      text(page, line, 72, y, f.regular, 10);
+      y += 13;
+    }
+  }
+  y += 30;
+  const row = ([label, a, b]: [string, string, string]) => {
+    text(page, label, 72, y, f.regular, 10);
+    textRight(page, a, 400, y, f.regular, 10);
+    textRight(page, b, 500, y, f.regular, 10);
+    y += 15;
+  };
+  STORES_ROWS.slice(0, 2).forEach(row);
+  y += 6;
+  text(page, '(b) Value of imported and indigenous', 72, y, f.bold, 10);
+  textRight(page, '% to total', 500, y, f.bold, 10);
+  y += 12;
+  text(page, 'stores and spares consumed :', 72, y, f.bold, 10);
+  textRight(page, 'consumption', 500, y, f.bold, 10);
+  y += 16;
+  STORES_ROWS.slice(2).forEach(row);
+  return doc.save({ useObjectStreams: false });
+}
+
 /** `pages` pages of one short paragraph each. */
 export async function longPdf(pages: number): Promise<Uint8Array> {
   const { doc, f } = await newDoc();

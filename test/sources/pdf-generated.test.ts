@@ -13,11 +13,15 @@ import { after, before, describe, test } from 'node:test';
 import { parseHtmlTables, parseOcrTest, runOcrTest } from '../../sources/ocr-check.ts';
 import { pdfToTranscripts } from '../../sources/pdf/index.ts';
 import {
+  COMPANY,
   FOOTER,
   HEADER,
   longPdf,
   runningHeadsPdf,
+  STATEMENT,
+  STORES_ROWS,
   sentences,
+  statementPagePdf,
   TABLE_ROWS,
   tablePdf,
   twoColumnPdf,
@@ -51,6 +55,7 @@ before(async () => {
   writeFileSync(join(pdfs, 'columns.pdf'), await twoColumnPdf());
   writeFileSync(join(pdfs, 'review.pdf'), await runningHeadsPdf());
   writeFileSync(join(pdfs, 'table.pdf'), await tablePdf());
+  writeFileSync(join(pdfs, 'statement.pdf'), await statementPagePdf());
   run = await sob(['ocr', pdfs, '--out', out, '--explain', '--no-cache']);
 });
 
@@ -65,13 +70,14 @@ describe('pages the project writes, through sob ocr', () => {
       'review_pg1.md',
       'review_pg2.md',
       'review_pg3.md',
+      'statement_pg1.md',
       'table_pg1.md',
     ]);
     const lines = readFileSync(join(out, 'ocr_pages.jsonl'), 'utf8')
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l));
-    assert.equal(lines.length, 5);
+    assert.equal(lines.length, 6);
     for (const l of lines) {
       assert.equal(l.method, 'text-layer');
       assert.equal(l.engine, null);
@@ -118,6 +124,48 @@ describe('pages the project writes, through sob ocr', () => {
         ['bottom', `${FOOTER} Page 1 of 3`],
       ],
     );
+  });
+
+  test("a single page's running head set large over the page's own bold title is dropped; the title and text stay", () => {
+    const t = md('statement_pg1.md');
+    assert.equal(t.includes(COMPANY), false, t.slice(0, 80));
+    assert.ok(t.replace(/^#+ /, '').startsWith(STATEMENT), t.slice(0, 80));
+    const flat = t.replace(/\s+/g, ' ');
+    for (const s of sentences('S', 10)) assert.ok(flat.includes(s), s);
+    const explain = readFileSync(join(out, 'ocr_pages.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .find((l) => l.pdf === 'statement.pdf').explain;
+    assert.deepEqual(
+      explain.layout.furniture.map((f: { edge: string; text: string; why: string }) => [
+        f.edge,
+        f.text,
+        f.why,
+      ]),
+      [['top', COMPANY, 'above the page heading, 27 pt clear of it']],
+    );
+  });
+
+  test('a heading row inside a table that wraps onto a second line is one row of the table', () => {
+    const t = md('statement_pg1.md');
+    assert.match(
+      t,
+      /\| \(b\) Value of imported and indigenous stores and spares consumed : \|\s*\| % to total consumption \|/,
+    );
+    for (const [label, a, b] of STORES_ROWS) assert.ok(t.includes(`| ${label} | ${a} | ${b} |`), label);
+    const test = parseOcrTest({
+      pdf: 'statement.pdf',
+      page: 1,
+      id: 't',
+      type: 'table',
+      cell: '24%',
+      up: '% to total consumption',
+      left: '310',
+      down: '76%',
+    });
+    assert.ok(!('skipped' in test));
+    assert.deepEqual(runOcrTest(test, t), { passed: true, explanation: '' });
   });
 
   test('the table is a table: its cells have their neighbours and headings (olmOCR-bench table tests)', () => {

@@ -433,3 +433,87 @@ describe('running heads (round 2)', () => {
     );
   });
 });
+
+describe('running heads over the page heading (round 3)', () => {
+  const body: TextBox[] = [];
+  for (let i = 0; i < 14; i++)
+    body.push(...line(`This is line ${i} of the running text of the page body`, 72, 150 + 12 * i));
+  const bold = (boxes: TextBox[]) => boxes.map((b) => ({ ...b, bold: true }));
+  const drops = (boxes: TextBox[]) =>
+    findFurniture(buildSegments(boxes, 10), { pageHeight: 792, body: 10 }).dropped.map((d) => d.text);
+  // A company name set large at 11% of the page, 2.4 body lines clear of the statement title.
+  const company = line('Harbourline Shipping Limited', 72, 96, 16);
+  const title = bold(line('Statement of Cash Flows', 72, 126, 12));
+  test('a large line clear of the bold title under it is a running head, though below the 10% zone', () => {
+    assert.deepEqual(drops([...company, ...title, ...body]), ['Harbourline Shipping Limited']);
+  });
+  test('the same line straight over the body is the page title and stays', () => {
+    assert.deepEqual(drops([...company, ...body]), []);
+  });
+  test('over a caption standing far above a figure, or over a heading in its own style, it stays', () => {
+    const caption = line('Figure 6: the harbour from the air', 72, 126, 12);
+    const far: TextBox[] = [];
+    for (let i = 0; i < 14; i++)
+      far.push(...line(`This is line ${i} of the running text of the page body`, 72, 330 + 12 * i));
+    assert.deepEqual(drops([...company, ...caption, ...far]), []);
+    const sub = bold(line('Risks related to our strategy', 72, 96));
+    const subSub = bold(line('We may not be able to grow as planned', 72, 126));
+    assert.deepEqual(drops([...sub, ...subSub, ...body]), []);
+  });
+  test('a centred title (and subtitle) over the first section heading or the authors stays', () => {
+    const text: TextBox[] = [];
+    for (let i = 0; i < 14; i++)
+      text.push(
+        ...line(`Line ${i} of the abstract, set across the whole width of the column`, 72, 180 + 12 * i),
+      );
+    const mid = (72 + Math.max(...text.map((b) => b.x1))) / 2;
+    const centre = (s: string, y: number, size: number) =>
+      line(s, mid - (s.length * 0.5 * size) / 2, y, size);
+    const title = [
+      ...bold(centre('Tidal Currents in Narrow Channels', 90, 16)),
+      ...centre('A survey of twelve estuaries', 108, 12),
+    ];
+    assert.deepEqual(drops([...title, ...bold(line('Introduction', 72, 160, 12)), ...text]), []);
+    const authors = [...centre('Ada Marsh and Owen Reed', 140, 12), ...bold(centre('Abstract', 160, 10))];
+    assert.deepEqual(drops([...title, ...authors, ...text]), []);
+    // Set flush left, the same lines over the heading are a running head.
+    const left = [
+      ...bold(line('Tidal Currents in Narrow Channels', 72, 90, 16)),
+      ...line('A survey of twelve estuaries', 72, 108, 12),
+    ];
+    assert.deepEqual(drops([...left, ...bold(line('Introduction', 72, 160, 12)), ...text]), [
+      'Tidal Currents in Narrow Channels',
+      'A survey of twelve estuaries',
+    ]);
+  });
+  test('lower than 16% of the page it stays', () => {
+    const low = line('Harbourline Shipping Limited', 72, 136, 16);
+    const lowTitle = bold(line('Statement of Cash Flows', 72, 166, 12));
+    const rest = body.map((b) => ({ ...b, top: b.top + 40, bottom: b.bottom + 40 }));
+    assert.deepEqual(drops([...low, ...lowTitle, ...rest]), []);
+  });
+});
+
+describe('tables (round 3)', () => {
+  test('a section heading inside a table, wrapped onto a second line with its column headings, is one row', () => {
+    const right = (s: string, xr: number, y: number) => line(s, xr - s.length * 5, y);
+    const boxes: TextBox[] = [];
+    const row = (l: string, a: string, b: string, y: number) =>
+      boxes.push(...line(l, 72, y), ...right(a, 400, y), ...right(b, 500, y));
+    row('Raw materials consumed', '657,066', '21%', 200);
+    row('Indigenous raw materials', '2,448,271', '79%', 214);
+    // The section label and the third column's heading both wrap.
+    boxes.push(...line('(f) Value of imported and indigenous', 72, 234), ...right('% to total', 500, 234));
+    boxes.push(...line('stores and spares consumed :', 72, 246), ...right('consumption', 500, 246));
+    row('Imported stores and spares', '6,692', '4%', 262);
+    row('Indigenous stores and spares', '150,411', '96%', 276);
+    const { tables } = findTables(buildSegments(boxes, 10), 10, 'page');
+    assert.equal(tables.length, 1);
+    const md = renderTable(tables[0]);
+    assert.match(
+      md,
+      /\| \(f\) Value of imported and indigenous stores and spares consumed : \|\s+\| % to total consumption \|/,
+    );
+    assert.equal(md.split('\n').length, 6, md);
+  });
+});
