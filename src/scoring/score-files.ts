@@ -114,6 +114,14 @@ export function expandInputs(inputs: string[]): string[] {
 /** A worker's first heap budget (MB); see `ScoreOptions.workerMemoryMb`. */
 const WORKER_START_MB = 384;
 
+/**
+ * A worker's young generation (MB). Scoring allocates much that dies young, but the cost of a
+ * scavenge is what survives, so a smaller nursery costs no time (34 SOB image files: CPU the
+ * same within noise) and keeps a long file's memory flat (peak RSS 275 -> 242 MB at 1x, 343 ->
+ * 297 MB at 10x; 48 before).
+ */
+const WORKER_YOUNG_MB = 16;
+
 /** How many schema texts that ran over time are remembered (per `sob score`). */
 const TIMED_OUT_MAX = 4096;
 
@@ -552,7 +560,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
           transferList: [channel.port2],
           resourceLimits: {
             maxOldGenerationSizeMb: heapMb,
-            maxYoungGenerationSizeMb: 48,
+            maxYoungGenerationSizeMb: WORKER_YOUNG_MB,
             stackSizeMb: 64,
           },
         });
