@@ -423,7 +423,15 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
    */
   const flush = (force: boolean): void => {
     if (pending.length === 0) return;
-    if (!force && Date.now() - pendingSince < FLUSH_MS && pendingRows < FLUSH_ROWS) return;
+    // Without resamples there is nothing to share: each folder is summarised and written as soon
+    // as its rows are in (behind the scoring of the others, not after it).
+    if (
+      !force &&
+      opts.summary.bootstrapSamples > 0 &&
+      Date.now() - pendingSince < FLUSH_MS &&
+      pendingRows < FLUSH_ROWS
+    )
+      return;
     const batch = pending;
     pending = [];
     pendingRows = 0;
