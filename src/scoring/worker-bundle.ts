@@ -20,6 +20,12 @@ const FALLBACK = new URL('./worker-entry.mjs', import.meta.url);
 
 function sourceKey(): string {
   const h = createHash('sha256');
+  // ajv's version too: a cached validator (and the verdict that its schema is valid) is ajv's.
+  try {
+    h.update(`ajv ${(createRequire(import.meta.url)('ajv/package.json') as { version: string }).version}\n`);
+  } catch {
+    h.update('ajv ?\n');
+  }
   for (const dir of SOURCE_DIRS) {
     for (const f of readdirSync(join(ROOT, dir)).sort()) {
       if (!f.endsWith('.ts')) continue;
