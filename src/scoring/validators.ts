@@ -3,7 +3,7 @@
  * the main thread's side: src/scoring/claims.ts).
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
 import type { ValidateFunction } from 'ajv';
@@ -118,6 +118,9 @@ export class SharedValidators {
    */
   flushCodeCache(): void {
     for (const { v, file, code, fromCache } of this.uncached.splice(0)) {
+      // Another worker wrote it already (the usual case for a validator it compiled): no code
+      // cache to build for nothing.
+      if (!fromCache && existsSync(file)) continue;
       let data: Buffer | undefined;
       try {
         data = validatorCodeCache(v, fromCache);
