@@ -6,6 +6,7 @@
  * Records stream in through `SummaryAccumulator.add`; only a few numbers per record are kept.
  */
 import { compareCodePoints } from '../src/core/pyjson.ts';
+import { LANES, SumsKernel } from './bootstrap-sums.ts';
 import { PyRandom } from './pyrandom.ts';
 import type { Explanation, RecordScore } from './record.ts';
 import { DIFFICULTY_WEIGHTS, WEIGHT_FIELD_PRIORITY } from './weights.ts';
@@ -305,6 +306,8 @@ export function bootstrapIntervals(
   inputs: BootstrapInput[],
   seed: number,
   samplesAsked: number,
+  /** false: the JavaScript loop even where WebAssembly runs (tests compare the two). */
+  wasm = true,
 ): Intervals[] {
   // The passes, in the order the generator is used: the columns (all inputs have as many).
   const passes = inputs[0]?.columns.length ?? PASSES;
@@ -314,7 +317,9 @@ export function bootstrapIntervals(
   if (n === 0 || samples === 0) return out;
   const F = inputs.length;
   const rng = new PyRandom(seed);
-  const idx = n <= 0xffff ? new Uint16Array(n) : new Uint32Array(n);
+  // The sums in WebAssembly when it can (the same bits, see bootstrap-sums.ts).
+  const kernel = wasm ? SumsKernel.create(n, F) : null;
+  const idx = kernel ? kernel.idx : n <= 0xffff ? new Uint16Array(n) : new Uint32Array(n);
   const est = inputs.map(() => new Float64Array(samples));
   // All weights positive: a constant column's estimate is that constant, whatever the draw.
   const positive = inputs.map((d) => d.weights === null || d.weights.every((w) => w > 0));
@@ -333,7 +338,7 @@ export function bootstrapIntervals(
   // Per pass, the terms of every summary drawn together: row j holds each summary's term for
   // record j (its value, or value x weight: the product the reference sums), so a resample
   // reads one row per draw. Each summary's sum still adds its terms in draw order: same bits.
-  const terms = new Float64Array(n * F);
+  const terms = new Float64Array(kernel ? 0 : n * F);
   const sums = new Float64Array(F);
   const active = new Int32Array(F);
   for (let p = 0; p < passes; p++) {
@@ -349,13 +354,18 @@ export function bootstrapIntervals(
     let A = 0;
     for (let f = 0; f < F; f++) if (constant[f] === null) active[A++] = f;
     let weightedActive = false;
+    // Row j holds the summaries' terms for record j: A of them (the kernel's rows are `stride`
+    // long, the lanes past A zero).
+    const stride = kernel ? (A + LANES - 1) & -LANES : A;
+    const rows = kernel ? kernel.terms : terms;
+    if (kernel) rows.fill(0, 0, n * stride);
     for (let k = 0; k < A; k++) {
       const { columns, weights } = inputs[active[k]];
       const v = columns[p];
       if (weights) {
         weightedActive = true;
-        for (let j = 0; j < n; j++) terms[j * A + k] = v[j] * weights[j];
-      } else for (let j = 0; j < n; j++) terms[j * A + k] = v[j];
+        for (let j = 0; j < n; j++) rows[j * stride + k] = v[j] * weights[j];
+      } else for (let j = 0; j < n; j++) rows[j * stride + k] = v[j];
     }
     for (let s = 0; s < samples; s++) {
       rng.fillRandrange(n, idx);
@@ -369,30 +379,11 @@ export function bootstrapIntervals(
           tw[g] = t;
         }
       }
-      // Four summaries at a time, each sum in a register of its own (independent chains).
-      let k = 0;
-      for (; k + 4 <= A; k += 4) {
-        let s0 = 0;
-        let s1 = 0;
-        let s2 = 0;
-        let s3 = 0;
-        for (let i = 0; i < n; i++) {
-          const row = idx[i] * A + k;
-          s0 += terms[row];
-          s1 += terms[row + 1];
-          s2 += terms[row + 2];
-          s3 += terms[row + 3];
-        }
-        sums[k] = s0;
-        sums[k + 1] = s1;
-        sums[k + 2] = s2;
-        sums[k + 3] = s3;
-      }
-      for (; k < A; k++) {
-        let s0 = 0;
-        for (let i = 0; i < n; i++) s0 += terms[idx[i] * A + k];
-        sums[k] = s0;
-      }
+      if (kernel) {
+        kernel.run(stride);
+        const got = kernel.sums;
+        for (let k = 0; k < A; k++) sums[k] = got[k];
+      } else sumRows(terms, idx, n, A, sums);
       for (let k = 0; k < A; k++) {
         const f = active[k];
         const g = groupOf[f];
@@ -412,6 +403,42 @@ export function bootstrapIntervals(
     }
   }
   return out;
+}
+
+/**
+ * `sums[k]` = column k of `terms` (rows of A doubles) summed over the rows in `idx`, in order:
+ * four summaries at a time, each sum in a register of its own (independent chains).
+ */
+function sumRows(
+  terms: Float64Array,
+  idx: Uint16Array | Uint32Array,
+  n: number,
+  A: number,
+  sums: Float64Array,
+) {
+  let k = 0;
+  for (; k + 4 <= A; k += 4) {
+    let s0 = 0;
+    let s1 = 0;
+    let s2 = 0;
+    let s3 = 0;
+    for (let i = 0; i < n; i++) {
+      const row = idx[i] * A + k;
+      s0 += terms[row];
+      s1 += terms[row + 1];
+      s2 += terms[row + 2];
+      s3 += terms[row + 3];
+    }
+    sums[k] = s0;
+    sums[k + 1] = s1;
+    sums[k + 2] = s2;
+    sums[k + 3] = s3;
+  }
+  for (; k < A; k++) {
+    let s0 = 0;
+    for (let i = 0; i < n; i++) s0 += terms[idx[i] * A + k];
+    sums[k] = s0;
+  }
 }
 
 /** The bootstrap input of one summary (plain or weighted). */

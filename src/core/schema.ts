@@ -10,7 +10,7 @@
 
 import { createRequire } from 'node:module';
 import { Script } from 'node:vm';
-import { _, Ajv, str, type ValidateFunction } from 'ajv';
+import type { Ajv, ValidateFunction } from 'ajv';
 import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
 import { errorMessage } from './errors.ts';
 import { pythonRegexError, translatePythonRegex } from './pyregex.ts';
@@ -18,7 +18,16 @@ import { pythonRegexError, translatePythonRegex } from './pyregex.ts';
 // JSON meta-schemas through require: it works the same from the TypeScript sources and from the
 // scoring workers' bundle (where an import attribute would not survive).
 const requireJson = createRequire(import.meta.url);
-const draft07Meta = requireJson('ajv/dist/refs/json-schema-draft-07.json') as Record<string, unknown>;
+
+/**
+ * ajv, loaded on first use: a warm scoring worker (every validator from the cache, every schema's
+ * verdict known) never needs it.
+ */
+let ajvModule: typeof import('ajv') | undefined;
+const ajvLib = (): typeof import('ajv') => {
+  ajvModule ??= requireJson('ajv') as typeof import('ajv');
+  return ajvModule;
+};
 
 /** A RegExp engine for ajv: Python pattern syntax and semantics, compiled once per pattern. */
 const pyRegExp = Object.assign(
@@ -99,6 +108,7 @@ export function firstDuplicate(data: unknown[]): [number, number] | null {
  * validator's standalone code (shared between workers) carries it too.
  */
 function linearUniqueItems(ajv: Ajv): Ajv {
+  const { _, str } = ajvLib();
   ajv.removeKeyword('uniqueItems');
   ajv.addKeyword({
     keyword: 'uniqueItems',
@@ -130,7 +140,7 @@ function metaValidator(): ValidateFunction {
   if (metaValidate) return metaValidate;
   // Formats must be known when ajv compiles its meta-schema, i.e. at construction.
   metaAjv = linearUniqueItems(
-    new Ajv({
+    new (ajvLib().Ajv)({
       strict: false,
       validateFormats: true,
       allErrors: false,
@@ -147,7 +157,8 @@ function metaValidator(): ValidateFunction {
   );
   // ajv's built-in copy of the meta-schema is compiled before any format is known, so its
   // `format: "regex"` would never be asserted: compile our own copy under another id.
-  const meta = { ...(draft07Meta as Record<string, unknown>), $id: 'urn:sob-eval:draft-07-meta#' };
+  const draft07Meta = requireJson('ajv/dist/refs/json-schema-draft-07.json') as Record<string, unknown>;
+  const meta = { ...draft07Meta, $id: 'urn:sob-eval:draft-07-meta#' };
   metaValidate = metaAjv.compile(meta);
   return metaValidate;
 }
@@ -179,7 +190,7 @@ const VALIDATOR_CACHE_MAX = 2048;
 
 function ajvForInstances(): Ajv {
   instanceAjv ??= linearUniqueItems(
-    new Ajv({
+    new (ajvLib().Ajv)({
       strict: false,
       allErrors: false,
       validateFormats: false,
@@ -229,6 +240,17 @@ export interface SchemaEntry {
 }
 
 const entries = new Map<string, SchemaEntry>();
+const VALID: SchemaCheck = { valid: true };
+
+/**
+ * Whether a schema text is known to pass `checkDraft7Schema` without running it (a worker whose
+ * validator cache holds that text's validator: only valid schemas get one).
+ */
+let knownValidSchema: ((key: string) => boolean) | undefined;
+
+export function setKnownValidSchema(f: ((key: string) => boolean) | undefined): void {
+  knownValidSchema = f;
+}
 
 /**
  * The schema facts for a schema text, from one cache lookup (a schema recurs in every model's
@@ -238,7 +260,8 @@ export function schemaEntry(key: string, plain: () => unknown): SchemaEntry {
   let e = key ? entries.get(key) : undefined;
   if (!e) {
     const schema = plain();
-    const c = checkDraft7Schema(schema);
+    // A schema text with a validator kept from an earlier run passed this check then.
+    const c = key && knownValidSchema?.(key) ? VALID : checkDraft7Schema(schema);
     e = c.valid ? { key, valid: true, schema } : { key, valid: false, reason: c.reason, schema };
     if (key) {
       if (entries.size >= VALIDATOR_CACHE_MAX) entries.clear();
@@ -397,23 +420,20 @@ export function schemaDialect(schema: unknown): Dialect {
 const dialectAjvs = new Map<string, Ajv>();
 
 async function loadDialectClass(d: Dialect): Promise<new (opts: object) => Ajv> {
-  if (d === 'draft-04') return (await import('ajv-draft-04')).default as unknown as new (opts: object) => Ajv;
-  if (d === '2019-09')
-    return (await import('ajv/dist/2019.js')).default as unknown as new (
-      opts: object,
-    ) => Ajv;
-  if (d === '2020-12')
-    return (await import('ajv/dist/2020.js')).default as unknown as new (
-      opts: object,
-    ) => Ajv;
-  return Ajv as unknown as new (
+  // Through require, not import(): the scoring workers' bundle runs from a V8 code cache, where
+  // Node 20 loses import()'s loader (src/scoring/worker-bundle.ts).
+  type AjvClass = new (opts: object) => Ajv;
+  if (d === 'draft-04') return (requireJson('ajv-draft-04') as { default: AjvClass }).default;
+  if (d === '2019-09') return (requireJson('ajv/dist/2019.js') as { default: AjvClass }).default;
+  if (d === '2020-12') return (requireJson('ajv/dist/2020.js') as { default: AjvClass }).default;
+  return ajvLib().Ajv as unknown as new (
     opts: object,
   ) => Ajv;
 }
 
 /** Loads the validator classes the strict profile needs (call once before strict scoring). */
 export async function prepareStrict(assertFormats: boolean): Promise<void> {
-  const addFormats = (await import('ajv-formats')).default as unknown as (a: Ajv) => Ajv;
+  const addFormats = (requireJson('ajv-formats') as { default: (a: Ajv) => Ajv }).default;
   for (const d of ['draft-04', 'draft-06', 'draft-07', '2019-09', '2020-12'] as Dialect[]) {
     const key = `${d}:${assertFormats}`;
     if (dialectAjvs.has(key)) continue;
@@ -428,8 +448,7 @@ export async function prepareStrict(assertFormats: boolean): Promise<void> {
       }),
     );
     if (d === 'draft-06') {
-      const meta06 = (await import('ajv/dist/refs/json-schema-draft-06.json', { with: { type: 'json' } }))
-        .default;
+      const meta06 = requireJson('ajv/dist/refs/json-schema-draft-06.json') as object;
       ajv.addMetaSchema(meta06 as object);
     }
     // Formats are always known (the meta-schemas use `regex`, `uri`); asserted only when asked.

@@ -8,10 +8,14 @@
  * `default` (or an empty name) is the built-in default policy.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { basename } from 'node:path';
-import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';
+import type { LineCounter, parseDocument } from 'yaml';
 import { compilePolicy, defaultPolicy, type Policy, PolicyError } from '../../metrics/match/policy.ts';
 import { UserError } from '../core/errors.ts';
+
+/** The YAML library, loaded on first use (a scoring worker without a policy file never needs it). */
+const yaml = (): typeof import('yaml') => createRequire(import.meta.url)('yaml');
 
 /** 1-based line of the node at `path` in the document (the deepest that exists), if any. */
 function lineOf(
@@ -19,6 +23,7 @@ function lineOf(
   lc: LineCounter,
   path: (string | number)[],
 ): number | undefined {
+  const { isMap, isSeq } = yaml();
   let node: unknown = doc.contents;
   let line: number | undefined;
   const at = (n: unknown) => {
@@ -43,6 +48,7 @@ function lineOf(
 
 /** Parses and validates a policy document from text; `file` names it in messages. */
 export function parsePolicyText(text: string, file: string): Policy {
+  const { LineCounter, parseDocument } = yaml();
   const lc = new LineCounter();
   let doc: ReturnType<typeof parseDocument>;
   let value: unknown;

@@ -114,6 +114,14 @@ export function expandInputs(inputs: string[]): string[] {
 /** A worker's first heap budget (MB); see `ScoreOptions.workerMemoryMb`. */
 const WORKER_START_MB = 384;
 
+/**
+ * A worker's young generation (MB). Scoring allocates much that dies young, but the cost of a
+ * scavenge is what survives, so a smaller nursery costs no time (34 SOB image files: CPU the
+ * same within noise) and keeps a long file's memory flat (peak RSS 275 -> 242 MB at 1x, 343 ->
+ * 297 MB at 10x; 48 before).
+ */
+const WORKER_YOUNG_MB = 16;
+
 /** How many schema texts that ran over time are remembered (per `sob score`). */
 const TIMED_OUT_MAX = 4096;
 
@@ -420,7 +428,15 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
    */
   const flush = (force: boolean): void => {
     if (pending.length === 0) return;
-    if (!force && Date.now() - pendingSince < FLUSH_MS && pendingRows < FLUSH_ROWS) return;
+    // Without resamples there is nothing to share: each folder is summarised and written as soon
+    // as its rows are in (behind the scoring of the others, not after it).
+    if (
+      !force &&
+      opts.summary.bootstrapSamples > 0 &&
+      Date.now() - pendingSince < FLUSH_MS &&
+      pendingRows < FLUSH_ROWS
+    )
+      return;
     const batch = pending;
     pending = [];
     pendingRows = 0;
@@ -557,7 +573,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
           transferList: [channel.port2],
           resourceLimits: {
             maxOldGenerationSizeMb: heapMb,
-            maxYoungGenerationSizeMb: 48,
+            maxYoungGenerationSizeMb: WORKER_YOUNG_MB,
             stackSizeMb: 64,
           },
         });

@@ -3,7 +3,7 @@
  * the main thread's side: src/scoring/claims.ts).
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
 import type { ValidateFunction } from 'ajv';
@@ -56,19 +56,10 @@ export class SharedValidators {
    */
   private fromCache(file: string | undefined): ValidateFunction | undefined {
     if (!file) return undefined;
-    let buf: Buffer;
-    try {
-      buf = readFileSync(file);
-    } catch {
-      return undefined;
-    }
-    const codeBytes = buf.length >= 4 ? buf.readUInt32LE(0) : -1;
-    if (codeBytes < 0 || 4 + codeBytes > buf.length) {
-      rmSync(file, { force: true });
-      return undefined;
-    }
-    const code = buf.toString('utf8', 4, 4 + codeBytes);
-    const data = buf.length > 4 + codeBytes ? buf.subarray(4 + codeBytes) : undefined;
+    const got = this.read.get(file) ?? this.readCache(file);
+    this.read.delete(file);
+    if (!got) return undefined;
+    const { code, data } = got;
     try {
       const v = validatorFromCode(code, data);
       this.uncached.push({ v, file, code, fromCache: data !== undefined });
@@ -78,6 +69,39 @@ export class SharedValidators {
       return undefined;
     }
   }
+
+  /** A cache file's code and V8 code cache; undefined when absent or cut short (then removed). */
+  private readCache(file: string): { code: string; data?: Buffer } | undefined {
+    let buf: Buffer;
+    try {
+      buf = readFileSync(file);
+    } catch {
+      return undefined;
+    }
+    const codeBytes = buf.length >= 4 ? buf.readUInt32LE(0) : -1;
+    if (codeBytes <= 0 || 4 + codeBytes > buf.length) {
+      rmSync(file, { force: true });
+      return undefined;
+    }
+    const code = buf.toString('utf8', 4, 4 + codeBytes);
+    return { code, data: buf.length > 4 + codeBytes ? buf.subarray(4 + codeBytes) : undefined };
+  }
+
+  /** Cache files read by `cached`, waiting for `source` to make their validator. */
+  private readonly read = new Map<string, { code: string; data?: Buffer }>();
+
+  /**
+   * Whether the cache holds a validator for this schema text. Only a schema that passed the
+   * draft-07 check gets a validator, so the check need not run again (nor ajv be loaded).
+   */
+  readonly cached = (key: string): boolean => {
+    const file = this.cacheFile(key);
+    const got = file ? this.readCache(file) : undefined;
+    if (!got) return false;
+    if (this.read.size >= 256) this.read.clear();
+    this.read.set(file!, got);
+    return true;
+  };
 
   /** A validator from code; it goes to the cache once it has run (`flushCodeCache`). */
   private fromCode(code: string, file: string | undefined): ValidateFunction {
@@ -94,6 +118,9 @@ export class SharedValidators {
    */
   flushCodeCache(): void {
     for (const { v, file, code, fromCache } of this.uncached.splice(0)) {
+      // Another worker wrote it already (the usual case for a validator it compiled): no code
+      // cache to build for nothing.
+      if (!fromCache && existsSync(file)) continue;
       let data: Buffer | undefined;
       try {
         data = validatorCodeCache(v, fromCache);

@@ -8,9 +8,11 @@
  * Without esbuild (or a writable cache) the worker runs through tsx as before.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
+import type { Script } from 'node:vm';
+import { threadId } from 'node:worker_threads';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const SOURCE_DIRS = ['src/core', 'src/scoring', 'metrics', 'metrics/match'];
@@ -18,6 +20,12 @@ const FALLBACK = new URL('./worker-entry.mjs', import.meta.url);
 
 function sourceKey(): string {
   const h = createHash('sha256');
+  // ajv's version too: a cached validator (and the verdict that its schema is valid) is ajv's.
+  try {
+    h.update(`ajv ${(createRequire(import.meta.url)('ajv/package.json') as { version: string }).version}\n`);
+  } catch {
+    h.update('ajv ?\n');
+  }
   for (const dir of SOURCE_DIRS) {
     for (const f of readdirSync(join(ROOT, dir)).sort()) {
       if (!f.endsWith('.ts')) continue;
@@ -62,18 +70,57 @@ export function scoringWorker(): WorkerScript {
       renameSync(tmp, out);
       // Bundles of older sources go.
       for (const other of readdirSync(dir))
-        if (other.startsWith('scoring-worker-') && other !== name) rmSync(join(dir, other), { force: true });
+        if (other.startsWith('scoring-worker-') && !other.startsWith(name))
+          rmSync(join(dir, other), { force: true });
     }
     // CommonJS or ESM eval alike (a parent run with --input-type=module passes it on).
-    const path = JSON.stringify(out);
-    cached = {
-      script: `process.getBuiltinModule('node:module').createRequire(${path})(${path});`,
-      eval: true,
-    };
+    cached = { script: bundleLoader(out), eval: true };
   } catch {
     cached = { script: FALLBACK, eval: false };
   }
   return cached;
+}
+
+/**
+ * The worker's one-line script: runs the bundle as `require` would (the same wrapper and
+ * arguments), compiled with the V8 code cache kept beside it (`<bundle>.v8`) when there is one,
+ * so a worker neither parses the bundle nor compiles its hot functions again. The first worker to
+ * finish a file writes that cache (`saveBundleCodeCache`), with what it compiled by then.
+ */
+function bundleLoader(bundle: string): string {
+  const path = JSON.stringify(bundle);
+  return [
+    `const fs = process.getBuiltinModule('node:fs'), Module = process.getBuiltinModule('node:module');`,
+    `const file = ${path}, cacheFile = file + '.v8';`,
+    `let cachedData; try { cachedData = fs.readFileSync(cacheFile); } catch {}`,
+    // No import() in the bundle's code: Node 20 loses its loader for code from a V8 code cache.
+    `const script = new (process.getBuiltinModule('node:vm').Script)(Module.wrap(fs.readFileSync(file, 'utf8')), { filename: file, cachedData });`,
+    `globalThis.${BUNDLE_GLOBAL} = { script, cacheFile, save: cachedData === undefined || script.cachedDataRejected };`,
+    `const module = { exports: {} };`,
+    `script.runInThisContext()(module.exports, Module.createRequire(file), module, file, process.getBuiltinModule('node:path').dirname(file));`,
+  ].join('\n');
+}
+
+/** Where the loader leaves the bundle's script (see `bundleLoader`). */
+const BUNDLE_GLOBAL = '__sobScoringBundle';
+
+/**
+ * In a worker: writes the bundle's V8 code cache when there is none (or V8 rejected it), once the
+ * worker has scored a file (its hot functions compiled). Written under a temp name then renamed:
+ * a reader never sees half of it. Nothing happens outside a bundle's worker.
+ */
+export function saveBundleCodeCache(): void {
+  const g = globalThis as { [BUNDLE_GLOBAL]?: { script: Script; cacheFile: string; save: boolean } };
+  const b = g[BUNDLE_GLOBAL];
+  if (!b?.save) return;
+  b.save = false;
+  const tmp = `${b.cacheFile}.${process.pid}-${threadId}.tmp`;
+  try {
+    writeFileSync(tmp, b.script.createCachedData());
+    renameSync(tmp, b.cacheFile);
+  } catch {
+    rmSync(tmp, { force: true });
+  }
 }
 
 const VALIDATOR_CACHE_FILES = 20_000;

@@ -14,7 +14,7 @@ import {
 } from '../../metrics/summary.ts';
 import { type ParsedLine, parseLine, readLinesSync } from '../core/jsonl.ts';
 import { type Modality, SCORING_SKIP_KEYS, SCORING_SPAN_KEYS } from '../core/record.ts';
-import { prepareStrict, SchemaDeferred, setValidatorSource } from '../core/schema.ts';
+import { prepareStrict, SchemaDeferred, setKnownValidSchema, setValidatorSource } from '../core/schema.ts';
 import { type BenchmarkRef, loadBenchmark } from './benchmark.ts';
 import type { CompiledSchema } from './claims.ts';
 import { LenientScorer, type MatchJob, VerdictChannel } from './lenient.ts';
@@ -27,6 +27,7 @@ import {
   scoreParsedLine,
 } from './score-line.ts';
 import { SharedValidators } from './validators.ts';
+import { saveBundleCodeCache } from './worker-bundle.ts';
 
 export interface WorkerJob {
   file: string;
@@ -84,7 +85,10 @@ const validators =
         validatorCache,
       )
     : undefined;
-if (validators) setValidatorSource(validators.source);
+if (validators) {
+  setValidatorSource(validators.source);
+  setKnownValidSchema(validators.cached);
+}
 
 /** Hashes of the schema texts seen while the timed-out table is not empty. */
 const hashes = new Map<string, [number, number]>();
@@ -204,6 +208,8 @@ async function run(job: WorkerJob): Promise<void> {
   await settling;
   // The validators this file used have run: their compiled code is kept for the next run.
   validators?.flushCodeCache();
+  // ...and so is the worker bundle's (once: the first file done compiled its hot functions).
+  saveBundleCodeCache();
   port.postMessage({ type: 'done' } satisfies WorkerMessage);
 }
 
