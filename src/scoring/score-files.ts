@@ -517,7 +517,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
   };
 
   const runSlot = (): Promise<void> =>
-    new Promise<void>((resolveSlot) => {
+    new Promise<void>((resolveSlot, rejectSlot) => {
       const heartbeat = new SharedArrayBuffer(12);
       const beat = new Int32Array(heartbeat);
       let worker: Worker | null = null;
@@ -745,7 +745,14 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         Math.min(250, Math.max(10, timeoutMs / 4)),
       );
 
-      startWorker();
+      try {
+        startWorker();
+      } catch (e) {
+        // A worker Node refuses to start (its flags, its resources): say so, do not wait forever.
+        if (watchdog) clearInterval(watchdog);
+        rejectSlot(new UserError(`the scoring workers cannot start: ${errorMessage(e)}`));
+        return;
+      }
       next();
     });
 
@@ -768,17 +775,43 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
   return results;
 }
 
+/** V8 options Node takes in NODE_OPTIONS (its documentation's list): a worker refuses them. */
+const V8_PROCESS_FLAGS = new Set([
+  '--abort-on-uncaught-exception',
+  '--disallow-code-generation-from-strings',
+  '--enable-etw-stack-walking',
+  '--expose-gc',
+  '--huge-max-old-generation-size',
+  '--interpreted-frames-native-stack',
+  '--jitless',
+  '--max-old-space-size',
+  '--max-semi-space-size',
+  '--perf-basic-prof',
+  '--perf-basic-prof-only-functions',
+  '--perf-prof',
+  '--perf-prof-unwinding-info',
+  '--stack-trace-limit',
+]);
+
 /**
- * The process's flags without its preloads (`--import tsx` and the like): the worker runs a
- * plain JavaScript bundle, and loading a TypeScript loader there doubles its start-up.
+ * The process's flags a worker takes, without its preloads (`--import tsx` and the like: the
+ * worker runs a plain JavaScript bundle, and loading a TypeScript loader there doubles its
+ * start-up). Passed explicitly, V8 and process-wide flags (`--max-semi-space-size=64`,
+ * `--stack-size=...`) would stop every worker from starting (ERR_WORKER_INVALID_EXEC_ARGV), so
+ * only Node's own options are kept; the worker's heap is set by its resource limits.
  */
 function workerExecArgv(): string[] {
   const out: string[] = [];
   const argv = process.execArgv;
+  const nodeOption = (a: string) => {
+    const name = a.split('=')[0].replaceAll('_', '-');
+    return process.allowedNodeEnvironmentFlags.has(name) && !V8_PROCESS_FLAGS.has(name);
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (/^(--import|--loader|--experimental-loader|--require|-r)$/.test(a)) i++;
-    else if (!/^(--import|--loader|--experimental-loader|--require)=/.test(a)) out.push(a);
+    else if (!/^(--import|--loader|--experimental-loader|--require)=/.test(a) && nodeOption(a))
+      out.push(a);
   }
   return out;
 }

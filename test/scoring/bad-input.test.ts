@@ -262,3 +262,30 @@ test('records naming no schema_complexity are said to weigh 0 (why the weighted 
   assert.equal(bareSummary.summary.overall.metrics.leaf_value_em.mean, 1);
   assert.equal(bareSummary.summary.overall_weighted.metrics.leaf_value_em.mean, 0);
 });
+
+test('node started with V8 flags (--max-semi-space-size, --stack-size) still scores: the workers take only Node options', () => {
+  const d = join(tmp, 'v8flags');
+  mkdirSync(d);
+  writeFileSync(
+    join(d, 'response_m.jsonl'),
+    `${record('a', { name: 'x', n: 1 })}\n${record('b', { name: 'y' })}\n`,
+  );
+  const out = join(tmp, 'out-v8flags');
+  const r = spawnSync(
+    process.execPath,
+    [
+      '--max-semi-space-size=16',
+      '--stack-size=2000',
+      SOB,
+      'score',
+      d,
+      '--out',
+      out,
+      '--bootstrap-samples',
+      '10',
+    ],
+    { encoding: 'utf8', timeout: 60_000, cwd: tmp },
+  );
+  assert.equal(r.status, 0, `${r.signal ?? ''} ${r.stderr}`);
+  assert.equal(readOut(out, 'text', 'm').summary.num_records, 2);
+});
