@@ -810,8 +810,7 @@ function workerExecArgv(): string[] {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (/^(--import|--loader|--experimental-loader|--require|-r)$/.test(a)) i++;
-    else if (!/^(--import|--loader|--experimental-loader|--require)=/.test(a) && nodeOption(a))
-      out.push(a);
+    else if (!/^(--import|--loader|--experimental-loader|--require)=/.test(a) && nodeOption(a)) out.push(a);
   }
   return out;
 }
