@@ -170,6 +170,27 @@ function keywordCounts(violations: Violation[]): Record<string, number> {
   return out;
 }
 
+/** A record's compliance block before (or without) validation: not valid, nothing counted. */
+export function unvalidated(
+  dialect: RecordCompliance['dialect'],
+  compiles: boolean,
+  rejected: boolean,
+  parses: boolean,
+): RecordCompliance {
+  return {
+    dialect,
+    schema_compiles: compiles,
+    schema_rejected: rejected,
+    parses,
+    valid: false,
+    violations: [],
+    violation_count: 0,
+    violation_keywords: {},
+    constraints: null,
+    partial_validity: null,
+  };
+}
+
 /** One schema record's compliance (see `RecordCompliance`). Never throws. */
 export function complianceOfRecord(
   input: SchemaRecordInput,
@@ -178,18 +199,7 @@ export function complianceOfRecord(
   const c = input.compiled ?? compileSchema(input.schema, opts);
   const dialect = c.ok ? c.compiled.dialect : c.dialect;
   const rejected = input.schemaRejected === true;
-  const out: RecordCompliance = {
-    dialect,
-    schema_compiles: c.ok,
-    schema_rejected: rejected,
-    parses: input.answer.parsed,
-    valid: false,
-    violations: [],
-    violation_count: 0,
-    violation_keywords: {},
-    constraints: null,
-    partial_validity: null,
-  };
+  const out = unvalidated(dialect, c.ok, rejected, input.answer.parsed);
   if (!c.ok) out.schema_error = c.reason;
   if (!input.answer.parsed) out.parse_error = input.answer.reason;
   if (rejected || !c.ok) return out;

@@ -24,6 +24,7 @@ import {
   type RecordCompliance,
   recordDialect,
   SchemaCache,
+  unvalidated,
 } from '../../metrics/compliance.ts';
 import { withIntCounts } from '../../metrics/compliance-track.ts';
 import {
@@ -240,19 +241,7 @@ export function failedSchemaRecord(
   } catch {
     // keep the default
   }
-  const c: RecordCompliance = {
-    dialect,
-    schema_compiles: true,
-    schema_rejected: rejected,
-    parses: false,
-    valid: false,
-    violations: [],
-    violation_count: 0,
-    violation_keywords: {},
-    constraints: null,
-    partial_validity: null,
-    validation_error: reason,
-  };
+  const c: RecordCompliance = { ...unvalidated(dialect, true, rejected, false), validation_error: reason };
   const score = failedRecordScore(view.metadata, reason);
   const row = identityRow(view.metadata);
   return schemaOutcome(parsed.line, view, score, row, c, info, {
