@@ -13,6 +13,10 @@
  *   6% of the page (a running title in the header area), and
  * - the block stands apart from the body: the whitespace between it and the next row is wider
  *   than the body's own line spacing by most of a line, and wider than any gap inside the block.
+ * A large row set off the outermost 6% still belongs to a running title when it is that
+ * title's wrapped line: the same size and weight as the row above it, touching it (no space
+ * between the lines), in a chain that starts in the outermost 6% (a long running title set large
+ * and broken over two lines).
  * A block also qualifies, whatever its gaps, when it is a folio (a page number alone, or a short
  * line that starts or ends with one, or "Page 12"), or when each of its rows recurs at the same
  * edge of other pages of the document (`repeated`; the size rules still apply: "Chapter 2" set
@@ -243,7 +247,16 @@ export function findFurniture(
               r.bottom <= HEAD_REACH * H && (!sameStyle(r, next) || below >= 2 * gapsAfter(order, pos + k)),
           );
         const placed = block.every((r, j) => inZone(r) || allRepeated || (j === 0 && folioEdge));
-        const sized = !block.some((r) => (large(r) || heading(r)) && !atEdge(r) && !isFolio(r));
+        // A large row is a running title only at the very edge, or as the wrapped line of a
+        // running title that starts there (`wrapped`: the same size and weight, no space between the lines).
+        const wrapped = (j: number): boolean =>
+          j > 0 &&
+          sameStyle(block[j], block[j - 1]) &&
+          gapBetween(block[j - 1], block[j]) <= 0 &&
+          (atEdge(block[j - 1]) || wrapped(j - 1));
+        const sized = !block.some(
+          (r, j) => (large(r) || heading(r)) && !atEdge(r) && !wrapped(j) && !isFolio(r),
+        );
         // A block failing here may still be the start of a longer running head over a heading.
         if (!(placed && sized) && !overHeading) continue;
         const plain = placed && sized;

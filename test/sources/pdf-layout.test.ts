@@ -486,6 +486,21 @@ describe('running heads over the page heading (round 3)', () => {
       'A survey of twelve estuaries',
     ]);
   });
+  test('a running title set large at the top edge and wrapped onto a touching second line is dropped whole', () => {
+    // 14 pt bold over a 10 pt body: line one starts in the outermost 6% of the page, line two
+    // touches it (no space between the lines) and ends in the 10% zone.
+    const wrappedTitle = (y1: number, y2: number) => [
+      ...bold(line('Notes to the Financial Statements for the financial year ended', 72, y1, 14)),
+      ...bold(line('31 October 2016', 200, y2, 14)),
+    ];
+    assert.deepEqual(drops([...wrappedTitle(50, 63), ...body]), [
+      'Notes to the Financial Statements for the financial year ended',
+      '31 October 2016',
+    ]);
+    // With space between its lines, or starting below the outermost 6%, it is the page's title.
+    assert.deepEqual(drops([...wrappedTitle(50, 70), ...body]), []);
+    assert.deepEqual(drops([...wrappedTitle(62, 75), ...body]), []);
+  });
   test('lower than 16% of the page it stays', () => {
     const low = line('Harbourline Shipping Limited', 72, 136, 16);
     const lowTitle = bold(line('Statement of Cash Flows', 72, 166, 12));
