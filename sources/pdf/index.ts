@@ -277,8 +277,55 @@ export interface PageEvidence {
   imageCover: number;
   /** Share of the text no one sees (invisible, or under a scan): an OCR layer, not the page's text. */
   hiddenText: number;
-  /** Images of at least 2% of the page: OCR'd words on them join a text layer ('mixed'). */
+  /** Images of at least 2% of the page (tiles of one picture merged first, `mergeTiles`): OCR'd words on them join a text layer ('mixed'). */
   images: Rect[];
+}
+
+/**
+ * Images placed edge to edge as tiles of one picture, merged: strips sharing their left and
+ * right edges that touch or overlap top to bottom, and tiles sharing their top and bottom edges
+ * that touch side by side (within half a point; the union is the tiles' own area). Some producers
+ * slice a picture into bands a few points high; merged, it is measured as a whole against the 2%
+ * threshold. Sorting makes each pass O(n log n); passes repeat while they merge (at most 4).
+ */
+export function mergeTiles(rects: Rect[]): Rect[] {
+  let out = rects.map((r) => ({ ...r }));
+  const pass = (vertical: boolean): boolean => {
+    const key = (r: Rect) =>
+      vertical ? `${Math.round(r.x0)},${Math.round(r.x1)}` : `${Math.round(r.y0)},${Math.round(r.y1)}`;
+    const lo = (r: Rect) => (vertical ? r.y0 : r.x0);
+    const hi = (r: Rect) => (vertical ? r.y1 : r.x1);
+    const groups = new Map<string, Rect[]>();
+    for (const r of out) groups.set(key(r), [...(groups.get(key(r)) ?? []), r]);
+    const next: Rect[] = [];
+    for (const g of groups.values()) {
+      g.sort((a, b) => lo(a) - lo(b));
+      let cur = g[0];
+      for (const r of g.slice(1)) {
+        if (lo(r) <= hi(cur) + 0.5)
+          cur = {
+            x0: Math.min(cur.x0, r.x0),
+            y0: Math.min(cur.y0, r.y0),
+            x1: Math.max(cur.x1, r.x1),
+            y1: Math.max(cur.y1, r.y1),
+          };
+        else {
+          next.push(cur);
+          cur = r;
+        }
+      }
+      next.push(cur);
+    }
+    const merged = next.length < out.length;
+    out = next;
+    return merged;
+  };
+  for (let i = 0; i < 4; i++) {
+    const v = pass(true);
+    const h = pass(false);
+    if (!v && !h) break;
+  }
+  return out;
 }
 
 /** What the page offers, for choosing between its text layer and OCR. */
@@ -289,7 +336,7 @@ export function pageEvidence(
   height: number,
 ): PageEvidence {
   const pageArea = width * height;
-  const images = drawing.images.filter((r) => area(r) >= 0.02 * pageArea);
+  const images = mergeTiles(drawing.images).filter((r) => area(r) >= 0.02 * pageArea);
   return {
     textChars: boxes.reduce((s, b) => s + b.text.length, 0),
     textLikeShare: textLikeShare(boxes),

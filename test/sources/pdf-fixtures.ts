@@ -1,10 +1,12 @@
 /**
  * PDFs the tests write themselves with pdf-lib (invented content, standard fonts, text layers):
  * a two-column article, a three-page report with a running header and footer, a page with a
- * table, and a long document for the page cap.
+ * table, a long document for the page cap, and a picture of text placed as strips.
  */
+import { deflateSync } from 'node:zlib';
 import { PDFDocument, type PDFFont, type PDFPage, StandardFonts } from 'pdf-lib';
 import { wrap } from '../../sources/examples/make-pdfs.ts';
+import { openPdfData, renderPageRgba } from '../../sources/pdf/pdfjs.ts';
 
 const W = 612;
 const H = 792;
@@ -185,5 +187,83 @@ export async function longPdf(pages: number): Promise<Uint8Array> {
     const page = doc.addPage([W, H]);
     text(page, `This is page number ${p} of a long document.`, 72, 120, f.regular, 12);
   }
+  return doc.save({ useObjectStreams: false });
+}
+
+/** Rows `y0` to `y0 + rows` of an RGBA picture as a PNG (8-bit RGB, no filtering): a minimal encoder for pictures the tests make. */
+function png(rgba: Uint8Array, width: number, y0: number, rows: number): Uint8Array {
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  const crc = (buf: Buffer) => {
+    let c = 0xffffffff;
+    for (const b of buf) c = crcTable[(c ^ b) & 0xff] ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  const chunk = (type: string, data: Buffer) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const td = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const c = Buffer.alloc(4);
+    c.writeUInt32BE(crc(td));
+    return Buffer.concat([len, td, c]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(rows, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8);
+  const raw = Buffer.alloc(rows * (1 + 3 * width));
+  for (let y = 0; y < rows; y++)
+    for (let x = 0; x < width; x++)
+      for (let c = 0; c < 3; c++)
+        raw[y * (1 + 3 * width) + 1 + 3 * x + c] = rgba[((y0 + y) * width + x) * 4 + c];
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(raw)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+export const PICTURE_LINES = ['Harbour lantern meadow', 'Copper willow granite'];
+
+/**
+ * A picture of text (no text layer for its words) placed as horizontal strips 8 points high,
+ * edge to edge, the way some producers slice a picture, over a paragraph of real text. The
+ * picture is drawn with pdf-lib, rendered by pdf.js at 150 dpi and cut into strips.
+ */
+export async function stripedPicturePdf(): Promise<Uint8Array> {
+  const pic = await newDoc();
+  const pw = 360;
+  const ph = 96;
+  const p = pic.doc.addPage([pw, ph]);
+  PICTURE_LINES.forEach((s, i) => {
+    p.drawText(s, { x: 12, y: ph - 40 - 36 * i, font: pic.f.bold, size: 28 });
+  });
+  const doc0 = await openPdfData(await pic.doc.save());
+  const scale = 150 / 72;
+  const img = await renderPageRgba(doc0, await doc0.getPage(1), scale);
+  await doc0.destroy();
+  const { doc, f } = await newDoc();
+  const page = doc.addPage([W, H]);
+  const strip = Math.round(8 * scale);
+  for (let y = 0; y < img.height; y += strip) {
+    const rows = Math.min(strip, img.height - y);
+    const embedded = await doc.embedPng(png(img.data, img.width, y, rows));
+    page.drawImage(embedded, {
+      x: 72,
+      y: H - 100 - (y + rows) / scale,
+      width: img.width / scale,
+      height: rows / scale,
+    });
+  }
+  let y = 100 + img.height / scale + 30;
+  for (const s of sentences('S', 6))
+    for (const line of wrap(s, f.regular, 10, 400)) {
+      text(page, line, 72, y, f.regular, 10);
+      y += 13;
+    }
   return doc.save({ useObjectStreams: false });
 }

@@ -2,7 +2,8 @@
  * Pages the project writes itself (pdf-lib), read by the real `sob ocr`: a two-column page comes
  * out column by column, a running header and footer are gone from every page, a table comes out
  * as a table whose cells have the right neighbours; `--explain` says why; the page cap skips
- * and names pages; `sob build pdf` rejects the skipped pages by name.
+ * and names pages; `sob build pdf` rejects the skipped pages by name; a picture of text placed as
+ * strips is read by OCR beside the text layer.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -11,17 +12,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parseHtmlTables, parseOcrTest, runOcrTest } from '../../sources/ocr-check.ts';
-import { pdfToTranscripts } from '../../sources/pdf/index.ts';
+import { mergeTiles, pdfToTranscripts } from '../../sources/pdf/index.ts';
 import {
   COMPANY,
   FOOTER,
   HEADER,
   longPdf,
+  PICTURE_LINES,
   runningHeadsPdf,
   STATEMENT,
   STORES_ROWS,
   sentences,
   statementPagePdf,
+  stripedPicturePdf,
   TABLE_ROWS,
   tablePdf,
   twoColumnPdf,
@@ -295,5 +298,47 @@ describe('the page cap and the time per page', () => {
     assert.deepEqual(ids, ['one']);
     const rejected = readFileSync(join(tmp, 'build-out', 'rejected.jsonl'), 'utf8');
     assert.match(rejected, /"origin":"review_pg3".*page skipped: over the page cap \(2 pages per PDF\)/);
+  });
+});
+
+describe('a picture of text placed as strips', () => {
+  test('tiles edge to edge merge into one picture; tiles apart, or not edge to edge, do not', () => {
+    const strips = Array.from({ length: 12 }, (_, i) => ({
+      x0: 72,
+      x1: 432,
+      y0: 100 + 8 * i,
+      y1: 108 + 8 * i,
+    }));
+    assert.deepEqual(mergeTiles(strips), [{ x0: 72, x1: 432, y0: 100, y1: 196 }]);
+    const side = [
+      { x0: 0, x1: 100, y0: 0, y1: 50 },
+      { x0: 100, x1: 180, y0: 0, y1: 50 },
+    ];
+    assert.deepEqual(mergeTiles(side), [{ x0: 0, x1: 180, y0: 0, y1: 50 }]);
+    const apart = [
+      { x0: 72, x1: 432, y0: 100, y1: 108 },
+      { x0: 72, x1: 432, y0: 110, y1: 118 },
+    ];
+    assert.equal(mergeTiles(apart).length, 2);
+    const offset = [
+      { x0: 72, x1: 432, y0: 100, y1: 108 },
+      { x0: 90, x1: 432, y0: 108, y1: 116 },
+    ];
+    assert.equal(mergeTiles(offset).length, 2);
+  });
+
+  test('sob ocr reads the words of a picture cut into 8-point strips (each under 2% of the page) as a mixed page', async () => {
+    const dir = join(tmp, 'striped');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'striped.pdf'), await stripedPicturePdf());
+    const o = join(tmp, 'striped-out');
+    const r = await sob(['ocr', join(dir, 'striped.pdf'), '--out', o, '--no-cache']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /1 pages in [\d.]+ s: 0 text layer, 0 OCR, 1 mixed/);
+    const text = readFileSync(join(o, 'striped_pg1.md'), 'utf8');
+    for (const line of PICTURE_LINES) assert.ok(text.includes(line), `${line} in ${text.slice(0, 120)}`);
+    // The text layer below the picture is read as before, after it.
+    const first = sentences('S', 6)[0];
+    assert.ok(text.indexOf(first) > text.indexOf(PICTURE_LINES[1]), text.slice(0, 200));
   });
 });

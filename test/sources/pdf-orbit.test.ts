@@ -1,8 +1,8 @@
 /**
  * The PDF pipeline on orbit-bench-en (160 single report pages, 535 olmOCR-bench tests: present
  * 160, absent 143, order 159, table 73), the larger set it was developed on: pass rates printed
- * per test type, each asserted at the floor reached. Real pdf.js, tesseract.js and PaddleOCR (143
- * pages read from their text layer, 16 with pictures of text, 1 scan); OCR results are cached in
+ * per test type, each asserted at the floor reached. Real pdf.js, tesseract.js and PaddleOCR (142
+ * pages read from their text layer, 17 with pictures of text, 1 scan); OCR results are cached in
  * a temp folder for this file's run only.
  *
  * For scale, on the same pages: pdftotext (poppler) passes 0.595 of the present/absent/order
@@ -58,16 +58,16 @@ after(async () => {
 });
 
 describe('orbit-bench-en through the PDF pipeline', () => {
-  test('160 pages: 143 from their text layer, 16 with pictures of text (tesseract), 1 scan (both engines)', () => {
+  test('160 pages: 142 from their text layer, 17 with pictures of text (tesseract), 1 scan (both engines)', () => {
     assert.equal(pages.size, 160);
     const count = (f: (p: PageTranscript) => boolean) => [...pages.values()].filter(f).length;
     assert.equal(
       count((p) => p.method === 'text-layer' && p.engine === null),
-      143,
+      142,
     );
     assert.equal(
       count((p) => p.method === 'mixed' && p.engine === 'tesseract'),
-      16,
+      17,
     );
     assert.equal(
       count((p) => p.method === 'ocr' && p.engine === 'both'),
@@ -76,12 +76,12 @@ describe('orbit-bench-en through the PDF pipeline', () => {
     assert.deepEqual(report.missing_transcripts, []);
   });
 
-  // The issue asks 0.80; 0.784 (362/462) is what honest, general rules reach (bench/ocr-failures.ts
-  // classifies the 100 failures: 39 contradict another test of their page, most others reword the
+  // The issue asks 0.80; 0.786 (363/462) is what honest, general rules reach (bench/ocr-failures.ts
+  // classifies the 99 failures: 40 contradict another test of their page, most others reword the
   // page's text or read a table as plain rows where the page's table test needs the table).
-  test('present+absent+order pass rate reaches 0.783 (pdftotext 0.595)', () => {
+  test('present+absent+order pass rate reaches 0.785 (pdftotext 0.595)', () => {
     assert.equal(report.tests, 462);
-    assert.ok(report.pass_rate >= 0.783, `${report.passed}/462 = ${report.pass_rate.toFixed(3)}`);
+    assert.ok(report.pass_rate >= 0.785, `${report.passed}/462 = ${report.pass_rate.toFixed(3)}`);
   });
 
   test('per type: present >= 0.83, absent >= 0.87, order >= 0.65', () => {
