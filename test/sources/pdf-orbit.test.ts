@@ -8,7 +8,7 @@
  * For scale, on the same pages: pdftotext (poppler) passes 0.595 of the present/absent/order
  * tests and no table test (bench/ocr.ts measures both in one run). Some tests of the set
  * contradict each other (an absent test forbids a line that a present or order test of the same
- * page needs: 39 of the failures), others reword the page's text or read its tables as plain rows
+ * page needs: 40 of the failures), others reword the page's text or read its tables as plain rows
  * where the page's table test needs the table; bench/ocr-failures.ts lists every failure by
  * category.
  */
@@ -84,9 +84,9 @@ describe('orbit-bench-en through the PDF pipeline', () => {
     assert.ok(report.pass_rate >= 0.785, `${report.passed}/462 = ${report.pass_rate.toFixed(3)}`);
   });
 
-  test('per type: present >= 0.83, absent >= 0.87, order >= 0.65', () => {
+  test('per type: present >= 0.835, absent >= 0.87, order >= 0.65', () => {
     const t = report.by_type;
-    assert.ok(t.present.pass_rate >= 0.83, `present ${t.present.passed}/${t.present.tests}`);
+    assert.ok(t.present.pass_rate >= 0.835, `present ${t.present.passed}/${t.present.tests}`);
     assert.ok(t.absent.pass_rate >= 0.87, `absent ${t.absent.passed}/${t.absent.tests}`);
     assert.ok(t.order.pass_rate >= 0.65, `order ${t.order.passed}/${t.order.tests}`);
   });
