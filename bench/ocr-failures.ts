@@ -192,17 +192,25 @@ interface PageReadings {
   poppler: string;
 }
 
-export function categorise(t: OcrTest, r: PageReadings, pageTests: OcrTest[]): string {
+/**
+ * Does another test of the page contradict this one: an absent test forbidding text (or a part of
+ * it) that this present/order test needs, or, for an absent test, a present/order test needing
+ * the forbidden text? No transcript passes both.
+ */
+export function contradicted(t: OcrTest, pageTests: OcrTest[]): boolean {
+  if (t.type === 'table') return false;
+  if (t.type === 'absent') return pageTests.flatMap(needed).some((n) => overlap(t.text, n, t.maxDiffs));
   const absents = pageTests.filter((x): x is TextTest => x.type === 'absent');
+  return needed(t).some((s) => absents.some((a) => overlap(a.text, s, Math.max(a.maxDiffs, t.maxDiffs))));
+}
+
+export function categorise(t: OcrTest, r: PageReadings, pageTests: OcrTest[]): string {
+  if (contradicted(t, pageTests)) return 'contradicting test';
   if (t.type === 'absent') {
-    const needs = pageTests.flatMap(needed);
-    if (needs.some((n) => overlap(t.text, n, t.maxDiffs))) return 'contradicting test';
     if (found(t.text, r.edge, t.maxDiffs)) return 'header/footer kept';
     return 'other text kept';
   }
   const strings = needed(t);
-  if (strings.some((s) => absents.some((a) => overlap(a.text, s, Math.max(a.maxDiffs, t.maxDiffs)))))
-    return 'contradicting test';
   const bag = new Set([...wordsOf(r.poppler), ...wordsOf(r.keep), ...wordsOf(r.ours)]);
   const words = strings.flatMap(wordsOf);
   if (words.filter((w) => bag.has(w)).length < 0.8 * words.length)
@@ -304,15 +312,19 @@ async function main(): Promise<void> {
   const counts = new Map<string, Record<string, number>>();
   const halves = { A: { passed: 0, tests: 0 }, B: { passed: 0, tests: 0 } };
   let passed = 0;
+  const consistent = { passed: 0, tests: 0 };
   for (const t of tests) {
     const key = `${t.pdf}#${t.page}`;
     const r = readings.get(key);
     const h = halves[halfOf(t.pdf)];
     h.tests++;
+    const free = !contradicted(t, byPage.get(key) ?? []);
+    if (free) consistent.tests++;
     if (!r) continue;
     if (runOcrTest(t, r.ours).passed) {
       passed++;
       h.passed++;
+      if (free) consistent.passed++;
       continue;
     }
     const cat = categorise(t, r, byPage.get(key) ?? []);
@@ -337,6 +349,9 @@ async function main(): Promise<void> {
       .join('  ')}\n`;
   process.stdout.write(
     `\n${tests.length} tests, ${passed} passed (${(passed / tests.length).toFixed(3)}); half A ${halves.A.passed}/${halves.A.tests} (${(halves.A.passed / halves.A.tests).toFixed(3)}), half B ${halves.B.passed}/${halves.B.tests} (${(halves.B.passed / halves.B.tests).toFixed(3)})\n\n`,
+  );
+  process.stdout.write(
+    `tests no other test of their page contradicts: ${consistent.tests}, ${consistent.passed} passed (${(consistent.passed / Math.max(1, consistent.tests)).toFixed(3)})\n\n`,
   );
   process.stdout.write(line(['category', 'present', 'absent', 'order', 'all']));
   for (const [k, c] of rows)
