@@ -217,6 +217,8 @@ when no input could be read.
 Tests whose PDF is not among the inputs are left out; a test for an input page with no transcript fails.`,
     )
     .action(async (inputs: string[], flags: OcrFlags) => {
+      if (existsSync(flags.out) && !statSync(flags.out).isDirectory())
+        throw new UserError(`--out ${flags.out}: is a file; give a folder for the transcripts`, 2);
       const pdfs = expandPdfInputs(inputs);
       // Loaded here, not at the top: pdf.js and the OCR engines are heavy and change globals.
       const { checkTranscripts, formatOcrReport, loadOcrTests, pageKey } = await import(

@@ -94,7 +94,7 @@ export interface BatchRun<I extends BatchItem> {
   /** The batch part of the progress line changed. */
   note(text: string): void;
   /** --batch-fallback online: these records, one request each, through the normal scheduler. */
-  online(items: I[]): Promise<void>;
+  online(items: I[], attemptsBefore: (id: string) => number): Promise<void>;
   log(line: string): void;
 }
 
@@ -112,6 +112,29 @@ function loadState(file: string, model: string): State {
   if (v.model !== model)
     throw new UserError(`${file} holds batches of ${v.model}, not ${model}: use another --run-dir`);
   return v;
+}
+
+/**
+ * Batches an earlier `sob run --batch` left at the provider, not collected, with the records of
+ * theirs not answered yet (for a re-run without `--batch`, which would ask them again online).
+ */
+export function uncollectedBatches(
+  runDir: string,
+  answered: ReadonlySet<string>,
+): { id: string; records: number }[] {
+  const file = join(runDir, BATCHES);
+  if (!existsSync(file)) return [];
+  let v: State;
+  try {
+    v = JSON.parse(readFileSync(file, 'utf8')) as State;
+  } catch {
+    return [];
+  }
+  if (!v || !Array.isArray(v.batches)) return [];
+  return v.batches
+    .filter((e) => !e.collected && e.id !== null && Array.isArray(e.ids))
+    .map((e) => ({ id: e.id as string, records: e.ids.filter((id) => !answered.has(id)).length }))
+    .filter((e) => e.records > 0);
 }
 
 /** Splits lines into batches under the request and byte limits (a line over the byte limit stands alone). */
@@ -308,7 +331,7 @@ export async function runBatches<I extends BatchItem>(r: BatchRun<I>): Promise<P
       if (eligible.length === 0) break;
       if (r.settings.fallback === 'online' && eligible.some((it) => attempts(it.id) > 0)) {
         r.log(`asking ${eligible.length} record(s) one by one (--batch-fallback online)`);
-        await r.online(eligible);
+        await r.online(eligible, attempts);
         break;
       }
       await submitRound(eligible);

@@ -218,5 +218,11 @@ describe('sob ocr inputs', () => {
     r = await sob(['ocr', imgs, '--out', join(tmp, 'out-bad3')]);
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /no \.pdf files in this folder \(1 PNG\/JPEG image: give images by name/);
+    // --out naming a file is a usage error, said before anything is read.
+    const file = join(tmp, 'a-file');
+    writeFileSync(file, 'x');
+    r = await sob(['ocr', join(dir, 'locked.pdf'), '--out', file]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(r.stderr, `sob: --out ${file}: is a file; give a folder for the transcripts\n`);
   });
 });
