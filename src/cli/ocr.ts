@@ -3,7 +3,12 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
 import type { Command } from 'commander';
-import type { OcrEngineName, PageTranscript, TranscriptMethod } from '../../sources/pdf/index.ts';
+import type {
+  OcrEngineName,
+  PageExplain,
+  PageTranscript,
+  TranscriptMethod,
+} from '../../sources/pdf/index.ts';
 import { errorMessage, UserError } from '../core/errors.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../core/files.ts';
 import { choiceOption, intOption, log } from './common.ts';
@@ -118,6 +123,23 @@ export function unreadableReason(e: unknown): string | undefined {
   return `cannot read as PDF (${m[1]})`;
 }
 
+/**
+ * Why the page was read the way it was, from its evidence, in the terms of `chooseMethod`
+ * (`sources/pdf/index.ts`): too few characters, too few text-like ones, mostly hidden text,
+ * pictures beside a real text layer.
+ */
+export function methodWhy(method: PageExplain['method'], ev: NonNullable<PageExplain['evidence']>): string {
+  const chars = `${ev.textChars} character${ev.textChars === 1 ? '' : 's'}`;
+  if (method === 'text-layer') return '';
+  if (method === 'mixed')
+    return ` (real; ${ev.images} picture${ev.images === 1 ? '' : 's'} over ${(ev.imageCover * 100).toFixed(0)}% of the page OCR'd too)`;
+  if (ev.textChars === 0) return ' (no text layer)';
+  if (ev.textChars < 30) return ` (${chars}: under 30, too few to trust)`;
+  if (ev.hiddenText > 0.5)
+    return ` (${(ev.hiddenText * 100).toFixed(0)}% of its text is drawn invisible or under a picture: an OCR layer)`;
+  return ` (${(ev.textLikeShare * 100).toFixed(0)}% of ${chars} look like text: under 85%)`;
+}
+
 /** One `--explain` line per page: method, engine, text-layer score, and the layout's decisions. */
 export function explainLine(name: string, p: PageTranscript): string {
   if (p.skipped) return `${name}: skipped (${p.skipped})`;
@@ -125,7 +147,9 @@ export function explainLine(name: string, p: PageTranscript): string {
   if (!e) return `${name}: ${p.method}`;
   const parts = [
     `${e.method}${e.engine ? ` by ${e.engine}` : ''}`,
-    `text layer ${e.text_layer_score.toFixed(2)}`,
+    e.evidence
+      ? `text layer ${e.text_layer_score.toFixed(2)}${methodWhy(e.method, e.evidence)}`
+      : `text layer not scored (--ocr ${e.method === 'text-layer' ? 'never' : 'always'})`,
   ];
   if (e.combine)
     parts.push(
