@@ -39,6 +39,12 @@ export interface BatchSettings {
   /** Split below the provider's limits. */
   maxRequests?: number;
   maxBytes?: number;
+  /**
+   * Submit the first batches and return without waiting for them (`sob eval --batch` submits
+   * every model's batches before it waits on any, so they run at the provider side by side). A
+   * run directory with a batch already at the provider submits nothing: the next run polls it.
+   */
+  submitOnly?: boolean;
 }
 
 interface Entry {
@@ -314,6 +320,18 @@ export async function runBatches<I extends BatchItem>(r: BatchRun<I>): Promise<P
     }
   };
 
+  if (r.settings.submitOnly) {
+    if (state.batches.some((e) => !e.collected)) return undefined;
+    const pending = r.items.filter((it) => !r.answered.has(it.id));
+    try {
+      if (pending.length > 0) await submitRound(pending);
+    } catch (e) {
+      if (r.signal.aborted) return undefined;
+      if (e instanceof ProviderError && FATAL.has(e.errorClass)) return e;
+      throw e;
+    }
+    return undefined;
+  }
   try {
     // 1. What an earlier session left at the provider: poll it, never submit it again.
     await settle();
