@@ -269,8 +269,28 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
       const unreadable: string[] = [];
       let scratch: string | undefined;
       let lastReason = '';
+      let finished = 0;
+      const writePagesLog = () =>
+        writeFileAtomic(
+          join(flags.out, 'ocr_pages.jsonl'),
+          pagesLog.length ? `${pagesLog.join('\n')}\n` : '',
+        );
+      // Ctrl-C (or SIGTERM): the inputs finished so far keep their transcripts and their lines in
+      // ocr_pages.jsonl (pages are reported per input, so one cut half way is read again next
+      // time; its OCR'd pages come from the cache), then exit 130 at once.
+      const onSignal = () => {
+        writePagesLog();
+        if (scratch) rmSync(scratch, { recursive: true, force: true });
+        log(
+          `interrupted: ${finished} of ${pdfs.length} input${pdfs.length === 1 ? '' : 's'} transcribed (listed in ${join(flags.out, 'ocr_pages.jsonl')}); re-run the same command to do the rest${flags.cache ? " (pages already OCR'd come from the cache)" : ''}`,
+        );
+        process.exit(130);
+      };
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
       try {
         const onPages = (pdf: PdfInput, pages: PageTranscript[]) => {
+          finished++;
           for (const p of pages) {
             const name = transcriptName(pdf, p.page);
             if (p.skipped) {
@@ -341,6 +361,7 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
                 return;
               }
               unreadable.push(pdf.rel);
+              finished++;
               lastReason = `${pdf.file}: ${why}`;
               if (pdfs.length > 1) log(`${pdf.file}: skipped: ${why}`);
               pagesLog.push(JSON.stringify({ pdf: pdf.rel, page: null, skipped: why }));
@@ -350,12 +371,11 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
         await Promise.all(Array.from({ length: Math.min(engine.workers + 1, pdfs.length) }, runner));
         if (failure !== undefined) throw failure;
       } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
         await engine.close();
         if (scratch) rmSync(scratch, { recursive: true, force: true });
-        writeFileAtomic(
-          join(flags.out, 'ocr_pages.jsonl'),
-          pagesLog.length ? `${pagesLog.join('\n')}\n` : '',
-        );
+        writePagesLog();
       }
       if (unreadable.length === pdfs.length)
         throw new UserError(

@@ -4,12 +4,13 @@
  * child process, on pages this test generates.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { PDFDocument } from 'pdf-lib';
 import sharp from 'sharp';
 import { openPdfData, renderPagePng } from '../../sources/pdf/pdfjs.ts';
 import { TABLE_ROWS, tablePdf } from '../sources/pdf-fixtures.ts';
@@ -225,4 +226,59 @@ describe('sob ocr inputs', () => {
     assert.equal(r.code, 2, r.stderr);
     assert.equal(r.stderr, `sob: --out ${file}: is a file; give a folder for the transcripts\n`);
   });
+});
+
+test('Ctrl-C: exit 130, the inputs finished so far keep their transcripts and their lines in ocr_pages.jsonl', async () => {
+  const dir = join(tmp, 'ctrl-c');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'a-text.pdf'), table);
+  // A scanned page (a picture of the table, no text layer): OCR keeps the second input busy.
+  const doc = await openPdfData(table.slice());
+  const png = await renderPagePng(doc, await doc.getPage(1), 200 / 72);
+  await doc.destroy();
+  const scan = await PDFDocument.create();
+  const img = await scan.embedPng(png);
+  scan.addPage([612, 792]).drawImage(img, { x: 0, y: 0, width: 612, height: 792 });
+  writeFileSync(join(dir, 'b-scan.pdf'), await scan.save());
+  const out = join(tmp, 'out-ctrl-c');
+  const child = spawn(
+    process.execPath,
+    [
+      join(ROOT, 'bin/sob.js'),
+      'ocr',
+      join(dir, 'a-text.pdf'),
+      join(dir, 'b-scan.pdf'),
+      '--out',
+      out,
+      '--cache-dir',
+      join(tmp, 'ctrl-c-cache'),
+    ],
+    { cwd: tmp, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no page written:\n${stderr}`)), 60_000);
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      if (/a-text\.pdf: 1 page \(text-layer\)/.test(stderr)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+  child.kill('SIGINT');
+  const end = await exited;
+  assert.deepEqual(end, { code: 130, signal: null }, stderr);
+  assert.match(
+    stderr,
+    /interrupted: 1 of 2 inputs transcribed \(listed in .*ocr_pages\.jsonl\); re-run the same command/,
+  );
+  assert.deepEqual(
+    jsonLines(join(out, 'ocr_pages.jsonl')).map((p) => [p.pdf, p.page, p.transcript]),
+    [['a-text.pdf', 1, 'a-text_pg1.md']],
+  );
+  assertTable(readFileSync(join(out, 'a-text_pg1.md'), 'utf8'), 'a-text_pg1.md');
 });
