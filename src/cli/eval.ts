@@ -148,6 +148,22 @@ to the provider's structured-output mode, where declared coverage means somethin
         log('interrupted: re-run the same command to resume');
         process.exitCode = 130;
       };
+      type Provider = Awaited<ReturnType<typeof createProvider>>;
+      /** What every model's run shares: the benchmark, its run directory, the paper's settings. */
+      const runOptions = (model: string, provider: Provider) => ({
+        provider,
+        benchmark,
+        runDir: join(evalDir, 'runs', sanitizeModelId(model)),
+        limit: flags.limit,
+        concurrency: flags.concurrency,
+        constrained: flags.constrained,
+        temperature: 0,
+        maxTokens: 2048,
+        timeoutMs: 120_000,
+        maxRetries: 5,
+        template,
+        signal: stop.signal,
+      });
       try {
         // --batch with several batch models: every model's batches go to the provider first, so
         // they run side by side (a batch may take up to 24 h); the loop below then collects each.
@@ -158,19 +174,8 @@ to the provider's structured-output mode, where declared coverage means somethin
             try {
               if (!provider.batch) continue;
               await runBenchmark({
-                provider,
-                benchmark,
-                runDir: join(evalDir, 'runs', sanitizeModelId(model)),
-                limit: flags.limit,
-                concurrency: flags.concurrency,
-                constrained: flags.constrained,
-                temperature: 0,
-                maxTokens: 2048,
-                timeoutMs: 120_000,
-                maxRetries: 5,
-                template,
+                ...runOptions(model, provider),
                 batch: { fallback: flags.batchFallback, pollMs: flags.batchPollMs, submitOnly: true },
-                signal: stop.signal,
                 // Only the batches it submitted are news here; the run below says the rest.
                 log: (line) => {
                   if (line.startsWith('batch ')) log(`${model}: ${line}`);
@@ -191,22 +196,11 @@ to the provider's structured-output mode, where declared coverage means somethin
           const bar = progress;
           try {
             const res = await runBenchmark({
-              provider,
-              benchmark,
-              runDir: join(evalDir, 'runs', name),
-              limit: flags.limit,
-              concurrency: flags.concurrency,
-              constrained: flags.constrained,
-              temperature: 0,
-              maxTokens: 2048,
-              timeoutMs: 120_000,
-              maxRetries: 5,
-              template,
+              ...runOptions(model, provider),
               batch:
                 flags.batch && provider.batch
                   ? { fallback: flags.batchFallback, pollMs: flags.batchPollMs }
                   : undefined,
-              signal: stop.signal,
               onProgress: (p) => bar.update(p),
               // Several models write here one after another: each line says whose it is.
               log: (line) => {

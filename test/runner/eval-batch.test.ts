@@ -38,30 +38,27 @@ test('sob eval --batch: both models batches go out before either is waited on; e
   const keys = Array.from({ length: 6 }, (_, i) => `eb${i}`);
   const bench = writeBenchmark(join(tmp, 'eb.jsonl'), keys);
   const evalDir = join(tmp, 'eval');
-  const r = await sob(
-    [
-      'eval',
-      '--model',
-      'openai:model-a',
-      '--model',
-      'openai:model-b',
-      '--model',
-      'baseline:gold',
-      '--benchmark',
-      bench,
-      '--base-url',
-      server.openaiBaseUrl,
-      '--batch',
-      '--batch-poll-ms',
-      '20',
-      '--eval-dir',
-      evalDir,
-      '--bootstrap-samples',
-      '10',
-      '--no-report',
-    ],
-    { cwd: tmp, env: { OPENAI_API_KEY: 'sk-eval-batch' } },
-  ).done;
+  const evalBatch = (models: string[]) =>
+    sob(
+      [
+        'eval',
+        ...models.flatMap((m) => ['--model', m]),
+        '--benchmark',
+        bench,
+        '--base-url',
+        server.openaiBaseUrl,
+        '--batch',
+        '--batch-poll-ms',
+        '20',
+        '--eval-dir',
+        evalDir,
+        '--bootstrap-samples',
+        '10',
+        '--no-report',
+      ],
+      { cwd: tmp, env: { OPENAI_API_KEY: 'sk-eval-batch' } },
+    ).done;
+  const r = await evalBatch(['openai:model-a', 'openai:model-b', 'baseline:gold']);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(server.batches.length, 2);
   assert.deepEqual(
@@ -84,28 +81,7 @@ test('sob eval --batch: both models batches go out before either is waited on; e
     /^baseline:gold: no batch interface \(--batch is for openai: and gemini:\); asked as usual$/m,
   );
   // A second run finds everything answered and submits nothing.
-  const again = await sob(
-    [
-      'eval',
-      '--model',
-      'openai:model-a',
-      '--model',
-      'openai:model-b',
-      '--benchmark',
-      bench,
-      '--base-url',
-      server.openaiBaseUrl,
-      '--batch',
-      '--batch-poll-ms',
-      '20',
-      '--eval-dir',
-      evalDir,
-      '--bootstrap-samples',
-      '10',
-      '--no-report',
-    ],
-    { cwd: tmp, env: { OPENAI_API_KEY: 'sk-eval-batch' } },
-  ).done;
+  const again = await evalBatch(['openai:model-a', 'openai:model-b']);
   assert.equal(again.code, 0, again.stderr);
   assert.equal(server.batches.length, 2);
 });
