@@ -9,6 +9,7 @@ import type {
   PageTranscript,
   TranscriptMethod,
 } from '../../sources/pdf/index.ts';
+import { listPdfs } from '../../sources/pdf-pages.ts';
 import { errorMessage, UserError } from '../core/errors.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../core/files.ts';
 import { choiceOption, intOption, log } from './common.ts';
@@ -71,16 +72,6 @@ async function imageToPdf(file: string, out: string): Promise<string | undefined
   } catch (e) {
     return `cannot read as a ${png ? 'PNG' : 'JPEG'} image (${errorMessage(e).split('\n')[0]})`;
   }
-}
-
-function listPdfs(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...listPdfs(p));
-    else if (e.isFile() && /\.pdf$/i.test(e.name)) out.push(p);
-  }
-  return out.sort();
 }
 
 export function expandPdfInputs(inputs: string[]): PdfInput[] {

@@ -6,7 +6,15 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -281,4 +289,51 @@ test('Ctrl-C: exit 130, the inputs finished so far keep their transcripts and th
     [['a-text.pdf', 1, 'a-text_pg1.md']],
   );
   assertTable(readFileSync(join(out, 'a-text_pg1.md'), 'utf8'), 'a-text_pg1.md');
+});
+
+test('folders reached through symbolic links are read once each (a link back up is no loop), linked PDFs included: sob ocr and sob build pdf', async () => {
+  const real = join(tmp, 'linked-real');
+  mkdirSync(real, { recursive: true });
+  writeFileSync(join(real, 'revenue.pdf'), table);
+  const dir = join(tmp, 'linked');
+  mkdirSync(dir, { recursive: true });
+  symlinkSync(join(real, 'revenue.pdf'), join(dir, 'a-link.pdf'));
+  symlinkSync(real, join(dir, 'sub'));
+  symlinkSync(dir, join(dir, 'loop'));
+  const out = join(tmp, 'out-linked');
+  const r = await sob(['ocr', dir, '--out', out]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /transcribing 2 PDFs ->/);
+  assert.deepEqual(
+    jsonLines(join(out, 'ocr_pages.jsonl'))
+      .map((p) => p.transcript)
+      .sort(),
+    ['a-link_pg1.md', 'sub/revenue_pg1.md'],
+  );
+  assertTable(readFileSync(join(out, 'a-link_pg1.md'), 'utf8'), 'a-link_pg1.md');
+  const ann = join(tmp, 'linked-ann.jsonl');
+  writeFileSync(
+    ann,
+    `${JSON.stringify({
+      source_id: 'a-link_pg1',
+      question: 'What were the freight charges in 2024?',
+      json_schema: {
+        type: 'object',
+        properties: { activity: { type: 'string' }, year: { type: 'integer' }, amount: { type: 'string' } },
+        required: ['activity', 'amount'],
+      },
+      ground_truth: { activity: 'Freight charges', year: 2024, amount: '7,215' },
+    })}\n`,
+  );
+  const b = await sob([
+    'build',
+    'pdf',
+    dir,
+    '--annotations',
+    ann,
+    '--out',
+    join(tmp, 'linked-bench', 'records.jsonl'),
+  ]);
+  assert.doesNotMatch(b.stderr, /ELOOP|too many symbolic links/);
+  assert.match(b.stderr, /loaded 4 pdf source items/); // two pages and two whole documents
 });
