@@ -143,6 +143,24 @@ export function uncollectedBatches(
     .filter((e) => e.records > 0);
 }
 
+/**
+ * One call to the provider's batch API under a signal of its own that follows the run's: the
+ * SDKs leave a listener on the signal of every request they make, and a run polls every 30 s for
+ * up to a day, so on the run's own signal they piled up (a MaxListenersExceededWarning on stderr
+ * after 42 polls, and one more listener kept per poll). Ours is removed when the call ends.
+ */
+export async function own<T>(parent: AbortSignal, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const ctl = new AbortController();
+  const relay = () => ctl.abort(parent.reason);
+  if (parent.aborted) ctl.abort(parent.reason);
+  else parent.addEventListener('abort', relay, { once: true });
+  try {
+    return await call(ctl.signal);
+  } finally {
+    parent.removeEventListener('abort', relay);
+  }
+}
+
 /** Splits lines into batches under the request and byte limits (a line over the byte limit stands alone). */
 export function splitBatches(sizes: number[], maxRequests: number, maxBytes: number): number[][] {
   const out: number[][] = [];
@@ -192,7 +210,7 @@ export async function runBatches<I extends BatchItem>(r: BatchRun<I>): Promise<P
   let fatal: ProviderError | undefined;
 
   const collect = async (e: Entry, job: BatchJob) => {
-    const results = await api.results(job, r.constrained, r.signal);
+    const results = await own(r.signal, (signal) => api.results(job, r.constrained, signal));
     const seen = new Set<string>();
     const fail = (item: I, pe: ProviderError) => {
       if (FATAL.has(pe.errorClass)) {
@@ -251,19 +269,19 @@ export async function runBatches<I extends BatchItem>(r: BatchRun<I>): Promise<P
         if (r.signal.aborted) return;
         if (e.id === null) {
           // Killed between "about to create" and "created": find it by its key, or create it now.
-          const found = await api.find(e.key, r.signal).catch(() => undefined);
+          const found = await own(r.signal, (signal) => api.find(e.key, signal)).catch(() => undefined);
           if (found) e.id = found.id;
           else {
             const lines = e.ids.map((id, i) =>
               api.line(`r${i}`, r.request(byId.get(id) as I) as ProviderRequest),
             );
-            const job = await api.submit(lines, e.key, r.signal);
+            const job = await own(r.signal, (signal) => api.submit(lines, e.key, signal));
             e.id = job.id;
             e.state = job.state;
           }
           save();
         }
-        const job = await api.poll(e.id as string, r.signal);
+        const job = await own(r.signal, (signal) => api.poll(e.id as string, signal));
         if (job.state !== e.state || JSON.stringify(job.counts) !== JSON.stringify(e.counts)) {
           e.state = job.state;
           e.counts = job.counts;
@@ -309,7 +327,7 @@ export async function runBatches<I extends BatchItem>(r: BatchRun<I>): Promise<P
       };
       state.batches.push(e);
       save(); // before the create: a kill now is healed by find(key)
-      const job = await api.submit(body, key, r.signal);
+      const job = await own(r.signal, (signal) => api.submit(body, key, signal));
       e.id = job.id;
       e.state = job.state;
       e.counts = job.counts;

@@ -94,3 +94,21 @@ test('a re-run without --batch while the batch is still at the provider warns, n
   assert.doesNotMatch(c.stderr, /warning: batch/);
   assert.equal(JSON.parse(readFileSync(join(dir, 'batches.json'), 'utf8')).batches.length, 1);
 });
+
+for (const model of ['openai:gpt-4.1-mini', 'gemini:gemini-2.5-flash']) {
+  test(`${model}: 80 status checks of one batch leave no listener behind (no MaxListenersExceededWarning on stderr)`, async () => {
+    states = () => ['validating', ...Array(80).fill('in_progress'), 'completed'];
+    const keys = ids(`${model[0]}l`, 3);
+    const first = server.batches.length;
+    const dir = join(tmp, `${model[0]}-listeners`);
+    const res = await sobRun(server, model, writeBenchmark(join(tmp, `${model[0]}l.jsonl`), keys), dir, {
+      cwd: tmp,
+      env,
+      extra: ['--batch', '--batch-poll-ms', '5'],
+    }).done;
+    assert.equal(res.code, 0, res.stderr);
+    assert.ok(server.batches[first].polls >= 80, `${server.batches[first].polls} status checks`);
+    assert.doesNotMatch(res.stderr, /MaxListenersExceededWarning|memory leak/);
+    assert.equal(rows(join(dir, 'responses.jsonl')).length, 3);
+  });
+}
