@@ -145,7 +145,9 @@ to the provider's structured-output mode, where declared coverage means somethin
       let progress: InstanceType<typeof ProgressReporter> | undefined;
       const stop = interruptible(() => progress?.clear());
       const interrupted = () => {
-        log('interrupted: re-run the same command to resume');
+        log(
+          `interrupted: re-run the same command to resume${flags.batch ? ' (batches already submitted, of every model, keep running at the provider and are collected then)' : ''}`,
+        );
         process.exitCode = 130;
       };
       type Provider = Awaited<ReturnType<typeof createProvider>>;
