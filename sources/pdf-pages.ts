@@ -3,7 +3,7 @@
  * (its text layer, or tesseract.js OCR), `<name>_pg<N>` per page and `<name>` for the whole
  * document, optionally gated by olmOCR-bench tests (`--min-ocr-pass`).
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, type Stats, statSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { errorMessage, UserError } from '../src/core/errors.ts';
 import type { ItemLoader, LoadResult } from './types.ts';
@@ -31,15 +31,32 @@ async function importPdfPipeline(): Promise<PdfToTranscripts> {
   return mod.pdfToTranscripts;
 }
 
+/**
+ * The PDFs a path names: the file itself, or every `*.pdf` under a folder (sorted per folder).
+ * Symbolic links are followed, to files and to folders, each real folder read once (a link back
+ * up the tree is not a loop); a dangling link named `.pdf` is listed, so reading it names it.
+ */
 export function listPdfs(input: string): string[] {
   if (!existsSync(input)) throw new UserError(`no such file or folder: ${input}`);
   if (statSync(input).isFile()) return [input];
   const out: string[] = [];
+  const seen = new Set<string>();
   const walk = (dir: string) => {
+    const real = realpathSync(dir);
+    if (seen.has(real)) return;
+    seen.add(real);
     for (const e of readdirSync(dir).sort()) {
       const p = join(dir, e);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (e.toLowerCase().endsWith('.pdf')) out.push(p);
+      const pdf = e.toLowerCase().endsWith('.pdf');
+      let st: Stats;
+      try {
+        st = statSync(p);
+      } catch {
+        if (pdf) out.push(p);
+        continue;
+      }
+      if (st.isDirectory()) walk(p);
+      else if (pdf && st.isFile()) out.push(p);
     }
   };
   walk(input);

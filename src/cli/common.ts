@@ -2,6 +2,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
+import { UserError } from '../core/errors.ts';
 import { MODALITIES, type Modality, SOURCES, type Source } from '../core/record.ts';
 
 export function intOption(name: string, min = 0): (v: string) => number {
@@ -70,9 +71,23 @@ export function interruptible(onFirst?: () => void): {
   };
 }
 
-/** --batch, --batch-fallback, --batch-poll-ms (sob run and sob eval). */
+/**
+ * --batch, --batch-fallback, --batch-poll-ms (sob run and sob eval). A `--batch-*` option given
+ * without `--batch` is a usage error (exit 2), not silently ignored while the run goes online.
+ */
 export function batchOptions(cmd: Command, batchHelp: string): Command {
   return cmd
+    .hook('preAction', (c) => {
+      if (c.opts().batch) return;
+      const given = c.options
+        .filter((o) => o.long?.startsWith('--batch-') && c.getOptionValueSource(o.attributeName()) === 'cli')
+        .map((o) => o.long);
+      if (given.length > 0)
+        throw new UserError(
+          `${given.join(', ')} only appl${given.length === 1 ? 'ies' : 'y'} with --batch`,
+          2,
+        );
+    })
     .option('--batch', batchHelp)
     .option(
       '--batch-fallback <where>',

@@ -145,38 +145,69 @@ to the provider's structured-output mode, where declared coverage means somethin
       let progress: InstanceType<typeof ProgressReporter> | undefined;
       const stop = interruptible(() => progress?.clear());
       const interrupted = () => {
-        log('interrupted: re-run the same command to resume');
+        log(
+          `interrupted: re-run the same command to resume${flags.batch ? ' (batches already submitted, of every model, keep running at the provider and are collected then)' : ''}`,
+        );
         process.exitCode = 130;
       };
+      type Provider = Awaited<ReturnType<typeof createProvider>>;
+      /** What every model's run shares: the benchmark, its run directory, the paper's settings. */
+      const runOptions = (model: string, provider: Provider) => ({
+        provider,
+        benchmark,
+        runDir: join(evalDir, 'runs', sanitizeModelId(model)),
+        limit: flags.limit,
+        concurrency: flags.concurrency,
+        constrained: flags.constrained,
+        temperature: 0,
+        maxTokens: 2048,
+        timeoutMs: 120_000,
+        maxRetries: 5,
+        template,
+        signal: stop.signal,
+      });
       try {
+        // --batch with several batch models: every model's batches go to the provider first, so
+        // they run side by side (a batch may take up to 24 h); the loop below then collects each.
+        if (flags.batch && models.length > 1) {
+          for (const model of models) {
+            if (stop.interrupted()) return interrupted();
+            const provider = await createProvider(model, { baseUrls: flags.baseUrl });
+            try {
+              if (!provider.batch) continue;
+              await runBenchmark({
+                ...runOptions(model, provider),
+                batch: { fallback: flags.batchFallback, pollMs: flags.batchPollMs, submitOnly: true },
+                // Only the batches it submitted are news here; the run below says the rest.
+                log: (line) => {
+                  if (line.startsWith('batch ')) log(`${model}: ${line}`);
+                },
+              });
+            } finally {
+              await provider.close?.();
+            }
+          }
+        }
         for (const model of models) {
           const name = sanitizeModelId(model);
           const provider = await createProvider(model, { baseUrls: flags.baseUrl });
+          if (flags.batch && !provider.batch)
+            log(`${model}: no batch interface (--batch is for openai: and gemini:); asked as usual`);
           // The runner's progress line, one per model, while it runs.
           progress = new ProgressReporter(process.stderr, flags.progressIntervalMs, Date.now, `${model}: `);
           const bar = progress;
           try {
             const res = await runBenchmark({
-              provider,
-              benchmark,
-              runDir: join(evalDir, 'runs', name),
-              limit: flags.limit,
-              concurrency: flags.concurrency,
-              constrained: flags.constrained,
-              temperature: 0,
-              maxTokens: 2048,
-              timeoutMs: 120_000,
-              maxRetries: 5,
-              template,
+              ...runOptions(model, provider),
               batch:
                 flags.batch && provider.batch
                   ? { fallback: flags.batchFallback, pollMs: flags.batchPollMs }
                   : undefined,
-              signal: stop.signal,
               onProgress: (p) => bar.update(p),
+              // Several models write here one after another: each line says whose it is.
               log: (line) => {
                 bar.clear();
-                log(line);
+                log(`${model}: ${line}`);
               },
             });
             bar.finish(res.progress);

@@ -1,9 +1,16 @@
 /** `sob ocr`: one markdown transcript per PDF page, optionally scored with olmOCR-bench tests. */
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
 import type { Command } from 'commander';
-import type { OcrEngineName, PageTranscript, TranscriptMethod } from '../../sources/pdf/index.ts';
-import { UserError } from '../core/errors.ts';
+import type {
+  OcrEngineName,
+  PageExplain,
+  PageTranscript,
+  TranscriptMethod,
+} from '../../sources/pdf/index.ts';
+import { listPdfs } from '../../sources/pdf-pages.ts';
+import { errorMessage, UserError } from '../core/errors.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../core/files.ts';
 import { choiceOption, intOption, log } from './common.ts';
 
@@ -25,16 +32,46 @@ interface PdfInput {
   file: string;
   /** Path relative to the input argument (a file's own name when given directly), with `/`. */
   rel: string;
+  /** A PNG or JPEG given as a file: read as a one-page scanned PDF. */
+  image?: boolean;
 }
 
-function listPdfs(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...listPdfs(p));
-    else if (e.isFile() && /\.pdf$/i.test(e.name)) out.push(p);
+const IMAGE = /\.(png|jpe?g)$/i;
+
+/** The transcript name of a page: `<input without .pdf (or the image's extension)>_pg<N>`. */
+function transcriptName(input: PdfInput, page: number): string {
+  return input.image ? `${input.rel.replace(IMAGE, '')}_pg${page}` : pageKeyOf(input.rel, page);
+}
+
+/** `sources/ocr-check.ts`'s pageKey, kept here so listing inputs loads no OCR code. */
+function pageKeyOf(pdf: string, page: number): string {
+  return `${pdf.replace(/\.pdf$/i, '')}_pg${page}`;
+}
+
+/**
+ * A PNG or JPEG as a one-page PDF (the image filling the page, its long side 11 in, so the
+ * renderer's 300 dpi gives OCR 3,300 pixels on that side), written to `out`. Undefined with the
+ * reason when the file is not a PNG or JPEG that can be decoded.
+ */
+async function imageToPdf(file: string, out: string): Promise<string | undefined> {
+  const { PDFDocument } = await import('pdf-lib');
+  const bytes = readFileSync(file);
+  const png =
+    bytes.length >= 8 && bytes.subarray(0, 8).equals(Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]));
+  const jpeg = bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff;
+  if (!png && !jpeg)
+    return 'not a PNG or JPEG image (sob ocr reads PDFs, and PNG or JPEG files given by name)';
+  try {
+    const doc = await PDFDocument.create();
+    const img = png ? await doc.embedPng(bytes) : await doc.embedJpg(bytes);
+    const scale = 792 / Math.max(img.width, img.height, 1);
+    const [w, h] = [img.width * scale, img.height * scale];
+    doc.addPage([w, h]).drawImage(img, { x: 0, y: 0, width: w, height: h });
+    writeFileAtomic(out, await doc.save());
+    return undefined;
+  } catch (e) {
+    return `cannot read as a ${png ? 'PNG' : 'JPEG'} image (${errorMessage(e).split('\n')[0]})`;
   }
-  return out.sort();
 }
 
 export function expandPdfInputs(inputs: string[]): PdfInput[] {
@@ -43,16 +80,55 @@ export function expandPdfInputs(inputs: string[]): PdfInput[] {
     if (!existsSync(input)) throw new UserError(`no such file or folder: ${input}`);
     if (statSync(input).isDirectory()) {
       const files = listPdfs(input);
-      if (files.length === 0) throw new UserError(`${input}: no .pdf files in this folder`);
+      if (files.length === 0) {
+        const images = readdirSync(input).filter((f) => IMAGE.test(f)).length;
+        throw new UserError(
+          `${input}: no .pdf files in this folder${images > 0 ? ` (${images} PNG/JPEG image${images === 1 ? '' : 's'}: give images by name, e.g. sob ocr ${join(input, '*.png')})` : ''}`,
+        );
+      }
       for (const file of files) out.push({ file, rel: relative(input, file).split('\\').join('/') });
-    } else out.push({ file: input, rel: basename(input) });
+    } else out.push({ file: input, rel: basename(input), ...(IMAGE.test(input) ? { image: true } : {}) });
   }
-  const seen = new Set<string>();
+  const seen = new Map<string, string>();
   for (const p of out) {
-    if (seen.has(p.rel)) throw new UserError(`two inputs would write the same transcripts: ${p.rel}`);
-    seen.add(p.rel);
+    const key = transcriptName(p, 1);
+    const other = seen.get(key);
+    if (other !== undefined)
+      throw new UserError(`two inputs would write the same transcripts (${key}.md): ${other} and ${p.file}`);
+    seen.set(key, p.file);
   }
   return out;
+}
+
+/**
+ * Why a PDF could not be opened, in words, when that is the error (pdf.js refusing the file:
+ * not a PDF, empty, truncated, password-protected); undefined for any other error.
+ */
+export function unreadableReason(e: unknown): string | undefined {
+  if (!(e instanceof UserError)) return undefined;
+  const image = /: ((?:not a PNG or JPEG|cannot read as a (?:PNG|JPEG)) .*)$/s.exec(e.message);
+  if (image) return image[1];
+  const m = /: cannot read as PDF \((.*)\)$/s.exec(e.message);
+  if (!m) return undefined;
+  if (/password/i.test(m[1])) return `password-protected: cannot be read without its password (${m[1]})`;
+  return `cannot read as PDF (${m[1]})`;
+}
+
+/**
+ * Why the page was read the way it was, from its evidence, in the terms of `chooseMethod`
+ * (`sources/pdf/index.ts`): too few characters, too few text-like ones, mostly hidden text,
+ * pictures beside a real text layer.
+ */
+export function methodWhy(method: PageExplain['method'], ev: NonNullable<PageExplain['evidence']>): string {
+  const chars = `${ev.textChars} character${ev.textChars === 1 ? '' : 's'}`;
+  if (method === 'text-layer') return '';
+  if (method === 'mixed')
+    return ` (real; ${ev.images} picture${ev.images === 1 ? '' : 's'} over ${(ev.imageCover * 100).toFixed(0)}% of the page OCR'd too)`;
+  if (ev.textChars === 0) return ' (no text layer)';
+  if (ev.textChars < 30) return ` (${chars}: under 30, too few to trust)`;
+  if (ev.hiddenText > 0.5)
+    return ` (${(ev.hiddenText * 100).toFixed(0)}% of its text is drawn invisible or under a picture: an OCR layer)`;
+  return ` (${(ev.textLikeShare * 100).toFixed(0)}% of ${chars} look like text: under 85%)`;
 }
 
 /** One `--explain` line per page: method, engine, text-layer score, and the layout's decisions. */
@@ -62,7 +138,9 @@ export function explainLine(name: string, p: PageTranscript): string {
   if (!e) return `${name}: ${p.method}`;
   const parts = [
     `${e.method}${e.engine ? ` by ${e.engine}` : ''}`,
-    `text layer ${e.text_layer_score.toFixed(2)}`,
+    e.evidence
+      ? `text layer ${e.text_layer_score.toFixed(2)}${methodWhy(e.method, e.evidence)}`
+      : `text layer not scored (--ocr ${e.method === 'text-layer' ? 'never' : 'always'})`,
   ];
   if (e.combine)
     parts.push(
@@ -87,7 +165,10 @@ export function registerOcr(program: Command): void {
   program
     .command('ocr')
     .description('transcribe PDFs page by page (text layer where it is real, OCR where it is not)')
-    .argument('<pdf-or-dir...>', 'PDF files, or folders (every *.pdf under them)')
+    .argument(
+      '<pdf-or-dir...>',
+      'PDF files, folders (every *.pdf under them), or PNG/JPEG images (each read as a one-page scan)',
+    )
     .requiredOption(
       '--out <dir>',
       'writes <dir>/<pdf path relative to the input, without .pdf>_pg<N>.md and <dir>/ocr_pages.jsonl',
@@ -143,15 +224,22 @@ Examples:
   sob ocr scans/ --out runs/ocr --ocr always --engine tesseract --workers 4
   sob ocr big.pdf --out runs/ocr --max-pages 50 --page-timeout 60 --explain
 
+A PNG or JPEG given by name is read as a one-page scan (<dir>/<name without extension>_pg1.md).
+A file that cannot be opened (not a PDF, truncated, password-protected) is named on stderr and in
+ocr_pages.jsonl, and the other inputs are still transcribed; the command fails (exit 1) only
+when no input could be read.
+
 Tests whose PDF is not among the inputs are left out; a test for an input page with no transcript fails.`,
     )
     .action(async (inputs: string[], flags: OcrFlags) => {
+      if (existsSync(flags.out) && !statSync(flags.out).isDirectory())
+        throw new UserError(`--out ${flags.out}: is a file; give a folder for the transcripts`, 2);
       const pdfs = expandPdfInputs(inputs);
       // Loaded here, not at the top: pdf.js and the OCR engines are heavy and change globals.
       const { checkTranscripts, formatOcrReport, loadOcrTests, pageKey } = await import(
         '../../sources/ocr-check.ts'
       );
-      const { OcrEngine, pdfsToTranscripts } = await import('../../sources/pdf/index.ts');
+      const { OcrEngine, pdfToTranscripts } = await import('../../sources/pdf/index.ts');
       const tests = flags.tests ? await loadOcrTests(flags.tests) : undefined;
       const engine = new OcrEngine({
         workers: flags.workers,
@@ -163,75 +251,131 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
       const methods: Record<TranscriptMethod, number> = { 'text-layer': 0, ocr: 0, mixed: 0 };
       let skipped = 0;
       const pagesLog: string[] = [];
-      log(`transcribing ${pdfs.length} PDF${pdfs.length === 1 ? '' : 's'} -> ${flags.out}`);
+      const images = pdfs.filter((p) => p.image).length;
+      const docs = pdfs.length - images;
+      log(
+        `transcribing ${[docs > 0 ? `${docs} PDF${docs === 1 ? '' : 's'}` : '', images > 0 ? `${images} image${images === 1 ? '' : 's'}` : ''].filter(Boolean).join(' and ')} -> ${flags.out}`,
+      );
       mkdirSync(flags.out, { recursive: true });
-      try {
-        const byFile = new Map(pdfs.map((p) => [p.file, p]));
-        const results = await pdfsToTranscripts(
-          pdfs.map((p) => p.file),
-          {
-            engine,
-            ocr: flags.ocr,
-            dropMargins: flags.margins,
-            maxPages: flags.maxPages,
-            pageTimeoutMs: flags.pageTimeout * 1000,
-            explain: flags.explain,
-            log,
-          },
-          (file, pages) => {
-            const pdf = byFile.get(file)!;
-            for (const p of pages) {
-              const name = pageKey(pdf.rel, p.page);
-              if (p.skipped) {
-                pagesLog.push(JSON.stringify({ pdf: pdf.rel, page: p.page, skipped: p.skipped }));
-                continue;
-              }
-              const out = join(flags.out, `${name}.md`);
-              mkdirSync(dirname(out), { recursive: true });
-              writeFileAtomic(
-                out,
-                p.markdown === '' || p.markdown.endsWith('\n') ? p.markdown : `${p.markdown}\n`,
-              );
-              pagesLog.push(
-                JSON.stringify({
-                  pdf: pdf.rel,
-                  page: p.page,
-                  transcript: `${name}.md`,
-                  method: p.method,
-                  engine: p.engine ?? null,
-                  ...(p.explain ? { explain: p.explain } : {}),
-                }),
-              );
-              if (flags.explain) log(explainLine(name, p));
-            }
-            const done = pages.filter((p) => !p.skipped);
-            const left = pages.length - done.length;
-            log(
-              `${pdf.rel}: ${done.length} page${done.length === 1 ? '' : 's'} (${[...new Set(done.map((p) => p.method))].join(', ') || 'none'})${left > 0 ? `, ${left} skipped` : ''}`,
-            );
-          },
-        );
-        results.forEach((pages, i) => {
-          for (const p of pages) {
-            if (p.skipped) {
-              skipped++;
-              continue;
-            }
-            transcripts.set(pageKey(pdfs[i].rel, p.page), p.markdown);
-            methods[p.method]++;
-          }
-        });
-      } finally {
-        await engine.close();
+      const unreadable: string[] = [];
+      let scratch: string | undefined;
+      let lastReason = '';
+      let finished = 0;
+      const writePagesLog = () =>
         writeFileAtomic(
           join(flags.out, 'ocr_pages.jsonl'),
           pagesLog.length ? `${pagesLog.join('\n')}\n` : '',
         );
+      // Ctrl-C (or SIGTERM): the inputs finished so far keep their transcripts and their lines in
+      // ocr_pages.jsonl (pages are reported per input, so one cut half way is read again next
+      // time; its OCR'd pages come from the cache), then exit 130 at once.
+      const onSignal = () => {
+        writePagesLog();
+        if (scratch) rmSync(scratch, { recursive: true, force: true });
+        log(
+          `interrupted: ${finished} of ${pdfs.length} input${pdfs.length === 1 ? '' : 's'} transcribed (listed in ${join(flags.out, 'ocr_pages.jsonl')}); re-run the same command to do the rest${flags.cache ? " (pages already OCR'd come from the cache)" : ''}`,
+        );
+        process.exit(130);
+      };
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
+      try {
+        const onPages = (pdf: PdfInput, pages: PageTranscript[]) => {
+          finished++;
+          for (const p of pages) {
+            const name = transcriptName(pdf, p.page);
+            if (p.skipped) {
+              skipped++;
+              pagesLog.push(JSON.stringify({ pdf: pdf.rel, page: p.page, skipped: p.skipped }));
+              continue;
+            }
+            const out = join(flags.out, `${name}.md`);
+            mkdirSync(dirname(out), { recursive: true });
+            writeFileAtomic(
+              out,
+              p.markdown === '' || p.markdown.endsWith('\n') ? p.markdown : `${p.markdown}\n`,
+            );
+            transcripts.set(name, p.markdown);
+            methods[p.method]++;
+            pagesLog.push(
+              JSON.stringify({
+                pdf: pdf.rel,
+                page: p.page,
+                transcript: `${name}.md`,
+                method: p.method,
+                engine: p.engine ?? null,
+                ...(p.explain ? { explain: p.explain } : {}),
+              }),
+            );
+            if (flags.explain) log(explainLine(name, p));
+          }
+          const done = pages.filter((p) => !p.skipped);
+          const left = pages.length - done.length;
+          log(
+            `${pdf.rel}: ${done.length} page${done.length === 1 ? '' : 's'} (${[...new Set(done.map((p) => p.method))].join(', ') || 'none'})${left > 0 ? `, ${left} skipped` : ''}`,
+          );
+        };
+        // PDFs in parallel (one more than the OCR workers, so pdf.js reads while OCR runs). A PDF
+        // that cannot be opened (not a PDF, truncated, password-protected) is named and skipped:
+        // the others are still transcribed, and `ocr_pages.jsonl` says why it has no pages.
+        let next = 0;
+        let failure: unknown;
+        const runner = async () => {
+          while (next < pdfs.length && failure === undefined) {
+            const pdf = pdfs[next++];
+            try {
+              let path = pdf.file;
+              if (pdf.image) {
+                scratch ??= mkdtempSync(join(tmpdir(), 'sob-ocr-'));
+                path = join(scratch, `${next}.pdf`);
+                const bad = await imageToPdf(pdf.file, path);
+                if (bad) throw new UserError(`${pdf.file}: ${bad}`);
+              }
+              const own = path;
+              onPages(
+                pdf,
+                await pdfToTranscripts(path, {
+                  engine,
+                  ocr: flags.ocr,
+                  dropMargins: flags.margins,
+                  maxPages: flags.maxPages,
+                  pageTimeoutMs: flags.pageTimeout * 1000,
+                  explain: flags.explain,
+                  // An image's pages are logged under the image's name, not the scratch PDF's.
+                  log: (line) => log(line.split(own).join(pdf.file)),
+                }),
+              );
+            } catch (e) {
+              const why = unreadableReason(e);
+              if (why === undefined) {
+                failure ??= e;
+                return;
+              }
+              unreadable.push(pdf.rel);
+              finished++;
+              lastReason = `${pdf.file}: ${why}`;
+              if (pdfs.length > 1) log(`${pdf.file}: skipped: ${why}`);
+              pagesLog.push(JSON.stringify({ pdf: pdf.rel, page: null, skipped: why }));
+            }
+          }
+        };
+        await Promise.all(Array.from({ length: Math.min(engine.workers + 1, pdfs.length) }, runner));
+        if (failure !== undefined) throw failure;
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+        await engine.close();
+        if (scratch) rmSync(scratch, { recursive: true, force: true });
+        writePagesLog();
       }
+      if (unreadable.length === pdfs.length)
+        throw new UserError(
+          pdfs.length === 1 ? lastReason : `none of the ${pdfs.length} PDFs could be read (see above)`,
+        );
       const secs = (Date.now() - started) / 1000;
       log(
-        `${transcripts.size} pages in ${secs.toFixed(1)} s: ${methods['text-layer']} text layer, ${methods.ocr} OCR, ${methods.mixed} mixed` +
-          `${skipped > 0 ? `, ${skipped} skipped` : ''} (OCR: ${engine.recognised} recognised, ${engine.cached} from cache)`,
+        `${transcripts.size} page${transcripts.size === 1 ? '' : 's'} in ${secs.toFixed(1)} s: ${methods['text-layer']} text layer, ${methods.ocr} OCR, ${methods.mixed} mixed` +
+          `${skipped > 0 ? `, ${skipped} skipped` : ''}${unreadable.length > 0 ? `; ${unreadable.length} input${unreadable.length === 1 ? '' : 's'} unreadable, skipped (${unreadable.join(', ')})` : ''} (OCR: ${engine.recognised} recognised, ${engine.cached} from cache)`,
       );
       if (!tests) return;
       // A test's `pdf` is relative to the benchmark's pdfs folder; an input may be that folder or one below it.

@@ -117,7 +117,7 @@ export class GeminiProvider implements Provider {
     opts: GeminiOptions = {},
   ) {
     this.id = `gemini:${model}`;
-    if (!model) throw new UserError('gemini: give a model, e.g. --model gemini:gemini-2.5-flash');
+    if (!model) throw new UserError('gemini: give a model, e.g. --model gemini:gemini-2.5-flash', 2);
     const apiKey = opts.apiKey ?? process.env.GEMINI_API_KEY ?? (opts.baseUrl ? 'not-needed' : undefined);
     if (!apiKey) throw new UserError('GEMINI_API_KEY is not set');
     this.endpoint = parseEndpoint(opts.baseUrl ?? DEFAULT_ENDPOINT);

@@ -28,7 +28,7 @@ export async function createProvider(id: string, opts: ProviderOptions = {}): Pr
       });
     }
     case 'gemini': {
-      if ((opts.baseUrls?.length ?? 0) > 1) throw new UserError('gemini takes one --base-url');
+      if ((opts.baseUrls?.length ?? 0) > 1) throw new UserError('gemini takes one --base-url', 2);
       const { GeminiProvider } = await import('./gemini.ts');
       return new GeminiProvider(model, {
         baseUrl: opts.baseUrls?.[0],
@@ -37,7 +37,7 @@ export async function createProvider(id: string, opts: ProviderOptions = {}): Pr
       });
     }
     case 'replay': {
-      if (!model) throw new UserError('replay: give a response file, e.g. --model replay:responses.jsonl');
+      if (!model) throw new UserError('replay: give a response file, e.g. --model replay:responses.jsonl', 2);
       const { ReplayProvider } = await import('./replay.ts');
       const p = new ReplayProvider(model);
       await p.load();
@@ -49,6 +49,7 @@ export async function createProvider(id: string, opts: ProviderOptions = {}): Pr
       if (model === 'instance') return new (await import('./instance.ts')).InstanceBaseline();
       throw new UserError(
         `unknown baseline "${model}": use baseline:gold, baseline:skeleton or baseline:instance`,
+        2,
       );
     case 'local': {
       const { LocalProvider } = await import('./local.ts');
@@ -59,6 +60,7 @@ export async function createProvider(id: string, opts: ProviderOptions = {}): Pr
     default:
       throw new UserError(
         `unknown provider "${kind}" in "${id}": use one of ${PROVIDER_KINDS.map((k) => `${k}:`).join(', ')}`,
+        2,
       );
   }
 }

@@ -24,7 +24,7 @@ export class LocalProvider implements Provider {
   constructor(readonly model: string) {
     this.id = `local:${model}`;
     this.dir = resolve(model);
-    if (!model) throw new UserError('local: give a model folder, e.g. --model local:models/qwen2.5-0.5b');
+    if (!model) throw new UserError('local: give a model folder, e.g. --model local:models/qwen2.5-0.5b', 2);
     if (!existsSync(this.dir) || !statSync(this.dir).isDirectory())
       throw new UserError(`local: no such model folder: ${model}`);
     for (const f of ['config.json', 'tokenizer.json', join('onnx', 'model.onnx')]) {

@@ -108,7 +108,7 @@ export class OpenAIProvider implements Provider {
     opts: OpenAIOptions = {},
   ) {
     this.id = `openai:${model}`;
-    if (!model) throw new UserError('openai: give a model, e.g. --model openai:gpt-4.1-mini');
+    if (!model) throw new UserError('openai: give a model, e.g. --model openai:gpt-4.1-mini', 2);
     const urls = opts.baseUrls?.length
       ? opts.baseUrls
       : process.env.OPENAI_BASE_URL

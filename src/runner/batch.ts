@@ -39,6 +39,12 @@ export interface BatchSettings {
   /** Split below the provider's limits. */
   maxRequests?: number;
   maxBytes?: number;
+  /**
+   * Submit the first batches and return without waiting for them (`sob eval --batch` submits
+   * every model's batches before it waits on any, so they run at the provider side by side). A
+   * run directory with a batch already at the provider submits nothing: the next run polls it.
+   */
+  submitOnly?: boolean;
 }
 
 interface Entry {
@@ -94,7 +100,7 @@ export interface BatchRun<I extends BatchItem> {
   /** The batch part of the progress line changed. */
   note(text: string): void;
   /** --batch-fallback online: these records, one request each, through the normal scheduler. */
-  online(items: I[]): Promise<void>;
+  online(items: I[], attemptsBefore: (id: string) => number): Promise<void>;
   log(line: string): void;
 }
 
@@ -112,6 +118,47 @@ function loadState(file: string, model: string): State {
   if (v.model !== model)
     throw new UserError(`${file} holds batches of ${v.model}, not ${model}: use another --run-dir`);
   return v;
+}
+
+/**
+ * Batches an earlier `sob run --batch` left at the provider, not collected, with the records of
+ * theirs not answered yet (for a re-run without `--batch`, which would ask them again online).
+ */
+export function uncollectedBatches(
+  runDir: string,
+  answered: ReadonlySet<string>,
+): { id: string; records: number }[] {
+  const file = join(runDir, BATCHES);
+  if (!existsSync(file)) return [];
+  let v: State;
+  try {
+    v = JSON.parse(readFileSync(file, 'utf8')) as State;
+  } catch {
+    return [];
+  }
+  if (!v || !Array.isArray(v.batches)) return [];
+  return v.batches
+    .filter((e) => !e.collected && e.id !== null && Array.isArray(e.ids))
+    .map((e) => ({ id: e.id as string, records: e.ids.filter((id) => !answered.has(id)).length }))
+    .filter((e) => e.records > 0);
+}
+
+/**
+ * One call to the provider's batch API under a signal of its own that follows the run's: the
+ * SDKs leave a listener on the signal of every request they make, and a run polls every 30 s for
+ * up to a day, so on the run's own signal they piled up (a MaxListenersExceededWarning on stderr
+ * after 42 polls, and one more listener kept per poll). Ours is removed when the call ends.
+ */
+export async function own<T>(parent: AbortSignal, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const ctl = new AbortController();
+  const relay = () => ctl.abort(parent.reason);
+  if (parent.aborted) ctl.abort(parent.reason);
+  else parent.addEventListener('abort', relay, { once: true });
+  try {
+    return await call(ctl.signal);
+  } finally {
+    parent.removeEventListener('abort', relay);
+  }
 }
 
 /** Splits lines into batches under the request and byte limits (a line over the byte limit stands alone). */
@@ -163,7 +210,7 @@ export async function runBatches<I extends BatchItem>(r: BatchRun<I>): Promise<P
   let fatal: ProviderError | undefined;
 
   const collect = async (e: Entry, job: BatchJob) => {
-    const results = await api.results(job, r.constrained, r.signal);
+    const results = await own(r.signal, (signal) => api.results(job, r.constrained, signal));
     const seen = new Set<string>();
     const fail = (item: I, pe: ProviderError) => {
       if (FATAL.has(pe.errorClass)) {
@@ -222,19 +269,19 @@ export async function runBatches<I extends BatchItem>(r: BatchRun<I>): Promise<P
         if (r.signal.aborted) return;
         if (e.id === null) {
           // Killed between "about to create" and "created": find it by its key, or create it now.
-          const found = await api.find(e.key, r.signal).catch(() => undefined);
+          const found = await own(r.signal, (signal) => api.find(e.key, signal)).catch(() => undefined);
           if (found) e.id = found.id;
           else {
             const lines = e.ids.map((id, i) =>
               api.line(`r${i}`, r.request(byId.get(id) as I) as ProviderRequest),
             );
-            const job = await api.submit(lines, e.key, r.signal);
+            const job = await own(r.signal, (signal) => api.submit(lines, e.key, signal));
             e.id = job.id;
             e.state = job.state;
           }
           save();
         }
-        const job = await api.poll(e.id as string, r.signal);
+        const job = await own(r.signal, (signal) => api.poll(e.id as string, signal));
         if (job.state !== e.state || JSON.stringify(job.counts) !== JSON.stringify(e.counts)) {
           e.state = job.state;
           e.counts = job.counts;
@@ -280,7 +327,7 @@ export async function runBatches<I extends BatchItem>(r: BatchRun<I>): Promise<P
       };
       state.batches.push(e);
       save(); // before the create: a kill now is healed by find(key)
-      const job = await api.submit(body, key, r.signal);
+      const job = await own(r.signal, (signal) => api.submit(body, key, signal));
       e.id = job.id;
       e.state = job.state;
       e.counts = job.counts;
@@ -291,6 +338,18 @@ export async function runBatches<I extends BatchItem>(r: BatchRun<I>): Promise<P
     }
   };
 
+  if (r.settings.submitOnly) {
+    if (state.batches.some((e) => !e.collected)) return undefined;
+    const pending = r.items.filter((it) => !r.answered.has(it.id));
+    try {
+      if (pending.length > 0) await submitRound(pending);
+    } catch (e) {
+      if (r.signal.aborted) return undefined;
+      if (e instanceof ProviderError && FATAL.has(e.errorClass)) return e;
+      throw e;
+    }
+    return undefined;
+  }
   try {
     // 1. What an earlier session left at the provider: poll it, never submit it again.
     await settle();
@@ -308,7 +367,7 @@ export async function runBatches<I extends BatchItem>(r: BatchRun<I>): Promise<P
       if (eligible.length === 0) break;
       if (r.settings.fallback === 'online' && eligible.some((it) => attempts(it.id) > 0)) {
         r.log(`asking ${eligible.length} record(s) one by one (--batch-fallback online)`);
-        await r.online(eligible);
+        await r.online(eligible, attempts);
         break;
       }
       await submitRound(eligible);

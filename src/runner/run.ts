@@ -24,7 +24,7 @@ import {
   type ProviderResponse,
   RETRYABLE,
 } from '../providers/types.ts';
-import { type BatchSettings, runBatches } from './batch.ts';
+import { type BatchSettings, runBatches, uncollectedBatches } from './batch.ts';
 import { cacheKey, ResponseCache } from './cache.ts';
 import { type PromptTemplate, renderPrompt, sha256 } from './prompt.ts';
 import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, sleep } from './retry.ts';
@@ -547,7 +547,8 @@ async function runLocked(
     }
   };
 
-  const ask = async (item: Item) => {
+  /** `before`: attempts already made elsewhere (a batch's, before --batch-fallback online); numbering goes on from them. */
+  const ask = async (item: Item, before = 0) => {
     let base: Omit<ProviderRequest, 'signal'>;
     try {
       base = requestOf(item, o);
@@ -586,7 +587,7 @@ async function runLocked(
         if (cache && !hit) cache.set(key, res);
         if (stop.signal.aborted) return; // stopped while it answered: leave it for the resume
         record(item, res, {
-          attempts: attempt,
+          attempts: before + attempt,
           latencyMs: hit ? 0 : performance.now() - t0,
           cached: hit !== undefined,
         });
@@ -597,7 +598,7 @@ async function runLocked(
         const pe = classify(e, timedOut);
         if (FATAL.has(pe.errorClass)) {
           fatal ??= pe;
-          errorLine(item, attempt, pe, 'stopped');
+          errorLine(item, before + attempt, pe, 'stopped');
           stop.abort();
           return;
         }
@@ -609,12 +610,12 @@ async function runLocked(
         }
         if (pe.errorClass === 'schema_rejected') {
           // The provider's verdict on the schema, not the model's failure: written once, not retried.
-          record(item, undefined, { attempts: attempt, schemaRejected: pe });
+          record(item, undefined, { attempts: before + attempt, schemaRejected: pe });
           o.onProgress?.(progress);
           return;
         }
         const retry = RETRYABLE.has(pe.errorClass) && attempt <= o.maxRetries;
-        errorLine(item, attempt, pe, retry ? 'retrying' : 'gave_up');
+        errorLine(item, before + attempt, pe, retry ? 'retrying' : 'gave_up');
         if (!retry) {
           progress.failed++;
           o.onProgress?.(progress);
@@ -634,13 +635,13 @@ async function runLocked(
     // A provider that answers without I/O (the baselines, replay) never lets the event loop
     // turn: give it a turn every 50 ms so Ctrl-C, SIGTERM and progress are still heard.
     let turnedAt = performance.now();
-    const online = async (source: AsyncIterator<Item> | Iterator<Item>) => {
+    const online = async (source: AsyncIterator<Item> | Iterator<Item>, before?: (id: string) => number) => {
       const worker = async () => {
         while (!stop.signal.aborted) {
           const next = await source.next();
           if (next.done) return;
           if (answered.has(next.value.id)) continue;
-          await ask(next.value);
+          await ask(next.value, before?.(next.value.id));
           if (performance.now() - turnedAt > 50) {
             await new Promise((r) => setImmediate(r));
             turnedAt = performance.now();
@@ -677,10 +678,19 @@ async function runLocked(
           progress.note = text || undefined;
           o.onProgress?.(progress);
         },
-        online: (list) => online(list[Symbol.iterator]()),
+        online: (list, before) => online(list[Symbol.iterator](), before),
         log,
       });
-    } else await online(source);
+    } else {
+      // A batch an earlier `--batch` run left at the provider still answers (and is billed):
+      // asking its records online now pays for them twice. Said before anything is asked.
+      const left = uncollectedBatches(runDir, answered);
+      if (left.length > 0)
+        log(
+          `warning: ${left.map((b) => `batch ${b.id} (${b.records} record${b.records === 1 ? '' : 's'})`).join(', ')} of an earlier --batch run ${left.length === 1 ? 'is' : 'are'} still at the provider, not collected: ${left.length === 1 ? 'its' : 'their'} records are asked online now and billed twice; Ctrl-C and re-run with --batch to collect ${left.length === 1 ? 'it' : 'them'} instead`,
+        );
+      await online(source);
+    }
     await source.return(undefined);
     status = fatal
       ? 'failed'
