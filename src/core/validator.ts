@@ -275,7 +275,7 @@ export function compileSchema(schema: unknown, opts: ValidatorOptions = {}): Com
     ajv = newAjv(dialect, true, assertFormats);
     ajv.addSchema(prepared as object, ROOT_KEY);
   } catch (e) {
-    return { ok: false, dialect, reason: `schema cannot be compiled: ${errorMessage(e)}` };
+    return { ok: false, dialect, reason: `schema cannot be compiled: ${overflowReason(e, prepared)}` };
   }
   const remotes = new Map<string, unknown>();
   for (;;) {
@@ -307,7 +307,7 @@ export function compileSchema(schema: unknown, opts: ValidatorOptions = {}): Com
     } catch (e) {
       const missing = (e as { missingSchema?: unknown }).missingSchema;
       if (typeof missing !== 'string' || missing === '' || remotes.has(missing)) {
-        return { ok: false, dialect, reason: `schema cannot be compiled: ${errorMessage(e)}` };
+        return { ok: false, dialect, reason: `schema cannot be compiled: ${overflowReason(e, prepared)}` };
       }
       if (remotes.size >= MAX_REMOTE_LOADS) {
         return {
@@ -332,6 +332,15 @@ export function compileSchema(schema: unknown, opts: ValidatorOptions = {}): Com
       }
     }
   }
+}
+
+/** The error's message; for a stack overflow, the `$ref` cycle that caused it when there is one. */
+function overflowReason(e: unknown, schema: unknown): string {
+  if (!(e instanceof RangeError)) return errorMessage(e);
+  const cycle = aliasCycle(schema);
+  return cycle
+    ? `$ref cycle that never reaches a schema: ${[...cycle, cycle[0]].join(' -> ')}`
+    : errorMessage(e);
 }
 
 // -- Walking a schema document -------------------------------------------------------------------
@@ -439,6 +448,73 @@ export function decodePointerToken(tok: string): string {
     // keep it as written
   }
   return t.replaceAll('~1', '/').replaceAll('~0', '~');
+}
+
+/** Keywords that do not constrain an instance: a schema with only these and `$ref` is an alias. */
+const NOT_RULES = new Set([
+  '$ref',
+  '$schema',
+  '$comment',
+  'title',
+  'description',
+  'default',
+  'examples',
+  'definitions',
+  '$defs',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+]);
+
+/**
+ * A chain of local `$ref`s that only ever points at other `$ref`s and comes back to itself
+ * (`#/definitions/a` -> `#/definitions/b` -> `#/definitions/a`): the schema never says what an
+ * instance must be, and ajv recurses on it until its stack runs out. The cycle's pointers, first
+ * repeated at the end; undefined when there is none (or a `$id` changes the base on the way).
+ */
+export function aliasCycle(schema: unknown): string[] | undefined {
+  const resolve = (ref: string): unknown => {
+    if (!ref.startsWith('#')) return undefined;
+    let node: unknown = schema;
+    const frag = ref.slice(1);
+    if (frag === '') return node;
+    if (!frag.startsWith('/')) return undefined;
+    for (const tok of frag.slice(1).split('/').map(decodePointerToken)) {
+      if (Array.isArray(node)) node = node[Number(tok)];
+      else if (isObject(node)) node = node[tok];
+      else return undefined;
+    }
+    return node;
+  };
+  const isAlias = (n: unknown): n is { $ref: string } =>
+    isObject(n) && typeof n.$ref === 'string' && Object.keys(n).every((k) => NOT_RULES.has(k));
+  const seen = new Set<unknown>();
+  const visit = (n: unknown, depth: number): string[] | undefined => {
+    if (depth > 200 || !n || typeof n !== 'object' || seen.has(n)) return undefined;
+    seen.add(n);
+    if (isAlias(n)) {
+      // nodes[k] is reached by refs[k - 1]; a ref landing back on nodes[j] closes the cycle.
+      const nodes: unknown[] = [n];
+      const refs: string[] = [];
+      let cur: unknown = n;
+      while (isAlias(cur) && nodes.length < 1000) {
+        const ref = cur.$ref;
+        refs.push(ref);
+        const next = resolve(ref);
+        const j = nodes.indexOf(next);
+        if (j >= 0) return nodes.slice(j).map((_, k) => (j + k > 0 ? refs[j + k - 1] : ref));
+        if (next === undefined || (isObject(next) && '$id' in next)) break;
+        nodes.push(next);
+        cur = next;
+      }
+    }
+    for (const v of Array.isArray(n) ? n : Object.values(n)) {
+      const c = visit(v, depth + 1);
+      if (c) return c;
+    }
+    return undefined;
+  };
+  return visit(schema, 0);
 }
 
 // -- Validating -----------------------------------------------------------------------------------

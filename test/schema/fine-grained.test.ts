@@ -271,3 +271,35 @@ test('multipleOf: floats by quotient, integers exactly, an infinite quotient fai
   assert.equal(check({ multipleOf: 3 }, 1e20).valid, false);
   assert.equal(check({ type: 'integer', multipleOf: 0.123456789 }, 1e308).valid, false);
 });
+
+test('a $ref cycle that never reaches a schema is named; a recursive schema that constrains compiles', () => {
+  const why = (s: unknown) => {
+    const r = compileSchema(s);
+    return r.ok ? 'ok' : r.reason;
+  };
+  assert.equal(
+    why({
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      $ref: '#/$defs/a',
+      $defs: {
+        a: { description: 'alias', $ref: '#/$defs/b' },
+        b: { $ref: '#/$defs/c' },
+        c: { $ref: '#/$defs/a' },
+      },
+    }),
+    'schema cannot be compiled: $ref cycle that never reaches a schema: #/$defs/a -> #/$defs/b -> #/$defs/c -> #/$defs/a',
+  );
+  const tree = {
+    $ref: '#/definitions/node',
+    definitions: {
+      node: {
+        type: 'object',
+        properties: { kids: { type: 'array', items: { $ref: '#/definitions/alias' } } },
+      },
+      alias: { $ref: '#/definitions/node' },
+    },
+  };
+  assert.equal(why(tree), 'ok');
+  assert.equal(check(tree, { kids: [{ kids: [] }, { kids: 3 }] }).valid, false);
+  assert.equal(check(tree, { kids: [{ kids: [] }] }).valid, true);
+});

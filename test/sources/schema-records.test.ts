@@ -167,7 +167,7 @@ describe("sob build schemas on a user's own schemas", () => {
     assert.ok(recs.every((x) => x.output.ground_truth === null && x.metadata.track === 'compliance'));
   });
 
-  test('hostile schemas do not stop the build: a 3,000-level schema is rejected with its reason, a $ref cycle kept and flagged', () => {
+  test('hostile schemas do not stop the build: a 3,000-level schema is rejected with its reason, a $ref cycle kept and flagged with the cycle named', () => {
     const root = join(dir, 'hostile');
     mkdirSync(root, { recursive: true });
     writeFileSync(join(root, 'good.json'), JSON.stringify(good));
@@ -195,6 +195,11 @@ describe("sob build schemas on a user's own schemas", () => {
         ['cycle', false],
         ['good', true],
       ],
+    );
+    // Before: "schema cannot be compiled: Maximum call stack size exceeded".
+    assert.equal(
+      recs[0].metadata.schema_compile_error,
+      'schema cannot be compiled: $ref cycle that never reaches a schema: #/definitions/a -> #/definitions/b -> #/definitions/a',
     );
     const rejected = readFileSync(join(dir, 'hostile-out', 'rejected.jsonl'), 'utf8')
       .trim()
