@@ -187,7 +187,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
   let nextTarget = 0;
   let filesDone = 0;
   let recordsSeen = 0;
-  let scoring = 0; // slots scoring a file right now
+  let scoring = 0; // files handed to a worker and not done yet (a slot's current and queued)
 
   // Each schema compiled once, by one worker, its code handed to the others.
   const relay = new ClaimsRelay(claimsBuffer());
@@ -518,10 +518,16 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
 
   const runSlot = (): Promise<void> =>
     new Promise<void>((resolveSlot, rejectSlot) => {
-      const heartbeat = new SharedArrayBuffer(12);
+      // [line being scored, records started, 1 while schema work runs, the file's index]
+      const heartbeat = new SharedArrayBuffer(16);
       const beat = new Int32Array(heartbeat);
       let worker: Worker | null = null;
       let current: FileState | null = null;
+      /**
+       * The file this slot's worker scores after `current`, handed over in advance: the worker
+       * goes on without waiting for the main thread to take its last rows and send the next job.
+       */
+      let queued: FileState | null = null;
       let task: BootstrapTask | null = null;
       let seenSeq = -1;
       let seenAt = Date.now();
@@ -529,11 +535,15 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       const fullMb = opts.workerMemoryMb ?? 3072;
       let heapMb = Math.min(WORKER_START_MB, fullMb);
 
-      const fileDone = (error?: string) => {
+      /** `current` is done; the queued file becomes current (`fresh`: a new worker has no job yet). */
+      const fileDone = (error?: string, fresh = false) => {
         const st = current!;
-        current = null;
+        current = queued;
+        queued = null;
         scoring--;
-        Atomics.store(beat, 0, 0);
+        // The worker may be on the queued file already: its heartbeat is its own.
+        if (!current) Atomics.store(beat, 0, 0);
+        else if (fresh) dispatch();
         rowsDone(st, error);
         next();
       };
@@ -605,7 +615,7 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
               // The file cannot be written (its folder is in use): stop scoring it.
               stopWorker();
               startWorker();
-              fileDone();
+              fileDone(undefined, true);
               return;
             }
           } else if (msg.type === 'done') fileDone();
@@ -646,8 +656,9 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       const replaceWorker = (reason: string, overTime = false) => {
         stopWorker();
         if (!current) return;
-        const line = Atomics.load(beat, 0);
         const st = current;
+        // A line of the queued file (its 'done' not read yet) is not this file's.
+        const line = Atomics.load(beat, 3) === st.idx ? Atomics.load(beat, 0) : 0;
         if (line > 0 && st.skip[line] === undefined) {
           st.skip[line] = reason;
           // Over time inside schema work: every record with that schema text is reported the same
@@ -663,15 +674,20 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
         }
         // No progress possible on this file.
         startWorker();
-        fileDone(`${st.target.file}: ${reason}`);
+        fileDone(`${st.target.file}: ${reason}`, true);
       };
 
+      /** Hands `current`, then `queued`, to the worker (a new one, or after a restart). */
       const dispatch = () => {
         if (!current || !worker) return;
-        const st = current;
         seenSeq = -1;
         seenAt = Date.now();
+        post(current);
+        if (queued) post(queued);
+      };
+      const post = (st: FileState) => {
         const job: WorkerJob = {
+          id: st.idx,
           file: st.target.file,
           startLine: st.lastLine + 1,
           pathModality: st.pathModality,
@@ -682,12 +698,40 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
           benchmark: benchmarkRef(st.target),
           match: opts.match?.job,
         };
-        worker.postMessage({ type: 'score', job } satisfies WorkerRequest);
+        worker!.postMessage({ type: 'score', job } satisfies WorkerRequest);
+      };
+
+      const newFile = (): FileState => {
+        const idx = nextTarget++;
+        const t = targets[idx];
+        scoring++;
+        return new FileState(
+          idx,
+          t,
+          t.outDir ?? opts.outDir,
+          profileOf(t).profile === 'strict',
+          benchmarks.get(idx),
+          () => {
+            recordsSeen++;
+          },
+        );
+      };
+
+      /** Queues the next file behind `current` (not while bootstrap tasks wait for a worker). */
+      const topUp = () => {
+        if (!current || queued || !worker || tasks.length > 0 || nextTarget >= targets.length) return;
+        queued = newFile();
+        post(queued);
       };
 
       /** What this slot does next: a bootstrap task, a file, wait for the others, or stop. */
       const next = () => {
         flush(nextTarget >= targets.length && scoring === 0);
+        if (current) {
+          // The queued file is being scored already.
+          topUp();
+          return;
+        }
         if (tasks.length > 0) {
           task = tasks.shift()!;
           wakeIdle();
@@ -702,20 +746,9 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
           return;
         }
         if (nextTarget < targets.length) {
-          const idx = nextTarget++;
-          const t = targets[idx];
-          scoring++;
-          current = new FileState(
-            idx,
-            t,
-            t.outDir ?? opts.outDir,
-            profileOf(t).profile === 'strict',
-            benchmarks.get(idx),
-            () => {
-              recordsSeen++;
-            },
-          );
+          current = newFile();
           dispatch();
+          topUp();
           return;
         }
         if (scoring > 0) {
@@ -732,6 +765,8 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
       watchdog = setInterval(
         () => {
           if (!current || !worker) return;
+          // The worker is on the queued file: this file's 'done' is on its way.
+          if (Atomics.load(beat, 3) !== current.idx) return;
           const seq = Atomics.load(beat, 1);
           const line = Atomics.load(beat, 0);
           const now = Date.now();

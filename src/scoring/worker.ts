@@ -30,6 +30,8 @@ import { SharedValidators } from './validators.ts';
 import { saveBundleCodeCache } from './worker-bundle.ts';
 
 export interface WorkerJob {
+  /** The file's index in the run (written to the heartbeat while its records are scored). */
+  id: number;
   file: string;
   startLine: number;
   pathModality: Modality;
@@ -67,7 +69,7 @@ const { heartbeat, timedOut, claims, codePort, owner, validatorCache } = workerD
   owner: number;
   validatorCache?: string;
 };
-/** [line being scored, records started, 1 while schema work runs]. */
+/** [line being scored, records started, 1 while schema work runs, the job's id]. */
 const beat = new Int32Array(heartbeat);
 const port = parentPort!;
 const verdicts = new VerdictChannel((msg) => port.postMessage(msg satisfies WorkerMessage));
@@ -133,6 +135,7 @@ const end = () => {
 };
 
 async function run(job: WorkerJob): Promise<void> {
+  Atomics.store(beat, 3, job.id);
   if (job.profile.profile === 'strict') await prepareStrict(job.profile.assertFormats);
   const lenient = job.match
     ? LenientScorer.for(job.match, job.profile.profile, job.match.judge ? verdicts.ask : undefined)
@@ -213,6 +216,8 @@ async function run(job: WorkerJob): Promise<void> {
   port.postMessage({ type: 'done' } satisfies WorkerMessage);
 }
 
+let jobs: Promise<void> = Promise.resolve();
+
 port.on('message', (req: WorkerRequest) => {
   if (req.type === 'verdicts') {
     verdicts.receive(req);
@@ -235,10 +240,13 @@ port.on('message', (req: WorkerRequest) => {
     }
     return;
   }
-  run(req.job).catch((e: unknown) => {
-    port.postMessage({
-      type: 'fatal',
-      error: e instanceof Error ? e.message : String(e),
-    } satisfies WorkerMessage);
-  });
+  // Jobs run one after the other (the next file is handed over before this one is done).
+  jobs = jobs.then(() =>
+    run(req.job).catch((e: unknown) => {
+      port.postMessage({
+        type: 'fatal',
+        error: e instanceof Error ? e.message : String(e),
+      } satisfies WorkerMessage);
+    }),
+  );
 });
