@@ -41,7 +41,7 @@ import { ClaimsRelay, claimsBuffer } from './claims.ts';
 import { FileState, type Output, type ScoreTarget } from './file-state.ts';
 import type { LenientRun } from './lenient-output.ts';
 import { cleanEvaluationParent } from './output.ts';
-import type { ProfileOptions } from './score-line.ts';
+import type { LineOutcome, ProfileOptions } from './score-line.ts';
 import { assertDistinctFolders } from './targets.ts';
 import { loadSchemaFolderSummary, summarizeJob, type TrackData } from './track.ts';
 import type { WorkerJob, WorkerMessage, WorkerRequest } from './worker.ts';
@@ -609,8 +609,9 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
             return;
           }
           if (!current) return;
-          if (msg.type === 'batch') {
-            for (const item of msg.items) {
+          if (msg.type === 'batch' || msg.type === 'rows') {
+            const items = msg.type === 'rows' ? (JSON.parse(msg.json) as LineOutcome[]) : msg.items;
+            for (const item of items) {
               if (current.accept(item)) continue;
               // The file cannot be written (its folder is in use): stop scoring it.
               stopWorker();
