@@ -428,7 +428,9 @@ export async function runScoring(
           whenDone(bootstrapIntervals(taskInputs({ inputs, categories }), taskSeed, samples));
         else tasks.push({ seed: taskSeed, samples, inputs, categories, done: whenDone });
       };
-      for (const weighted of [false, true]) {
+      // The weighted bootstrap first: it takes longest (a slot idle before the others are done
+      // starts on it).
+      for (const weighted of [true, false]) {
         // The metric columns only: categories are added where the bootstrap runs.
         run(
           seed + (weighted ? 1 : 0),
@@ -685,7 +687,16 @@ export async function runScoring(
           return;
         }
         if (scoring > 0) {
-          // Others are still scoring: their folders join the last bootstrap.
+          // Others are still scoring: this slot runs the bootstrap of the folders already in
+          // rather than wait (a folder's intervals do not depend on which others share its
+          // draws: the same seed gives each the same resamples); the rest join a last one.
+          if (pending.length > 0) {
+            flush(true);
+            if (tasks.length > 0) {
+              next();
+              return;
+            }
+          }
           idle.push(next);
           return;
         }
