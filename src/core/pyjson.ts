@@ -25,12 +25,40 @@ export class JsonSyntaxError extends Error {
 }
 
 const CONTROL_CHAR = /[\x00-\x1f]/;
+/** Escape letters JSON allows after a backslash (`u` apart), by char code. */
+const ESCAPE_OK = new Uint8Array(128);
+for (const c of '"\\/bfnrt') ESCAPE_OK[c.charCodeAt(0)] = 1;
+const isHex = (c: number) => (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
+
 /**
- * A line with neither a control character nor a backslash that starts no valid escape: its
- * strings need no check of their own (one native scan of the line instead of one per string).
- * A false alarm (`\\x`, a tab between tokens) only sends the line down the per-string checks.
+ * Whether a line has a control character or a backslash that starts no valid escape (escapes read
+ * left to right, as in a string: `\\(` is an escaped backslash, then `(`); when not, its strings
+ * need no check of their own (one scan of the line instead of one per string). A false alarm (a
+ * tab between tokens) only sends the line down the per-string checks. One native scan for control
+ * characters, then a look at each backslash: twice as fast on long lines as a regex trying both
+ * at every character.
  */
-const SUSPECT = /[\x00-\x1f]|\\(?!["\\/bfnrt]|u[0-9a-fA-F]{4})/;
+function isSuspect(text: string): boolean {
+  if (CONTROL_CHAR.test(text)) return true;
+  for (let i = text.indexOf('\\'); i >= 0; i = text.indexOf('\\', i + 1)) {
+    const c = text.charCodeAt(i + 1);
+    if (c === 0x5c) {
+      i++; // an escaped backslash: what follows it is a plain character
+      continue;
+    }
+    if (c < 128 && ESCAPE_OK[c] === 1) continue;
+    if (
+      c === 0x75 &&
+      isHex(text.charCodeAt(i + 2)) &&
+      isHex(text.charCodeAt(i + 3)) &&
+      isHex(text.charCodeAt(i + 4)) &&
+      isHex(text.charCodeAt(i + 5))
+    )
+      continue;
+    return true;
+  }
+  return false;
+}
 /** What JSON forbids inside a string: a bad escape or a raw control character. */
 const BAD_STRING = /(?<!\\)(?:\\\\)*\\(?!["\\/bfnrt]|u[0-9a-fA-F]{4})|[\x00-\x1f]/;
 const NUMBER_RE = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?/y;
@@ -55,7 +83,7 @@ export function parsePyJson(
 ): PyValue {
   const n = text.length;
   let pos = 0;
-  const clean = !SUSPECT.test(text);
+  const clean = !isSuspect(text);
   const stack: Frame[] = [];
   // Start offset of the value being read under a span key (depth 2), or -1.
   let spanStart = -1;

@@ -30,6 +30,8 @@ import { SharedValidators } from './validators.ts';
 import { saveBundleCodeCache } from './worker-bundle.ts';
 
 export interface WorkerJob {
+  /** The file's index in the run (written to the heartbeat while its records are scored). */
+  id: number;
   file: string;
   startLine: number;
   pathModality: Modality;
@@ -52,6 +54,8 @@ export type WorkerRequest =
 
 export type WorkerMessage =
   | { type: 'batch'; items: LineOutcome[] }
+  /** The same as `batch`, as one JSON text (see `batchMessage`). */
+  | { type: 'rows'; json: string }
   /** `--match` with a judge: verdicts wanted for these pairs (answered with `verdicts`). */
   | { type: 'judge'; id: number; pairs: UnsettledPair[] }
   | { type: 'done' }
@@ -67,7 +71,7 @@ const { heartbeat, timedOut, claims, codePort, owner, validatorCache } = workerD
   owner: number;
   validatorCache?: string;
 };
-/** [line being scored, records started, 1 while schema work runs]. */
+/** [line being scored, records started, 1 while schema work runs, the job's id]. */
 const beat = new Int32Array(heartbeat);
 const port = parentPort!;
 const verdicts = new VerdictChannel((msg) => port.postMessage(msg satisfies WorkerMessage));
@@ -133,6 +137,7 @@ const end = () => {
 };
 
 async function run(job: WorkerJob): Promise<void> {
+  Atomics.store(beat, 3, job.id);
   if (job.profile.profile === 'strict') await prepareStrict(job.profile.assertFormats);
   const lenient = job.match
     ? LenientScorer.for(job.match, job.profile.profile, job.match.judge ? verdicts.ask : undefined)
@@ -157,13 +162,13 @@ async function run(job: WorkerJob): Promise<void> {
     const items = batch;
     batch = [];
     if (!lenient?.asks) {
-      port.postMessage({ type: 'batch', items } satisfies WorkerMessage);
+      port.postMessage(batchMessage(items));
       return;
     }
     // Rows whose unsettled pairs the judge answers are scored again before they leave.
     settling = settling.then(async () => {
       await lenient.settle(items, begin, end);
-      port.postMessage({ type: 'batch', items } satisfies WorkerMessage);
+      port.postMessage(batchMessage(items));
     });
   };
   const score = (q: Queued, parsed: ParsedLine) => {
@@ -213,6 +218,51 @@ async function run(job: WorkerJob): Promise<void> {
   port.postMessage({ type: 'done' } satisfies WorkerMessage);
 }
 
+/**
+ * A batch of outcomes for the main thread: one JSON text when every value in it survives
+ * `JSON.stringify` unchanged (strings, finite numbers other than -0, booleans, arrays of strings,
+ * flat objects of strings: the plain SOB row), else the items themselves (structured clone: ids
+ * that are numbers or objects, the compliance track's and `--match`'s parts). Cloning thousands of
+ * small objects field by field costs several times what writing and reading their JSON does.
+ */
+function batchMessage(items: LineOutcome[]): WorkerMessage {
+  for (const o of items) if (!jsonSafe(o)) return { type: 'batch', items };
+  return { type: 'rows', json: JSON.stringify(items) };
+}
+
+function jsonSafeScalar(v: unknown): boolean {
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(v) && !Object.is(v, -0);
+    default:
+      return false;
+  }
+}
+
+/** Whether an outcome comes back from `JSON.parse(JSON.stringify(o))` the same (see `batchMessage`). */
+function jsonSafe(o: LineOutcome): boolean {
+  for (const k in o) {
+    const v = (o as unknown as Record<string, unknown>)[k];
+    if (k === 'score') {
+      for (const f in v as object) {
+        const x = (v as Record<string, unknown>)[f];
+        if (jsonSafeScalar(x)) continue;
+        if (Array.isArray(x)) {
+          for (const e of x) if (typeof e !== 'string') return false;
+        } else if (f === 'explanation' && x !== null && typeof x === 'object') {
+          for (const e in x) if (typeof (x as Record<string, unknown>)[e] !== 'string') return false;
+        } else return false;
+      }
+    } else if (!jsonSafeScalar(v)) return false;
+  }
+  return true;
+}
+
+let jobs: Promise<void> = Promise.resolve();
+
 port.on('message', (req: WorkerRequest) => {
   if (req.type === 'verdicts') {
     verdicts.receive(req);
@@ -235,10 +285,13 @@ port.on('message', (req: WorkerRequest) => {
     }
     return;
   }
-  run(req.job).catch((e: unknown) => {
-    port.postMessage({
-      type: 'fatal',
-      error: e instanceof Error ? e.message : String(e),
-    } satisfies WorkerMessage);
-  });
+  // Jobs run one after the other (the next file is handed over before this one is done).
+  jobs = jobs.then(() =>
+    run(req.job).catch((e: unknown) => {
+      port.postMessage({
+        type: 'fatal',
+        error: e instanceof Error ? e.message : String(e),
+      } satisfies WorkerMessage);
+    }),
+  );
 });

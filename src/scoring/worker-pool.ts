@@ -1,0 +1,156 @@
+/**
+ * Starting scoring workers, apart from the scorer's own modules: `sob score` starts its workers
+ * first and loads the rest of the scorer meanwhile (~50 ms under tsx), so a worker's start-up
+ * (~60 ms: Node's worker bootstrap, then the bundle) no longer waits for it.
+ */
+import { MessageChannel, Worker } from 'node:worker_threads';
+import { ClaimsRelay, claimsBuffer } from './claims.ts';
+import { scoringWorker, validatorCacheDir } from './worker-bundle.ts';
+
+/** A worker's first heap budget (MB); see `ScoreOptions.workerMemoryMb`. */
+export const WORKER_START_MB = 384;
+
+/**
+ * A worker's young generation (MB). Scoring allocates much that dies young, but the cost of a
+ * scavenge is what survives, so a smaller nursery costs no time (34 SOB image files: CPU the
+ * same within noise) and keeps a long file's memory flat (peak RSS 275 -> 242 MB at 1x, 343 ->
+ * 297 MB at 10x; 48 before).
+ */
+const WORKER_YOUNG_MB = 16;
+
+/** How many schema texts that ran over time are remembered (per `sob score`). */
+export const TIMED_OUT_MAX = 4096;
+
+/** A slot's heartbeat: [line being scored, records started, 1 while schema work runs, file index]. */
+export const HEARTBEAT_BYTES = 16;
+
+/** A worker and what its slot watches it by. */
+export interface Spawned {
+  worker: Worker;
+  /** Its owner id in the claims table. */
+  id: number;
+  heartbeat: SharedArrayBuffer;
+}
+
+/** What every scoring worker of one `sob score` shares, and the workers started ahead. */
+export class WorkerPool {
+  /** Each schema compiled once, by one worker, its code handed to the others. */
+  readonly relay = new ClaimsRelay(claimsBuffer());
+  /** Schema texts that ran over the time budget (their hashes), shared with every worker. */
+  readonly timedOut = new SharedArrayBuffer(4 * (1 + 2 * TIMED_OUT_MAX));
+  /** Compiled validators kept for the next run. */
+  readonly validatorCache = validatorCacheDir();
+  private count = 0;
+  private readonly early: (Spawned & { dead: boolean })[] = [];
+
+  /** A new worker watched through `heartbeat`; throws when Node refuses to start one. */
+  spawn(heartbeat: SharedArrayBuffer, heapMb: number): Spawned {
+    const id = ++this.count;
+    const channel = new MessageChannel();
+    const script = scoringWorker();
+    const worker = new Worker(script.script, {
+      eval: script.eval,
+      execArgv: workerExecArgv(),
+      workerData: {
+        heartbeat,
+        timedOut: this.timedOut,
+        claims: this.relay.buffer,
+        codePort: channel.port2,
+        owner: id,
+        validatorCache: this.validatorCache,
+      },
+      transferList: [channel.port2],
+      resourceLimits: {
+        maxOldGenerationSizeMb: heapMb,
+        maxYoungGenerationSizeMb: WORKER_YOUNG_MB,
+        stackSizeMb: 64,
+      },
+    });
+    this.relay.attach(id, channel.port1);
+    return { worker, id, heartbeat };
+  }
+
+  /**
+   * Starts `n` workers ahead. One Node refuses is left to the slots, which start their own and
+   * say why; one that dies before a slot takes it is replaced then.
+   */
+  prestart(n: number, heapMb: number): void {
+    for (let i = 0; i < n; i++) {
+      let s: Spawned;
+      try {
+        s = this.spawn(new SharedArrayBuffer(HEARTBEAT_BYTES), heapMb);
+      } catch {
+        return;
+      }
+      const e = { ...s, dead: false };
+      const dead = () => {
+        e.dead = true;
+      };
+      s.worker.on('error', dead);
+      s.worker.on('exit', dead);
+      this.early.push(e);
+    }
+  }
+
+  /** A worker started ahead and alive, for a slot's first worker; undefined when none is left. */
+  take(): Spawned | undefined {
+    for (let e = this.early.shift(); e; e = this.early.shift()) {
+      e.worker.removeAllListeners('error');
+      e.worker.removeAllListeners('exit');
+      if (!e.dead) return { worker: e.worker, id: e.id, heartbeat: e.heartbeat };
+      this.stop(e);
+    }
+    return undefined;
+  }
+
+  /** Stops a worker; the schemas it was compiling become free to claim. */
+  stop(s: Spawned): void {
+    this.relay.release(s.id);
+    void s.worker.terminate();
+  }
+
+  /** Stops the workers started ahead that no slot took. */
+  dispose(): void {
+    for (const e of this.early.splice(0)) this.stop(e);
+  }
+}
+
+/** V8 options Node takes in NODE_OPTIONS (its documentation's list): a worker refuses them. */
+const V8_PROCESS_FLAGS = new Set([
+  '--abort-on-uncaught-exception',
+  '--disallow-code-generation-from-strings',
+  '--enable-etw-stack-walking',
+  '--expose-gc',
+  '--huge-max-old-generation-size',
+  '--interpreted-frames-native-stack',
+  '--jitless',
+  '--max-old-space-size',
+  '--max-semi-space-size',
+  '--perf-basic-prof',
+  '--perf-basic-prof-only-functions',
+  '--perf-prof',
+  '--perf-prof-unwinding-info',
+  '--stack-trace-limit',
+]);
+
+/**
+ * The process's flags a worker takes, without its preloads (`--import tsx` and the like: the
+ * worker runs a plain JavaScript bundle, and loading a TypeScript loader there doubles its
+ * start-up). Passed explicitly, V8 and process-wide flags (`--max-semi-space-size=64`,
+ * `--stack-size=...`) would stop every worker from starting (ERR_WORKER_INVALID_EXEC_ARGV), so
+ * only Node's own options are kept; the worker's heap is set by its resource limits.
+ */
+function workerExecArgv(): string[] {
+  const out: string[] = [];
+  const argv = process.execArgv;
+  const nodeOption = (a: string) => {
+    const name = a.split('=')[0].replaceAll('_', '-');
+    return process.allowedNodeEnvironmentFlags.has(name) && !V8_PROCESS_FLAGS.has(name);
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (/^(--import|--loader|--experimental-loader|--require|-r)$/.test(a)) i++;
+    else if (!/^(--import|--loader|--experimental-loader|--require)=/.test(a) && nodeOption(a)) out.push(a);
+  }
+  return out;
+}
