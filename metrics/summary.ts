@@ -31,7 +31,7 @@ export type SummaryRow = Pick<
   | 'missingGtPaths'
   | 'missingRequiredPaths'
   | 'lenientParse'
-> & { explanation: Pick<Explanation, 'scoring_error'> };
+> & { explanation: Pick<Explanation, 'scoring_error' | 'schema_error'> };
 
 /** A record's `SummaryRow`: its missing paths only where they are summarised (image). */
 export function summaryRow(s: RecordScore, withPaths: boolean): SummaryRow {
@@ -54,6 +54,8 @@ export function summaryRow(s: RecordScore, withPaths: boolean): SummaryRow {
     missingRequiredPaths: withPaths ? s.missingRequiredPaths : [],
     explanation: s.explanation.scoring_error ? { scoring_error: s.explanation.scoring_error } : {},
   };
+  // Rare: kept so the scorer can say on stderr which records scored 0 for their schema.
+  if (s.explanation.schema_error) row.explanation.schema_error = s.explanation.schema_error;
   if (s.lenientParse !== undefined) row.lenientParse = s.lenientParse;
   return row;
 }

@@ -302,7 +302,7 @@ records (the compliance track) are not scored leniently.`,
       if (rows.length > 0) process.stdout.write(`${[fmt(header), ...rows.map(fmt)].join('\n')}\n`);
       if (schemaLines.length > 0) process.stdout.write(`${schemaLines.join('\n')}\n`);
       log(
-        `scored ${done - failures}/${files.length} files in ${((Date.now() - started) / 1000).toFixed(2)} s (weighted means shown)`,
+        `scored ${done - failures}/${files.length} files in ${((Date.now() - started) / 1000).toFixed(2)} s${rows.length > 0 ? ' (weighted means shown)' : ''}`,
       );
       if (match?.judge) {
         log(match.judge.summaryLine());

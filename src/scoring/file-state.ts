@@ -42,6 +42,11 @@ export class Output {
   readonly firstLine = new Map<string, number>();
   /** Rows without a record id (each counts as one distinct record). */
   noId = 0;
+  /** The first lines of rows without a record id. */
+  readonly noIdLines: number[] = [];
+  /** Rows whose schema is not a usable JSON Schema (they score 0), and the first few. */
+  badSchema = 0;
+  readonly badSchemaSeen: string[] = [];
   duplicates = 0;
   /** Distinct record ids, and rows written, once the rows end (the id map is then let go). */
   distinct = 0;
@@ -132,8 +137,10 @@ export class FileState {
       this.outputs.set(o.modality, out);
     }
     const key = idKey(o.score.recordId);
-    if (key === undefined) out.noId++;
-    else {
+    if (key === undefined) {
+      out.noId++;
+      if (out.noIdLines.length < 5) out.noIdLines.push(o.line);
+    } else {
       const first = out.firstLine.get(key);
       if (first !== undefined) {
         out.duplicates++;
@@ -143,6 +150,12 @@ export class FileState {
       } else out.firstLine.set(key, o.line);
     }
     if (o.defaulted) this.defaulted++;
+    const schemaError = o.score.explanation.schema_error;
+    if (schemaError !== undefined && o.modality !== 'schema') {
+      out.badSchema++;
+      if (out.badSchemaSeen.length < 3)
+        out.badSchemaSeen.push(`line ${o.line}, ${dumpsPy(o.score.recordId)}: ${schemaError}`);
+    }
     const t = o.track;
     if (!t || t.write) {
       out.folder.write(o.json);

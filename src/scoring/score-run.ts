@@ -180,6 +180,8 @@ export async function runScoring(
   let pending: Pending[] = [];
   let pendingSince = 0;
   let pendingRows = 0;
+  /** Bootstrap tasks queued or running (for the progress line). */
+  let bootstrapsLeft = 0;
   const tasks: BootstrapTask[] = [];
 
   const fail = (st: FileState, error: string) => {
@@ -203,6 +205,14 @@ export async function runScoring(
       if (out.duplicates > 0)
         log(
           `${name}: ${out.duplicates} rows repeat an earlier record id (${out.distinct} distinct): ${out.repeats.join(', ')}${out.duplicates > out.repeats.length ? ', ...' : ''}; ${st.dedupe ? 'strict profile: only the first row of each id is scored' : 'sob profile: every row is scored, as the reference does (--profile strict keeps the first of each id)'}`,
+        );
+      if (out.noId > 0)
+        log(
+          `${name}: ${out.noId} rows name no metadata.record_id (line${out.noIdLines.length > 1 ? 's' : ''} ${out.noIdLines.join(', ')}${out.noId > out.noIdLines.length ? ', ...' : ''}): scored, but they cannot be told apart, checked for repeats or matched to a benchmark`,
+        );
+      if (out.badSchema > 0)
+        log(
+          `${name}: ${out.badSchema === 1 ? '1 record has' : `${out.badSchema} records have`} an input.json_schema that is not a usable JSON Schema, so ${out.badSchema === 1 ? 'it scores' : 'they score'} 0 (data_quality.invalid_schema_input_count): ${out.badSchemaSeen.join('; ')}${out.badSchema > out.badSchemaSeen.length ? '; ...' : ''}`,
         );
       const unweighted = out.acc.dataQuality.unknown_difficulty_count;
       if (out.modality !== 'schema' && unweighted > 0)
@@ -426,7 +436,19 @@ export async function runScoring(
         // Nothing to draw: no need for a worker.
         if (samples <= 0 || group[0].data.weights.length === 0)
           whenDone(bootstrapIntervals(taskInputs({ inputs, categories }), taskSeed, samples));
-        else tasks.push({ seed: taskSeed, samples, inputs, categories, done: whenDone });
+        else {
+          bootstrapsLeft++;
+          tasks.push({
+            seed: taskSeed,
+            samples,
+            inputs,
+            categories,
+            done: (iv) => {
+              bootstrapsLeft--;
+              whenDone(iv);
+            },
+          });
+        }
       };
       // The weighted bootstrap first: it takes longest (a slot idle before the others are done
       // starts on it).
@@ -740,7 +762,7 @@ export async function runScoring(
   const progress = setInterval(() => {
     const secs = (Date.now() - started) / 1000;
     log(
-      `... ${filesDone}/${targets.length} files, ${recordsSeen} records scored (${Math.round(recordsSeen / secs)}/s)`,
+      `... ${filesDone}/${targets.length} files, ${recordsSeen} records scored (${Math.round(recordsSeen / secs)}/s)${bootstrapsLeft > 0 ? `; bootstrapping confidence intervals (${opts.summary.bootstrapSamples} samples): ${bootstrapsLeft} task${bootstrapsLeft === 1 ? '' : 's'} left` : ''}`,
     );
   }, opts.progressIntervalMs ?? 5000);
   progress.unref();
