@@ -39,6 +39,7 @@ import {
   pageGeometry,
   pageTextLayer,
   type Rect,
+  renderedBlank,
   renderPagePng,
   renderPageRgba,
 } from './pdfjs.ts';
@@ -48,7 +49,8 @@ export type { TextBox } from './layout.ts';
 export { analyzePage, layoutPage } from './layout.ts';
 export { OcrCache, OcrPool } from './ocr.ts';
 
-export type TranscriptMethod = 'text-layer' | 'ocr' | 'mixed';
+/** 'blank': nothing visible is drawn on the page (`PageExplain.blank` says how that was known); no OCR ran. */
+export type TranscriptMethod = 'text-layer' | 'ocr' | 'mixed' | 'blank';
 /** Which OCR reads a page: tesseract.js, PaddleOCR, or both combined line by line. */
 export type OcrEngineName = 'tesseract' | 'paddle' | 'both';
 
@@ -71,6 +73,10 @@ export interface PageExplain {
   /** Lines of the combined reading taken from each engine. */
   combine?: CombineStats;
   layout: LayoutExplain;
+  /** Set when the page was read in another frame than its /Rotate (degrees clockwise): its /Rotate and the rotation read at. */
+  rotation?: { page: number; read: number };
+  /** Set for a blank page: why it is known blank (nothing drawn, or a one-colour rendering). */
+  blank?: string;
   seconds: number;
 }
 
@@ -136,8 +142,14 @@ export class OcrEngine {
   }
 
   /** tesseract.js on the page rendered at `scale` (words in its pixels). */
-  tesseract(pdfSha: string, page: number, scale: number, render: () => Promise<Buffer>): Promise<OcrPage> {
-    const key = this.cache?.key(pdfSha, page, scale, this.settings);
+  tesseract(
+    pdfSha: string,
+    page: number,
+    scale: number,
+    render: () => Promise<Buffer>,
+    turn = 0,
+  ): Promise<OcrPage> {
+    const key = this.cache?.key(pdfSha, page, scale, turn ? { ...this.settings, turn } : this.settings);
     return this.cachedRead(key, async () => {
       this.pool ??= OcrPool.start({
         workers: this.workers,
@@ -154,8 +166,13 @@ export class OcrEngine {
     page: number,
     scale: number,
     render: () => Promise<RgbaImage>,
+    turn = 0,
   ): Promise<OcrPage> {
-    const key = this.cache?.key(pdfSha, page, scale, { engine: 'paddle-ppocrv4', v: 1 });
+    const key = this.cache?.key(pdfSha, page, scale, {
+      engine: 'paddle-ppocrv4',
+      v: 2,
+      ...(turn ? { turn } : {}),
+    });
     return this.cachedRead(key, async () => {
       this.paddle ??= import('./paddle.ts').then((m) =>
         m.PaddleEngine.start({ threads: this.workers, startTimeoutMs: this.startTimeoutMs }),
@@ -176,6 +193,8 @@ export class OcrEngine {
     render: { png: (scale: number) => Promise<Buffer>; rgba: (scale: number) => Promise<RgbaImage> },
     /** 'mixed': only pictures of text on a page with a text layer; 'both' reads those with tesseract alone. */
     kind: 'ocr' | 'mixed' = 'ocr',
+    /** Quarter turns (degrees) the renders are turned from the page's /Rotate: part of the cache key. */
+    turn = 0,
   ): Promise<{ page: OcrPage; combine?: CombineStats; engine: OcrEngineName }> {
     const paddleScale = PADDLE_LONG_SIDE / Math.max(geometry.width, geometry.height);
     const toTesseract = (p: OcrPage): OcrPage => {
@@ -188,17 +207,19 @@ export class OcrEngine {
     // tests see and costs PaddleOCR's full-page pass; it pays on scans and handwriting.
     if (this.engine === 'tesseract' || (this.engine === 'both' && kind === 'mixed'))
       return {
-        page: await this.tesseract(pdfSha, page, scale, () => render.png(scale)),
+        page: await this.tesseract(pdfSha, page, scale, () => render.png(scale), turn),
         engine: 'tesseract',
       };
     if (this.engine === 'paddle')
       return {
-        page: toTesseract(await this.paddleRead(pdfSha, page, paddleScale, () => render.rgba(paddleScale))),
+        page: toTesseract(
+          await this.paddleRead(pdfSha, page, paddleScale, () => render.rgba(paddleScale), turn),
+        ),
         engine: 'paddle',
       };
     const [t, p] = await Promise.all([
-      this.tesseract(pdfSha, page, scale, () => render.png(scale)),
-      this.paddleRead(pdfSha, page, paddleScale, () => render.rgba(paddleScale)),
+      this.tesseract(pdfSha, page, scale, () => render.png(scale), turn),
+      this.paddleRead(pdfSha, page, paddleScale, () => render.rgba(paddleScale), turn),
     ]);
     const c = combineReadings(t, toTesseract(p));
     return { page: c.page, combine: c.stats, engine: 'both' };
@@ -406,6 +427,10 @@ export interface PageInput {
   sizesAreEstimates: boolean;
   evidence?: PageEvidence;
   combine?: CombineStats;
+  /** Set when read in another frame than the page's /Rotate (see `TextLayer.rotation`). */
+  rotation?: { page: number; read: number };
+  /** Set when the page is blank: why (nothing drawn, or a one-colour rendering). */
+  blank?: string;
 }
 
 export async function readPage(
@@ -416,10 +441,14 @@ export async function readPage(
   engine: () => OcrEngine,
   opts: PdfTranscriptOptions,
 ): Promise<PageInput> {
-  const { width, height } = pageGeometry(page);
   // The drawing first: it loads the page's fonts, whose names tell bold text apart.
-  const drawing = await pageDrawing(page);
+  let drawing = await pageDrawing(page);
   const layer = await pageTextLayer(page);
+  // The reading frame: the page turned so its dominant text runs left to right (`pageTextLayer`).
+  const rotation = layer.rotation;
+  const turn = (rotation - page.rotate + 360) % 360;
+  if (turn !== 0) drawing = await pageDrawing(page, rotation);
+  const { width, height } = pageGeometry(page, rotation);
   const mode = opts.ocr ?? 'auto';
   let method: TranscriptMethod = 'text-layer';
   let evidence: PageEvidence | undefined;
@@ -428,8 +457,23 @@ export async function readPage(
     evidence = pageEvidence(layer.boxes, drawing, width, height);
     method = chooseMethod(evidence);
   }
-  const base = { page: pageNo, width, height, method, evidence };
+  const base = {
+    page: pageNo,
+    width,
+    height,
+    method,
+    evidence,
+    ...(turn !== 0 ? { rotation: { page: page.rotate, read: rotation } } : {}),
+  };
   if (method === 'text-layer') return { ...base, engine: null, boxes: layer.boxes, sizesAreEstimates: false };
+  // A page with nothing on it to read is not OCR'd: nothing drawn at all, or nothing visible.
+  const blank =
+    drawing.textOps === 0 && drawing.images.length === 0 && drawing.paintOps === 0
+      ? 'nothing drawn on it: no text, pictures or paths'
+      : method === 'ocr' && (await renderedBlank(doc, page))
+        ? 'it renders as one colour'
+        : undefined;
+  if (blank) return { ...base, method: 'blank', blank, engine: null, boxes: [], sizesAreEstimates: false };
   const scale = renderScale(width, height);
   const eng = engine();
   const ocr = await eng.recognize(
@@ -437,8 +481,12 @@ export async function readPage(
     pageNo,
     scale,
     { width, height },
-    { png: (s) => renderPagePng(doc, page, s), rgba: (s) => renderPageRgba(doc, page, s) },
+    {
+      png: (s) => renderPagePng(doc, page, s, rotation),
+      rgba: (s) => renderPageRgba(doc, page, s, rotation),
+    },
     method === 'mixed' ? 'mixed' : 'ocr',
+    turn,
   );
   const common = { ...base, engine: ocr.engine, combine: ocr.combine };
   if (method === 'ocr') return { ...common, boxes: ocrBoxes(ocr.page, scale), sizesAreEstimates: true };
@@ -553,6 +601,8 @@ export async function pdfToTranscripts(
           evidence: input.evidence ? { ...input.evidence, images: input.evidence.images.length } : undefined,
           combine: input.combine,
           layout: explain,
+          ...(input.rotation !== undefined ? { rotation: input.rotation } : {}),
+          ...(input.blank ? { blank: input.blank } : {}),
           seconds: Number((seconds[i] + (performance.now() - started) / 1000).toFixed(2)),
         };
       }
