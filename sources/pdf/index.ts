@@ -77,6 +77,8 @@ export interface PageExplain {
   rotation?: { page: number; read: number };
   /** Set for a blank page: why it is known blank (nothing drawn, or a one-colour rendering). */
   blank?: string;
+  /** For a page OCR'd whole: the turns tesseract read it at to find it upright (1, or 4 when it doubted). */
+  turns_tried?: number;
   seconds: number;
 }
 
@@ -195,6 +197,8 @@ export class OcrEngine {
     kind: 'ocr' | 'mixed' = 'ocr',
     /** Quarter turns (degrees) the renders are turned from the page's /Rotate: part of the cache key. */
     turn = 0,
+    /** tesseract's reading of this render, when already made (the orientation probe's). */
+    read?: OcrPage,
   ): Promise<{ page: OcrPage; combine?: CombineStats; engine: OcrEngineName }> {
     const paddleScale = PADDLE_LONG_SIDE / Math.max(geometry.width, geometry.height);
     const toTesseract = (p: OcrPage): OcrPage => {
@@ -207,7 +211,9 @@ export class OcrEngine {
     // tests see and costs PaddleOCR's full-page pass; it pays on scans and handwriting.
     if (this.engine === 'tesseract' || (this.engine === 'both' && kind === 'mixed'))
       return {
-        page: await this.tesseract(pdfSha, page, scale, () => render.png(scale), turn),
+        page: await (read
+          ? Promise.resolve(read)
+          : this.tesseract(pdfSha, page, scale, () => render.png(scale), turn)),
         engine: 'tesseract',
       };
     if (this.engine === 'paddle')
@@ -218,7 +224,7 @@ export class OcrEngine {
         engine: 'paddle',
       };
     const [t, p] = await Promise.all([
-      this.tesseract(pdfSha, page, scale, () => render.png(scale), turn),
+      read ? Promise.resolve(read) : this.tesseract(pdfSha, page, scale, () => render.png(scale), turn),
       this.paddleRead(pdfSha, page, paddleScale, () => render.rgba(paddleScale), turn),
     ]);
     const c = combineReadings(t, toTesseract(p));
@@ -254,6 +260,8 @@ export interface PdfTranscriptOptions {
   pageTimeoutMs?: number;
   /** Attach the per-page evidence (`PageTranscript.explain`). */
   explain?: boolean;
+  /** Try a page OCR'd whole at other quarter turns when its reading doubts (`uprightTurn`; default true). */
+  findUpright?: boolean;
   log?: (line: string) => void;
 }
 
@@ -431,6 +439,54 @@ export interface PageInput {
   rotation?: { page: number; read: number };
   /** Set when the page is blank: why (nothing drawn, or a one-colour rendering). */
   blank?: string;
+  /** Turns tesseract read the page at to find its upright (`uprightTurn`): 1, or 4 when it doubted. */
+  turnsTried?: number;
+}
+
+/**
+ * Letters tesseract read in words it is confident of (>= 60): how much of a reading is text.
+ * A page scanned sideways reads as a few low-confidence fragments.
+ */
+export function confidentLetters(p: OcrPage): { confident: number; all: number } {
+  let confident = 0;
+  let all = 0;
+  for (const w of p.words) {
+    const n = (w.text.match(/\p{L}/gu) ?? []).length;
+    all += n;
+    if (w.conf >= 60 && n >= 2) confident += n;
+  }
+  return { confident, all };
+}
+
+/** Below this share of confident letters (or under 50 of them) a page OCR'd whole is tried turned. */
+export const TURN_PROBE_SHARE = 0.6;
+
+/**
+ * The quarter turn (degrees clockwise) that shows a page OCR'd whole upright, and tesseract's
+ * reading at that turn. The reading as rendered is kept when at least 60% of its letters (and
+ * 50 or more) are in confident words; otherwise the page is read turned by 90, 270 and 180
+ * degrees and the turn with the most confident letters wins, if it has 20 or more and 1.5 times
+ * those of the reading as rendered (a page of faint or handwritten text stays as it is). The
+ * extra readings are paid only on such pages (`turnsTried`; bench/ocr-turns.ts measures them).
+ */
+export async function uprightTurn(
+  read: (turn: number) => Promise<OcrPage>,
+): Promise<{ turn: number; reading: OcrPage; tried: number }> {
+  const first = await read(0);
+  const s0 = confidentLetters(first);
+  if (s0.confident >= 50 && s0.confident >= TURN_PROBE_SHARE * s0.all)
+    return { turn: 0, reading: first, tried: 1 };
+  let best = { turn: 0, reading: first, score: s0.confident };
+  // The three turns at once: the pool's workers read them side by side.
+  const turns = [90, 270, 180];
+  const readings = await Promise.all(turns.map((t) => read(t)));
+  readings.forEach((reading, i) => {
+    const score = confidentLetters(reading).confident;
+    if (score > best.score) best = { turn: turns[i], reading, score };
+  });
+  if (best.turn !== 0 && (best.score < 20 || best.score < 1.5 * s0.confident))
+    return { turn: 0, reading: first, tried: 4 };
+  return { turn: best.turn, reading: best.reading, tried: 4 };
 }
 
 export async function readPage(
@@ -457,7 +513,7 @@ export async function readPage(
     evidence = pageEvidence(layer.boxes, drawing, width, height);
     method = chooseMethod(evidence);
   }
-  const base = {
+  const base: Omit<PageInput, 'engine' | 'boxes' | 'sizesAreEstimates'> = {
     page: pageNo,
     width,
     height,
@@ -476,17 +532,41 @@ export async function readPage(
   if (blank) return { ...base, method: 'blank', blank, engine: null, boxes: [], sizesAreEstimates: false };
   const scale = renderScale(width, height);
   const eng = engine();
+  // A page OCR'd whole may be a scan of sideways text: its reading frame is found by turning it.
+  const probe =
+    method === 'ocr' && opts.findUpright !== false
+      ? await uprightTurn((t) =>
+          eng.tesseract(
+            pdfSha(),
+            pageNo,
+            scale,
+            () => renderPagePng(doc, page, scale, (rotation + t) % 360),
+            (turn + t) % 360,
+          ),
+        )
+      : undefined;
+  const frame = (rotation + (probe?.turn ?? 0)) % 360;
+  if (probe && probe.turn !== 0) {
+    const g = pageGeometry(page, frame);
+    base.width = g.width;
+    base.height = g.height;
+    base.rotation = { page: page.rotate, read: frame };
+    if (evidence)
+      base.evidence = pageEvidence(layer.boxes, await pageDrawing(page, frame), g.width, g.height);
+  }
+  if (probe) base.turnsTried = probe.tried;
   const ocr = await eng.recognize(
     pdfSha(),
     pageNo,
     scale,
-    { width, height },
+    { width: base.width, height: base.height },
     {
-      png: (s) => renderPagePng(doc, page, s, rotation),
-      rgba: (s) => renderPageRgba(doc, page, s, rotation),
+      png: (s) => renderPagePng(doc, page, s, frame),
+      rgba: (s) => renderPageRgba(doc, page, s, frame),
     },
     method === 'mixed' ? 'mixed' : 'ocr',
-    turn,
+    (turn + (probe?.turn ?? 0)) % 360,
+    probe?.reading,
   );
   const common = { ...base, engine: ocr.engine, combine: ocr.combine };
   if (method === 'ocr') return { ...common, boxes: ocrBoxes(ocr.page, scale), sizesAreEstimates: true };
@@ -603,6 +683,7 @@ export async function pdfToTranscripts(
           layout: explain,
           ...(input.rotation !== undefined ? { rotation: input.rotation } : {}),
           ...(input.blank ? { blank: input.blank } : {}),
+          ...(input.turnsTried ? { turns_tried: input.turnsTried } : {}),
           seconds: Number((seconds[i] + (performance.now() - started) / 1000).toFixed(2)),
         };
       }

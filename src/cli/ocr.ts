@@ -147,10 +147,12 @@ export function explainLine(name: string, p: PageTranscript): string {
     parts.push(
       `combined: ${e.combine.tesseractKept} lines tesseract, ${e.combine.respaced} PaddleOCR with tesseract's spaces, ${e.combine.paddleOnly} PaddleOCR only`,
     );
+  const byOcr = e.turns_tried === 4;
   if (e.rotation !== undefined)
     parts.push(
-      `read at rotation ${e.rotation.read} (its /Rotate is ${e.rotation.page}; most of its text runs that way)`,
+      `read at rotation ${e.rotation.read} (its /Rotate is ${e.rotation.page}; ${byOcr ? 'of 4 turns tried, tesseract read most there' : 'most of its text runs that way'})`,
     );
+  else if (byOcr) parts.push('4 turns tried, none read better than as it is');
   const l = e.layout;
   parts.push(`body ${l.body_size} pt`);
   if (l.furniture.length > 0)

@@ -3,6 +3,8 @@
  * - a page with /Rotate 90, 180 or 270 is read from its text layer, in its text's direction,
  *   with the same transcript (order, running head and folio dropped) as the page upright;
  * - a landscape page whose text is drawn at 90 degrees (no /Rotate) likewise;
+ * - a scan of such a page (no text layer to tell) is OCR'd turned upright: tesseract reads it at
+ *   four turns only when its reading as rendered doubts, and keeps the turn it reads best;
  * - a page with nothing drawn, or nothing visible, is not OCR'd, and `--explain` says so;
  * - a scan read by both engines names its footer once (PaddleOCR's boxes land where
  *   tesseract's do, so the two readings of a line are recognised as one).
@@ -46,6 +48,7 @@ interface PageLine {
     seconds: number;
     blank?: string;
     rotation?: { page: number; read: number };
+    turns_tried?: number;
     layout: { furniture: { text: string }[] };
   };
 }
@@ -127,6 +130,25 @@ test('a landscape page whose text is drawn at 90 degrees reads in its text direc
   assert.deepEqual(r.pages[0].explain?.rotation, { page: 0, read: 90 });
 });
 
+test('a scan of sideways text is OCR-read turned upright, at the cost of 3 more readings', async () => {
+  const r = await ocr('scanside', await scannedPdf(await turnedPdf('text', 1)), ['--engine', 'tesseract']);
+  assert.equal(r.pages[0].method, 'ocr', r.stderr);
+  assert.deepEqual(r.pages[0].explain?.rotation, { page: 0, read: 90 });
+  assert.equal(r.pages[0].explain?.turns_tried, 4);
+  assert.match(
+    r.stderr,
+    /read at rotation 90 \(its \/Rotate is 0; of 4 turns tried, tesseract read most there\)/,
+  );
+  const md = r.md(1);
+  const at = positions(md).filter((p) => p >= 0);
+  assert.ok(at.length >= 18, `only ${at.length} of 20 lines read:\n${md}`);
+  assert.deepEqual(
+    at,
+    [...at].sort((a, b) => a - b),
+    'lines out of order',
+  );
+});
+
 test('an empty page and a page painted one colour are not OCR-read; --explain says why', async () => {
   const r = await ocr('empty', await emptyPagesPdf(), ['--engine', 'both']);
   assert.deepEqual(
@@ -156,6 +178,11 @@ test('a scan read by both engines drops its footer once, not once per engine', a
   const r = await ocr('scan', await scannedPdf(await runningHeadsPdf()), ['--engine', 'both']);
   const line = r.stderr.split('\n').find((l) => l.startsWith('scan_pg2: ')) ?? '';
   assert.match(line, /^scan_pg2: ocr by both; /, r.stderr);
+  // An upright scan reads well as rendered: one reading, no turns tried.
+  assert.deepEqual(
+    r.pages.map((p) => p.explain?.turns_tried),
+    [1, 1, 1],
+  );
   assert.match(line, /, 0 PaddleOCR only; /);
   const dropped = (r.pages[1].explain?.layout.furniture ?? []).map((f) => f.text).join(' | ');
   // Each word of the footer was dropped once (before, PaddleOCR's reading of it came as a second line).
