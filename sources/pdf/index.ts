@@ -458,13 +458,13 @@ export function confidentLetters(p: OcrPage): { confident: number; all: number }
   return { confident, all };
 }
 
-/** Below this share of confident letters (or under 50 of them) a page OCR'd whole is tried turned. */
+/** Below this share of confident letters (or under 10 of them) a page OCR'd whole is tried turned. */
 export const TURN_PROBE_SHARE = 0.6;
 
 /**
  * The quarter turn (degrees clockwise) that shows a page OCR'd whole upright, and tesseract's
  * reading at that turn. The reading as rendered is kept when at least 60% of its letters (and
- * 50 or more) are in confident words; otherwise the page is read turned by 90, 270 and 180
+ * 10 or more) are in confident words; otherwise the page is read turned by 90, 270 and 180
  * degrees and the turn with the most confident letters wins, if it has 20 or more and 1.5 times
  * those of the reading as rendered (a page of faint or handwritten text stays as it is). The
  * extra readings are paid only on such pages (`turnsTried`; bench/ocr-turns.ts measures them).
@@ -474,7 +474,7 @@ export async function uprightTurn(
 ): Promise<{ turn: number; reading: OcrPage; tried: number }> {
   const first = await read(0);
   const s0 = confidentLetters(first);
-  if (s0.confident >= 50 && s0.confident >= TURN_PROBE_SHARE * s0.all)
+  if (s0.confident >= 10 && s0.confident >= TURN_PROBE_SHARE * s0.all)
     return { turn: 0, reading: first, tried: 1 };
   let best = { turn: 0, reading: first, score: s0.confident };
   // The three turns at once: the pool's workers read them side by side.

@@ -163,6 +163,8 @@ test('an empty page and a page painted one colour are not OCR-read; --explain sa
   assert.equal(r.md(1), '');
   assert.equal(r.md(2), '');
   assert.match(r.md(3), /Intentionally left blank/);
+  // One short line read with confidence: no turns tried.
+  assert.equal(r.pages[2].explain?.turns_tried, 1);
   assert.match(
     r.stderr,
     /^empty_pg1: blank, not OCR'd \(nothing drawn on it: no text, pictures or paths\); \d+\.\d{3} s$/m,
