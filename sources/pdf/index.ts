@@ -39,6 +39,7 @@ import {
   pageGeometry,
   pageTextLayer,
   type Rect,
+  renderedBlank,
   renderPagePng,
   renderPageRgba,
 } from './pdfjs.ts';
@@ -48,7 +49,8 @@ export type { TextBox } from './layout.ts';
 export { analyzePage, layoutPage } from './layout.ts';
 export { OcrCache, OcrPool } from './ocr.ts';
 
-export type TranscriptMethod = 'text-layer' | 'ocr' | 'mixed';
+/** 'blank': nothing visible is drawn on the page (`PageExplain.blank` says how that was known); no OCR ran. */
+export type TranscriptMethod = 'text-layer' | 'ocr' | 'mixed' | 'blank';
 /** Which OCR reads a page: tesseract.js, PaddleOCR, or both combined line by line. */
 export type OcrEngineName = 'tesseract' | 'paddle' | 'both';
 
@@ -71,6 +73,12 @@ export interface PageExplain {
   /** Lines of the combined reading taken from each engine. */
   combine?: CombineStats;
   layout: LayoutExplain;
+  /** Set when the page was read in another frame than its /Rotate (degrees clockwise): its /Rotate and the rotation read at. */
+  rotation?: { page: number; read: number };
+  /** Set for a blank page: why it is known blank (nothing drawn, or a one-colour rendering). */
+  blank?: string;
+  /** For a page OCR'd whole: the turns tesseract read it at to find it upright (1, or 4 when it doubted). */
+  turns_tried?: number;
   seconds: number;
 }
 
@@ -136,8 +144,14 @@ export class OcrEngine {
   }
 
   /** tesseract.js on the page rendered at `scale` (words in its pixels). */
-  tesseract(pdfSha: string, page: number, scale: number, render: () => Promise<Buffer>): Promise<OcrPage> {
-    const key = this.cache?.key(pdfSha, page, scale, this.settings);
+  tesseract(
+    pdfSha: string,
+    page: number,
+    scale: number,
+    render: () => Promise<Buffer>,
+    turn = 0,
+  ): Promise<OcrPage> {
+    const key = this.cache?.key(pdfSha, page, scale, turn ? { ...this.settings, turn } : this.settings);
     return this.cachedRead(key, async () => {
       this.pool ??= OcrPool.start({
         workers: this.workers,
@@ -154,8 +168,13 @@ export class OcrEngine {
     page: number,
     scale: number,
     render: () => Promise<RgbaImage>,
+    turn = 0,
   ): Promise<OcrPage> {
-    const key = this.cache?.key(pdfSha, page, scale, { engine: 'paddle-ppocrv4', v: 1 });
+    const key = this.cache?.key(pdfSha, page, scale, {
+      engine: 'paddle-ppocrv4',
+      v: 2,
+      ...(turn ? { turn } : {}),
+    });
     return this.cachedRead(key, async () => {
       this.paddle ??= import('./paddle.ts').then((m) =>
         m.PaddleEngine.start({ threads: this.workers, startTimeoutMs: this.startTimeoutMs }),
@@ -176,6 +195,10 @@ export class OcrEngine {
     render: { png: (scale: number) => Promise<Buffer>; rgba: (scale: number) => Promise<RgbaImage> },
     /** 'mixed': only pictures of text on a page with a text layer; 'both' reads those with tesseract alone. */
     kind: 'ocr' | 'mixed' = 'ocr',
+    /** Quarter turns (degrees) the renders are turned from the page's /Rotate: part of the cache key. */
+    turn = 0,
+    /** tesseract's reading of this render, when already made (the orientation probe's). */
+    read?: OcrPage,
   ): Promise<{ page: OcrPage; combine?: CombineStats; engine: OcrEngineName }> {
     const paddleScale = PADDLE_LONG_SIDE / Math.max(geometry.width, geometry.height);
     const toTesseract = (p: OcrPage): OcrPage => {
@@ -188,17 +211,21 @@ export class OcrEngine {
     // tests see and costs PaddleOCR's full-page pass; it pays on scans and handwriting.
     if (this.engine === 'tesseract' || (this.engine === 'both' && kind === 'mixed'))
       return {
-        page: await this.tesseract(pdfSha, page, scale, () => render.png(scale)),
+        page: await (read
+          ? Promise.resolve(read)
+          : this.tesseract(pdfSha, page, scale, () => render.png(scale), turn)),
         engine: 'tesseract',
       };
     if (this.engine === 'paddle')
       return {
-        page: toTesseract(await this.paddleRead(pdfSha, page, paddleScale, () => render.rgba(paddleScale))),
+        page: toTesseract(
+          await this.paddleRead(pdfSha, page, paddleScale, () => render.rgba(paddleScale), turn),
+        ),
         engine: 'paddle',
       };
     const [t, p] = await Promise.all([
-      this.tesseract(pdfSha, page, scale, () => render.png(scale)),
-      this.paddleRead(pdfSha, page, paddleScale, () => render.rgba(paddleScale)),
+      read ? Promise.resolve(read) : this.tesseract(pdfSha, page, scale, () => render.png(scale), turn),
+      this.paddleRead(pdfSha, page, paddleScale, () => render.rgba(paddleScale), turn),
     ]);
     const c = combineReadings(t, toTesseract(p));
     return { page: c.page, combine: c.stats, engine: 'both' };
@@ -233,6 +260,8 @@ export interface PdfTranscriptOptions {
   pageTimeoutMs?: number;
   /** Attach the per-page evidence (`PageTranscript.explain`). */
   explain?: boolean;
+  /** Try a page OCR'd whole at other quarter turns when its reading doubts (`uprightTurn`; default true). */
+  findUpright?: boolean;
   log?: (line: string) => void;
 }
 
@@ -406,6 +435,58 @@ export interface PageInput {
   sizesAreEstimates: boolean;
   evidence?: PageEvidence;
   combine?: CombineStats;
+  /** Set when read in another frame than the page's /Rotate (see `TextLayer.rotation`). */
+  rotation?: { page: number; read: number };
+  /** Set when the page is blank: why (nothing drawn, or a one-colour rendering). */
+  blank?: string;
+  /** Turns tesseract read the page at to find its upright (`uprightTurn`): 1, or 4 when it doubted. */
+  turnsTried?: number;
+}
+
+/**
+ * Letters tesseract read in words it is confident of (>= 60): how much of a reading is text.
+ * A page scanned sideways reads as a few low-confidence fragments.
+ */
+export function confidentLetters(p: OcrPage): { confident: number; all: number } {
+  let confident = 0;
+  let all = 0;
+  for (const w of p.words) {
+    const n = (w.text.match(/\p{L}/gu) ?? []).length;
+    all += n;
+    if (w.conf >= 60 && n >= 2) confident += n;
+  }
+  return { confident, all };
+}
+
+/** Below this share of confident letters (or under 10 of them) a page OCR'd whole is tried turned. */
+export const TURN_PROBE_SHARE = 0.6;
+
+/**
+ * The quarter turn (degrees clockwise) that shows a page OCR'd whole upright, and tesseract's
+ * reading at that turn. The reading as rendered is kept when at least 60% of its letters (and
+ * 10 or more) are in confident words; otherwise the page is read turned by 90, 270 and 180
+ * degrees and the turn with the most confident letters wins, if it has 20 or more and 1.5 times
+ * those of the reading as rendered (a page of faint or handwritten text stays as it is). The
+ * extra readings are paid only on such pages (`turnsTried`; bench/ocr-turns.ts measures them).
+ */
+export async function uprightTurn(
+  read: (turn: number) => Promise<OcrPage>,
+): Promise<{ turn: number; reading: OcrPage; tried: number }> {
+  const first = await read(0);
+  const s0 = confidentLetters(first);
+  if (s0.confident >= 10 && s0.confident >= TURN_PROBE_SHARE * s0.all)
+    return { turn: 0, reading: first, tried: 1 };
+  let best = { turn: 0, reading: first, score: s0.confident };
+  // The three turns at once: the pool's workers read them side by side.
+  const turns = [90, 270, 180];
+  const readings = await Promise.all(turns.map((t) => read(t)));
+  readings.forEach((reading, i) => {
+    const score = confidentLetters(reading).confident;
+    if (score > best.score) best = { turn: turns[i], reading, score };
+  });
+  if (best.turn !== 0 && (best.score < 20 || best.score < 1.5 * s0.confident))
+    return { turn: 0, reading: first, tried: 4 };
+  return { turn: best.turn, reading: best.reading, tried: 4 };
 }
 
 export async function readPage(
@@ -416,10 +497,14 @@ export async function readPage(
   engine: () => OcrEngine,
   opts: PdfTranscriptOptions,
 ): Promise<PageInput> {
-  const { width, height } = pageGeometry(page);
   // The drawing first: it loads the page's fonts, whose names tell bold text apart.
-  const drawing = await pageDrawing(page);
+  let drawing = await pageDrawing(page);
   const layer = await pageTextLayer(page);
+  // The reading frame: the page turned so its dominant text runs left to right (`pageTextLayer`).
+  const rotation = layer.rotation;
+  const turn = (rotation - page.rotate + 360) % 360;
+  if (turn !== 0) drawing = await pageDrawing(page, rotation);
+  const { width, height } = pageGeometry(page, rotation);
   const mode = opts.ocr ?? 'auto';
   let method: TranscriptMethod = 'text-layer';
   let evidence: PageEvidence | undefined;
@@ -428,17 +513,60 @@ export async function readPage(
     evidence = pageEvidence(layer.boxes, drawing, width, height);
     method = chooseMethod(evidence);
   }
-  const base = { page: pageNo, width, height, method, evidence };
+  const base: Omit<PageInput, 'engine' | 'boxes' | 'sizesAreEstimates'> = {
+    page: pageNo,
+    width,
+    height,
+    method,
+    evidence,
+    ...(turn !== 0 ? { rotation: { page: page.rotate, read: rotation } } : {}),
+  };
   if (method === 'text-layer') return { ...base, engine: null, boxes: layer.boxes, sizesAreEstimates: false };
+  // A page with nothing on it to read is not OCR'd: nothing drawn at all, or nothing visible.
+  const blank =
+    drawing.textOps === 0 && drawing.images.length === 0 && drawing.paintOps === 0
+      ? 'nothing drawn on it: no text, pictures or paths'
+      : method === 'ocr' && (await renderedBlank(doc, page))
+        ? 'it renders as one colour'
+        : undefined;
+  if (blank) return { ...base, method: 'blank', blank, engine: null, boxes: [], sizesAreEstimates: false };
   const scale = renderScale(width, height);
   const eng = engine();
+  // A page OCR'd whole may be a scan of sideways text: its reading frame is found by turning it.
+  const probe =
+    method === 'ocr' && opts.findUpright !== false
+      ? await uprightTurn((t) =>
+          eng.tesseract(
+            pdfSha(),
+            pageNo,
+            scale,
+            () => renderPagePng(doc, page, scale, (rotation + t) % 360),
+            (turn + t) % 360,
+          ),
+        )
+      : undefined;
+  const frame = (rotation + (probe?.turn ?? 0)) % 360;
+  if (probe && probe.turn !== 0) {
+    const g = pageGeometry(page, frame);
+    base.width = g.width;
+    base.height = g.height;
+    base.rotation = { page: page.rotate, read: frame };
+    if (evidence)
+      base.evidence = pageEvidence(layer.boxes, await pageDrawing(page, frame), g.width, g.height);
+  }
+  if (probe) base.turnsTried = probe.tried;
   const ocr = await eng.recognize(
     pdfSha(),
     pageNo,
     scale,
-    { width, height },
-    { png: (s) => renderPagePng(doc, page, s), rgba: (s) => renderPageRgba(doc, page, s) },
+    { width: base.width, height: base.height },
+    {
+      png: (s) => renderPagePng(doc, page, s, frame),
+      rgba: (s) => renderPageRgba(doc, page, s, frame),
+    },
     method === 'mixed' ? 'mixed' : 'ocr',
+    (turn + (probe?.turn ?? 0)) % 360,
+    probe?.reading,
   );
   const common = { ...base, engine: ocr.engine, combine: ocr.combine };
   if (method === 'ocr') return { ...common, boxes: ocrBoxes(ocr.page, scale), sizesAreEstimates: true };
@@ -553,6 +681,9 @@ export async function pdfToTranscripts(
           evidence: input.evidence ? { ...input.evidence, images: input.evidence.images.length } : undefined,
           combine: input.combine,
           layout: explain,
+          ...(input.rotation !== undefined ? { rotation: input.rotation } : {}),
+          ...(input.blank ? { blank: input.blank } : {}),
+          ...(input.turnsTried ? { turns_tried: input.turnsTried } : {}),
           seconds: Number((seconds[i] + (performance.now() - started) / 1000).toFixed(2)),
         };
       }

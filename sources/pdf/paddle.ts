@@ -297,11 +297,18 @@ export class PaddleEngine {
     } finally {
       this.lib.images.delete(token);
     }
+    // The detector reads the page scaled up to the next multiple of 32 px on each side
+    // (letterboxed by `ImageRaw.resize`, one scale for both axes) and gives boxes in those pixels:
+    // scaled back here, or boxes drift by up to 32 px towards the bottom right of the page.
+    const k = Math.min(
+      Math.max(32, Math.ceil(image.width / 32) * 32) / image.width,
+      Math.max(32, Math.ceil(image.height / 32) * 32) / image.height,
+    );
     const words: OcrWord[] = [];
     let lineNo = 0;
     for (const line of lines) {
-      const xs = line.box.map((p) => p[0]);
-      const ys = line.box.map((p) => p[1]);
+      const xs = line.box.map((p) => p[0] / k);
+      const ys = line.box.map((p) => p[1] / k);
       const x0 = Math.min(...xs);
       const x1 = Math.max(...xs);
       const y0 = Math.min(...ys);

@@ -39,8 +39,9 @@ export interface PageGeometry {
   height: number;
 }
 
-export function pageGeometry(page: PdfPage): PageGeometry {
-  const vp = page.getViewport({ scale: 1 });
+/** The page's size as shown with `rotation` (degrees clockwise; default: its own /Rotate). */
+export function pageGeometry(page: PdfPage, rotation = page.rotate): PageGeometry {
+  const vp = page.getViewport({ scale: 1, rotation });
   return { width: vp.width, height: vp.height };
 }
 
@@ -55,25 +56,58 @@ interface PdfTextItem {
 
 export interface TextLayer {
   boxes: TextBox[];
-  /** Characters of text drawn rotated (vertical side notes, stamps): left out of `boxes`. */
+  /** Characters of text drawn at another angle than the reading frame's (vertical side notes, stamps): left out of `boxes`. */
   rotatedChars: number;
+  /**
+   * The reading frame: the rotation (degrees clockwise, as pdf.js's `getViewport` takes it) under
+   * which the page's dominant text direction runs left to right. The page's own /Rotate unless
+   * most of its text is drawn at another quarter turn (a /Rotate'd page whose text runs down it,
+   * a landscape table set sideways); geometry, images and renders use the same frame.
+   */
+  rotation: number;
+}
+
+/** A text item's baseline direction in viewport space (y down) as a quarter turn 0-3; -1 when not axis-aligned. */
+function quarterTurn(m: number[]): number {
+  const size = Math.hypot(m[0], m[1]);
+  if (size <= 0) return -1;
+  const angle = (Math.atan2(m[1], m[0]) * 180) / Math.PI;
+  const q = Math.round(angle / 90);
+  if (Math.abs(angle - q * 90) > 0.06) return -1;
+  return ((q % 4) + 4) % 4;
 }
 
 /**
- * The text layer as boxes, one per pdf.js text item (whitespace-only items dropped). Text that
- * is not horizontal is left out: on a page it is almost always a side stamp ("Downloaded
- * from ...") or an axis label, not body text.
+ * The text layer as boxes, one per pdf.js text item (whitespace-only items dropped), in the
+ * page's reading frame (`TextLayer.rotation`): the quarter turn holding most of the text's
+ * characters decides it (ties keep the page's /Rotate). Text at another angle than the frame's
+ * is left out: on a page it is almost always a side stamp ("Downloaded from ...") or an axis
+ * label, not body text.
  */
 export async function pageTextLayer(page: PdfPage): Promise<TextLayer> {
-  const vp = page.getViewport({ scale: 1 });
   const content = await page.getTextContent();
-  const boxes: TextBox[] = [];
-  let rotatedChars = 0;
+  const items: PdfTextItem[] = [];
   for (const raw of content.items) {
     if (!('str' in raw)) continue;
     const item = raw as PdfTextItem;
+    if (item.str.trim() !== '') items.push(item);
+  }
+  // Characters per quarter turn of the baseline, as the page shows by its own /Rotate.
+  const shown = page.getViewport({ scale: 1 });
+  const chars = [0, 0, 0, 0];
+  for (const item of items) {
+    const q = quarterTurn(Util.transform(shown.transform, item.transform));
+    if (q >= 0) chars[q] += item.str.trim().length;
+  }
+  let dominant = 0;
+  for (let q = 1; q < 4; q++) if (chars[q] > chars[dominant]) dominant = q;
+  // Turning the view clockwise by (4 - q) quarters brings a baseline at quarter turn q to 0.
+  const rotation = (page.rotate + ((4 - dominant) % 4) * 90) % 360;
+  const vp = page.getViewport({ scale: 1, rotation });
+  const boxes: TextBox[] = [];
+  let rotatedChars = 0;
+  for (const item of items) {
     const text = item.str.replace(/\s+/g, ' ').trim();
-    if (text === '') continue;
     const m = Util.transform(vp.transform, item.transform);
     // m maps text space to the top-left viewport: [a b c d e f]; horizontal text has b = c = 0 and d < 0.
     const size = Math.hypot(m[2], m[3]);
@@ -96,7 +130,7 @@ export async function pageTextLayer(page: PdfPage): Promise<TextLayer> {
     if (boldFont(page, item.fontName)) box.bold = true;
     boxes.push(box);
   }
-  return { boxes, rotatedChars };
+  return { boxes, rotatedChars, rotation };
 }
 
 /**
@@ -152,7 +186,22 @@ export interface PageDrawing {
    * painted over afterwards by an image covering half the page (an OCR layer under a scan). */
   textOps: number;
   hiddenTextOps: number;
+  /** Path paints and shadings (lines, boxes, glyphs drawn as outlines): 0 with no text and no image means nothing is drawn. */
+  paintOps: number;
 }
+
+const PAINT_OPS = new Set<number>([
+  OPS.constructPath,
+  OPS.fill,
+  OPS.eoFill,
+  OPS.stroke,
+  OPS.fillStroke,
+  OPS.eoFillStroke,
+  OPS.closeStroke,
+  OPS.closeFillStroke,
+  OPS.closeEOFillStroke,
+  OPS.shadingFill,
+]);
 
 const TEXT_OPS = new Set<number>([
   OPS.showText,
@@ -161,9 +210,9 @@ const TEXT_OPS = new Set<number>([
   OPS.nextLineSetSpacingShowText,
 ]);
 
-/** Walks the page's drawing operations for its images and how its text is shown. */
-export async function pageDrawing(page: PdfPage): Promise<PageDrawing> {
-  const vp = page.getViewport({ scale: 1 });
+/** Walks the page's drawing operations for its images (placed as shown with `rotation`) and how its text is shown. */
+export async function pageDrawing(page: PdfPage, rotation = page.rotate): Promise<PageDrawing> {
+  const vp = page.getViewport({ scale: 1, rotation });
   const pageArea = vp.width * vp.height;
   const ops = await page.getOperatorList();
   const stack: { ctm: number[]; mode: number }[] = [];
@@ -171,6 +220,7 @@ export async function pageDrawing(page: PdfPage): Promise<PageDrawing> {
   let mode = 0;
   const images: Rect[] = [];
   let textOps = 0;
+  let paintOps = 0;
   let invisible = 0;
   let visibleSinceCover = 0;
   let covered = 0;
@@ -181,6 +231,8 @@ export async function pageDrawing(page: PdfPage): Promise<PageDrawing> {
     else if (fn === OPS.restore) ({ ctm, mode } = stack.pop() ?? { ctm: [1, 0, 0, 1, 0, 0], mode: 0 });
     else if (fn === OPS.transform) ctm = Util.transform(ctm, args as number[]);
     else if (fn === OPS.setTextRenderingMode) mode = Number(args[0]) || 0;
+    // A path that only sets a clip (constructPath ending in endPath) paints nothing.
+    else if (PAINT_OPS.has(fn) && !(fn === OPS.constructPath && args[0] === OPS.endPath)) paintOps++;
     else if (TEXT_OPS.has(fn)) {
       textOps++;
       if (mode === 3 || mode === 7) invisible++;
@@ -216,17 +268,18 @@ export async function pageDrawing(page: PdfPage): Promise<PageDrawing> {
       }
     }
   }
-  return { images, textOps, hiddenTextOps: invisible + covered };
+  return { images, textOps, hiddenTextOps: invisible + covered, paintOps };
 }
 
-/** Renders a page at `scale` pixels per point on white, and hands the canvas to `read`. */
+/** Renders a page at `scale` pixels per point on white (turned by `rotation`), and hands the canvas to `read`. */
 async function renderPage<T>(
   doc: PdfDocument,
   page: PdfPage,
   scale: number,
   read: (cc: CanvasAndContext) => T,
+  rotation = page.rotate,
 ): Promise<T> {
-  const viewport = page.getViewport({ scale });
+  const viewport = page.getViewport({ scale, rotation });
   const factory = (doc as unknown as { canvasFactory: CanvasFactory }).canvasFactory;
   const cc = factory.create(Math.ceil(viewport.width), Math.ceil(viewport.height));
   try {
@@ -243,8 +296,13 @@ async function renderPage<T>(
 }
 
 /** Renders a page at `scale` pixels per point; returns PNG bytes. */
-export function renderPagePng(doc: PdfDocument, page: PdfPage, scale: number): Promise<Buffer> {
-  return renderPage(doc, page, scale, (cc) => cc.canvas.toBuffer('image/png'));
+export function renderPagePng(
+  doc: PdfDocument,
+  page: PdfPage,
+  scale: number,
+  rotation = page.rotate,
+): Promise<Buffer> {
+  return renderPage(doc, page, scale, (cc) => cc.canvas.toBuffer('image/png'), rotation);
 }
 
 /** Renders a page at `scale` pixels per point; returns its RGBA pixels. */
@@ -252,12 +310,41 @@ export function renderPageRgba(
   doc: PdfDocument,
   page: PdfPage,
   scale: number,
+  rotation = page.rotate,
 ): Promise<{ data: Uint8Array; width: number; height: number }> {
-  return renderPage(doc, page, scale, (cc) => {
-    const { width, height } = cc.canvas;
-    const img = cc.context.getImageData(0, 0, width, height);
-    return { data: new Uint8Array(img.data.buffer, img.data.byteOffset, img.data.byteLength), width, height };
-  });
+  return renderPage(
+    doc,
+    page,
+    scale,
+    (cc) => {
+      const { width, height } = cc.canvas;
+      const img = cc.context.getImageData(0, 0, width, height);
+      return {
+        data: new Uint8Array(img.data.buffer, img.data.byteOffset, img.data.byteLength),
+        width,
+        height,
+      };
+    },
+    rotation,
+  );
+}
+
+/** Pixels on the long side of the rendering `renderedBlank` looks at. */
+const BLANK_CHECK_LONG_SIDE = 600;
+
+/**
+ * Whether the page renders as one colour (every channel of every pixel within 3 levels of the
+ * first pixel's) at 600 px on its long side: a page whose drawing paints nothing one can see.
+ * A 0.5 pt hairline or 4 pt type still leaves grey pixels at that size.
+ */
+export async function renderedBlank(doc: PdfDocument, page: PdfPage): Promise<boolean> {
+  const { width, height } = pageGeometry(page);
+  const img = await renderPageRgba(doc, page, BLANK_CHECK_LONG_SIDE / Math.max(width, height, 1));
+  const d = img.data;
+  for (let i = 4; i < d.length; i += 4)
+    if (Math.abs(d[i] - d[0]) > 3 || Math.abs(d[i + 1] - d[1]) > 3 || Math.abs(d[i + 2] - d[2]) > 3)
+      return false;
+  return true;
 }
 
 interface CanvasAndContext {

@@ -136,6 +136,7 @@ export function explainLine(name: string, p: PageTranscript): string {
   if (p.skipped) return `${name}: skipped (${p.skipped})`;
   const e = p.explain;
   if (!e) return `${name}: ${p.method}`;
+  if (e.blank) return `${name}: blank, not OCR'd (${e.blank}); ${e.seconds.toFixed(3)} s`;
   const parts = [
     `${e.method}${e.engine ? ` by ${e.engine}` : ''}`,
     e.evidence
@@ -146,6 +147,12 @@ export function explainLine(name: string, p: PageTranscript): string {
     parts.push(
       `combined: ${e.combine.tesseractKept} lines tesseract, ${e.combine.respaced} PaddleOCR with tesseract's spaces, ${e.combine.paddleOnly} PaddleOCR only`,
     );
+  const byOcr = e.turns_tried === 4;
+  if (e.rotation !== undefined)
+    parts.push(
+      `read at rotation ${e.rotation.read} (its /Rotate is ${e.rotation.page}; ${byOcr ? 'of 4 turns tried, tesseract read most there' : 'most of its text runs that way'})`,
+    );
+  else if (byOcr) parts.push('4 turns tried, none read better than as it is');
   const l = e.layout;
   parts.push(`body ${l.body_size} pt`);
   if (l.furniture.length > 0)
@@ -248,7 +255,7 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
       });
       const started = Date.now();
       const transcripts = new Map<string, string>();
-      const methods: Record<TranscriptMethod, number> = { 'text-layer': 0, ocr: 0, mixed: 0 };
+      const methods: Record<TranscriptMethod, number> = { 'text-layer': 0, ocr: 0, mixed: 0, blank: 0 };
       let skipped = 0;
       const pagesLog: string[] = [];
       const images = pdfs.filter((p) => p.image).length;
@@ -374,7 +381,7 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
         );
       const secs = (Date.now() - started) / 1000;
       log(
-        `${transcripts.size} page${transcripts.size === 1 ? '' : 's'} in ${secs.toFixed(1)} s: ${methods['text-layer']} text layer, ${methods.ocr} OCR, ${methods.mixed} mixed` +
+        `${transcripts.size} page${transcripts.size === 1 ? '' : 's'} in ${secs.toFixed(1)} s: ${methods['text-layer']} text layer, ${methods.ocr} OCR, ${methods.mixed} mixed${methods.blank > 0 ? `, ${methods.blank} blank` : ''}` +
           `${skipped > 0 ? `, ${skipped} skipped` : ''}${unreadable.length > 0 ? `; ${unreadable.length} input${unreadable.length === 1 ? '' : 's'} unreadable, skipped (${unreadable.join(', ')})` : ''} (OCR: ${engine.recognised} recognised, ${engine.cached} from cache)`,
       );
       if (!tests) return;

@@ -1,10 +1,11 @@
 /**
  * PDFs the tests write themselves with pdf-lib (invented content, standard fonts, text layers):
  * a two-column article, a three-page report with a running header and footer, a page with a
- * table, a long document for the page cap, and a picture of text placed as strips.
+ * table, a long document for the page cap, a picture of text placed as strips, pages turned
+ * by /Rotate or with their text drawn sideways, empty pages, and scans of any of these.
  */
 import { deflateSync } from 'node:zlib';
-import { PDFDocument, type PDFFont, type PDFPage, StandardFonts } from 'pdf-lib';
+import { degrees, PDFDocument, type PDFFont, type PDFPage, rgb, StandardFonts } from 'pdf-lib';
 import { wrap } from '../../sources/examples/make-pdfs.ts';
 import { openPdfData, renderPageRgba } from '../../sources/pdf/pdfjs.ts';
 
@@ -265,5 +266,77 @@ export async function stripedPicturePdf(): Promise<Uint8Array> {
       text(page, line, 72, y, f.regular, 10);
       y += 13;
     }
+  return doc.save({ useObjectStreams: false });
+}
+
+/** 20 numbered lines with a running head and a folio (set upright in the page's own space). */
+export const ROTATED_LINES = Array.from(
+  { length: 20 },
+  (_, i) =>
+    `Line ${i + 1}: the ${['harbour', 'lantern', 'meadow', 'copper', 'willow'][i % 5]} register reads ${100 + 7 * i}.`,
+);
+export const ROTATED_HEAD = 'Lighthouse Board Quarterly Ledger';
+
+function ledgerPage(page: PDFPage, f: Fonts, pageNo: number, rotate: 'none' | 'text'): void {
+  const put = (s: string, y: number, font: PDFFont, size: number) => {
+    // Text drawn at 90 degrees on a landscape page: what reads top to bottom upright becomes
+    // bottom to top, columns left to right (the page read with its right edge up).
+    if (rotate === 'text') page.drawText(s, { x: y, y: 72, font, size, rotate: degrees(90) });
+    else text(page, s, 72, y, font, size);
+  };
+  put(ROTATED_HEAD, 40, f.regular, 8);
+  put(`Chapter ${pageNo}`, 100, f.bold, 14);
+  ROTATED_LINES.forEach((s, i) => {
+    put(s, 130 + 16 * i, f.regular, 11);
+  });
+  put(`Page ${pageNo}`, 740, f.regular, 8);
+}
+
+/**
+ * Pages of a ledger (running head, chapter heading, 20 lines, folio) turned one of three ways:
+ * 'rotate' sets /Rotate `deg` on an upright portrait page; 'text' draws the text at 90 degrees
+ * on a landscape page that has no /Rotate.
+ */
+export async function turnedPdf(kind: 'rotate' | 'text', pages: number, deg = 90): Promise<Uint8Array> {
+  const { doc, f } = await newDoc();
+  for (let p = 1; p <= pages; p++) {
+    if (kind === 'rotate') {
+      const page = doc.addPage([W, H]);
+      ledgerPage(page, f, p, 'none');
+      page.setRotation(degrees(deg));
+    } else ledgerPage(doc.addPage([H, W]), f, p, 'text');
+  }
+  return doc.save({ useObjectStreams: false });
+}
+
+/**
+ * Page 1: nothing drawn at all; page 2: a white rectangle over the whole page (paths, but
+ * nothing visible); page 3: one short line of text (a page that is not blank).
+ */
+export async function emptyPagesPdf(): Promise<Uint8Array> {
+  const { doc, f } = await newDoc();
+  doc.addPage([W, H]);
+  doc.addPage([W, H]).drawRectangle({ x: 0, y: 0, width: W, height: H, color: rgb(1, 1, 1) });
+  text(doc.addPage([W, H]), 'Intentionally left blank', 200, 400, f.regular, 12);
+  return doc.save({ useObjectStreams: false });
+}
+
+/** Every page of `pdf` rendered at `dpi` and placed as one picture filling a page: a scan with no text layer. */
+export async function scannedPdf(pdf: Uint8Array, dpi = 200): Promise<Uint8Array> {
+  const src = await openPdfData(pdf);
+  const doc = await PDFDocument.create({ updateMetadata: false });
+  try {
+    for (let i = 1; i <= src.numPages; i++) {
+      const page = await src.getPage(i);
+      const vp = page.getViewport({ scale: 1 });
+      const img = await renderPageRgba(src, page, dpi / 72);
+      const embedded = await doc.embedPng(png(img.data, img.width, 0, img.height));
+      doc
+        .addPage([vp.width, vp.height])
+        .drawImage(embedded, { x: 0, y: 0, width: vp.width, height: vp.height });
+    }
+  } finally {
+    await src.destroy();
+  }
   return doc.save({ useObjectStreams: false });
 }

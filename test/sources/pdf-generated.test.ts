@@ -334,7 +334,7 @@ describe('a picture of text placed as strips', () => {
     const o = join(tmp, 'striped-out');
     const r = await sob(['ocr', join(dir, 'striped.pdf'), '--out', o, '--no-cache']);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stderr, /1 pages in [\d.]+ s: 0 text layer, 0 OCR, 1 mixed/);
+    assert.match(r.stderr, /1 page in [\d.]+ s: 0 text layer, 0 OCR, 1 mixed/);
     const text = readFileSync(join(o, 'striped_pg1.md'), 'utf8');
     for (const line of PICTURE_LINES) assert.ok(text.includes(line), `${line} in ${text.slice(0, 120)}`);
     // The text layer below the picture is read as before, after it.
