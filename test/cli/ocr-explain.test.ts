@@ -3,27 +3,17 @@
  * not print a text-layer score of 0.00 for a layer it never scored (`--ocr never` / `always`).
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { sobAsync } from '../helpers/sob-async.ts';
 
-const ROOT = join(import.meta.dirname, '../..');
 const tmp = mkdtempSync(join(tmpdir(), 'ocr-explain-test-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-function sob(args: string[]): Promise<{ code: number; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(ROOT, 'bin/sob.js'), ...args],
-      { cwd: tmp, timeout: 120_000 },
-      (err, _o, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stderr }),
-    );
-  });
-}
+const sob = (args: string[]) => sobAsync(args, tmp, 120_000);
 
 const SHORT = 'Minutes of the ferry board'; // 26 characters: too few to trust a text layer
 let pdf: string;

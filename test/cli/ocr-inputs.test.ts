@@ -4,7 +4,7 @@
  * child process, on pages this test generates.
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   mkdirSync,
@@ -21,25 +21,14 @@ import { after, before, describe, test } from 'node:test';
 import { PDFDocument } from 'pdf-lib';
 import sharp from 'sharp';
 import { openPdfData, renderPagePng } from '../../sources/pdf/pdfjs.ts';
+import { sobAsync } from '../helpers/sob-async.ts';
 import { TABLE_ROWS, tablePdf } from '../sources/pdf-fixtures.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const tmp = mkdtempSync(join(tmpdir(), 'ocr-inputs-test-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-function sob(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(ROOT, 'bin/sob.js'), ...args],
-      { cwd: tmp, timeout: 170_000 },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
+const sob = (args: string[]) => sobAsync(args, tmp, 170_000);
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON lines read back and checked field by field
 const jsonLines = (file: string): any[] =>

@@ -10,11 +10,11 @@
  *   tesseract's do, so the two readings of a line are recognised as one).
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { sobAsync } from '../helpers/sob-async.ts';
 import {
   emptyPagesPdf,
   FOOTER,
@@ -25,20 +25,10 @@ import {
   turnedPdf,
 } from '../sources/pdf-fixtures.ts';
 
-const ROOT = join(import.meta.dirname, '../..');
 const tmp = mkdtempSync(join(tmpdir(), 'ocr-turned-test-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-function sob(args: string[]): Promise<{ code: number; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(ROOT, 'bin/sob.js'), ...args],
-      { cwd: tmp, timeout: 300_000 },
-      (err, _o, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stderr }),
-    );
-  });
-}
+const sob = (args: string[]) => sobAsync(args, tmp, 300_000);
 
 interface PageLine {
   page: number;

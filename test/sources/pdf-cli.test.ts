@@ -1,29 +1,17 @@
 /** `sob ocr` as a user runs it: the real command in a child process, on the headers_footers sample. */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { sobAsync } from '../helpers/sob-async.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const DATA = join(ROOT, '../shared/data/olmocr-bench');
 const tmp = mkdtempSync(join(tmpdir(), 'sob-ocr-cli-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-function sob(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(ROOT, 'bin/sob.js'), ...args],
-      { cwd: ROOT, timeout: 110_000 },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
+const sob = (args: string[]) => sobAsync(args, ROOT, 110_000);
 
 describe('sob ocr', () => {
   test('writes one transcript per page and scores the tests of the PDFs it was given', async () => {
