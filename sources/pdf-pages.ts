@@ -3,9 +3,10 @@
  * (its text layer, or tesseract.js OCR), `<name>_pg<N>` per page and `<name>` for the whole
  * document, optionally gated by olmOCR-bench tests (`--min-ocr-pass`).
  */
-import { existsSync, readdirSync, realpathSync, type Stats, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, type Stats, statSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { errorMessage, UserError } from '../src/core/errors.ts';
+import { writeFileAtomic } from '../src/core/files.ts';
 import type { ItemLoader, LoadResult } from './types.ts';
 
 interface PdfPage {
@@ -169,3 +170,29 @@ export const loader: ItemLoader = {
   source: 'image',
   loadItems: (input, ctx) => loadPdfs(input, { ...ctx.options.pdf, log: ctx.log }),
 };
+
+/**
+ * A PNG or JPEG as a one-page PDF (the image filling the page, its long side 11 in, so the
+ * renderer's 300 dpi gives OCR 3,300 pixels on that side), written to `out`. Undefined with the
+ * reason when the file is not a PNG or JPEG that can be decoded.
+ */
+export async function imageToPdf(file: string, out: string): Promise<string | undefined> {
+  const { PDFDocument } = await import('pdf-lib');
+  const bytes = readFileSync(file);
+  const png =
+    bytes.length >= 8 && bytes.subarray(0, 8).equals(Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]));
+  const jpeg = bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff;
+  if (!png && !jpeg)
+    return 'not a PNG or JPEG image (sob ocr reads PDFs, and PNG or JPEG files given by name)';
+  try {
+    const doc = await PDFDocument.create();
+    const img = png ? await doc.embedPng(bytes) : await doc.embedJpg(bytes);
+    const scale = 792 / Math.max(img.width, img.height, 1);
+    const [w, h] = [img.width * scale, img.height * scale];
+    doc.addPage([w, h]).drawImage(img, { x: 0, y: 0, width: w, height: h });
+    writeFileAtomic(out, await doc.save());
+    return undefined;
+  } catch (e) {
+    return `cannot read as a ${png ? 'PNG' : 'JPEG'} image (${errorMessage(e).split('\n')[0]})`;
+  }
+}

@@ -69,6 +69,8 @@ export interface PageExplain {
    * no one sees (invisible or under a scan); 0 when there is (almost) no text layer.
    */
   text_layer_score: number;
+  /** Why the text layer was not read alone (`methodOf`), when the evidence was weighed. */
+  why?: string;
   evidence?: Omit<PageEvidence, 'images'> & { images: number };
   /** Lines of the combined reading taken from each engine. */
   combine?: CombineStats;
@@ -375,19 +377,47 @@ export function pageEvidence(
   };
 }
 
+/** A text layer with fewer characters than this is not trusted. */
+const MIN_TEXT_CHARS = 30;
+/** ... nor one where fewer than this share of its characters look like text. */
+const MIN_TEXT_LIKE = 0.85;
+/** ... nor one with more than this share of its text drawn invisible or under a picture. */
+const MAX_HIDDEN = 0.5;
+
 /** The text-layer quality score `--explain` shows (see `PageExplain.text_layer_score`). */
 export function textLayerScore(e: PageEvidence): number {
-  if (e.textChars < 30) return 0;
+  if (e.textChars < MIN_TEXT_CHARS) return 0;
   return Math.max(0, e.textLikeShare - e.hiddenText);
 }
 
 /** The choice per page: OCR where the text layer is missing, hidden (an OCR layer) or garbage. */
 export function chooseMethod(e: PageEvidence): TranscriptMethod {
-  if (e.textChars < 30) return 'ocr';
-  if (e.textLikeShare < 0.85) return 'ocr';
-  if (e.hiddenText > 0.5) return 'ocr';
-  if (e.images.length > 0) return 'mixed';
-  return 'text-layer';
+  return methodOf(e).method;
+}
+
+/** `chooseMethod`'s choice and why, in words (`PageExplain.why`); no reason for a plain text layer. */
+export function methodOf(e: PageEvidence): { method: TranscriptMethod; why?: string } {
+  const chars = `${e.textChars} character${e.textChars === 1 ? '' : 's'}`;
+  if (e.textChars === 0) return { method: 'ocr', why: 'no text layer' };
+  if (e.textChars < MIN_TEXT_CHARS)
+    return { method: 'ocr', why: `${chars}: under ${MIN_TEXT_CHARS}, too few to trust` };
+  if (e.textLikeShare < MIN_TEXT_LIKE)
+    return {
+      method: 'ocr',
+      why: `${(e.textLikeShare * 100).toFixed(0)}% of ${chars} look like text: under ${MIN_TEXT_LIKE * 100}%`,
+    };
+  if (e.hiddenText > MAX_HIDDEN)
+    return {
+      method: 'ocr',
+      why: `${(e.hiddenText * 100).toFixed(0)}% of its text is drawn invisible or under a picture: an OCR layer`,
+    };
+  if (e.images.length > 0) {
+    return {
+      method: 'mixed',
+      why: `real; ${e.images.length} picture${e.images.length === 1 ? '' : 's'} over ${(e.imageCover * 100).toFixed(0)}% of the page OCR'd too`,
+    };
+  }
+  return { method: 'text-layer' };
 }
 
 /**
@@ -678,6 +708,9 @@ export async function pdfToTranscripts(
           method: input.method,
           engine: input.engine,
           text_layer_score: input.evidence ? Number(textLayerScore(input.evidence).toFixed(3)) : 0,
+          ...(input.evidence && input.method !== 'blank' && methodOf(input.evidence).why
+            ? { why: methodOf(input.evidence).why }
+            : {}),
           evidence: input.evidence ? { ...input.evidence, images: input.evidence.images.length } : undefined,
           combine: input.combine,
           layout: explain,

@@ -1,16 +1,11 @@
 /** `sob ocr`: one markdown transcript per PDF page, optionally scored with olmOCR-bench tests. */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
 import type { Command } from 'commander';
-import type {
-  OcrEngineName,
-  PageExplain,
-  PageTranscript,
-  TranscriptMethod,
-} from '../../sources/pdf/index.ts';
-import { listPdfs } from '../../sources/pdf-pages.ts';
-import { errorMessage, UserError } from '../core/errors.ts';
+import type { OcrEngineName, PageTranscript, TranscriptMethod } from '../../sources/pdf/index.ts';
+import { imageToPdf, listPdfs } from '../../sources/pdf-pages.ts';
+import { UserError } from '../core/errors.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../core/files.ts';
 import { choiceOption, intOption, log } from './common.ts';
 
@@ -46,32 +41,6 @@ function transcriptName(input: PdfInput, page: number): string {
 /** `sources/ocr-check.ts`'s pageKey, kept here so listing inputs loads no OCR code. */
 function pageKeyOf(pdf: string, page: number): string {
   return `${pdf.replace(/\.pdf$/i, '')}_pg${page}`;
-}
-
-/**
- * A PNG or JPEG as a one-page PDF (the image filling the page, its long side 11 in, so the
- * renderer's 300 dpi gives OCR 3,300 pixels on that side), written to `out`. Undefined with the
- * reason when the file is not a PNG or JPEG that can be decoded.
- */
-async function imageToPdf(file: string, out: string): Promise<string | undefined> {
-  const { PDFDocument } = await import('pdf-lib');
-  const bytes = readFileSync(file);
-  const png =
-    bytes.length >= 8 && bytes.subarray(0, 8).equals(Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]));
-  const jpeg = bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff;
-  if (!png && !jpeg)
-    return 'not a PNG or JPEG image (sob ocr reads PDFs, and PNG or JPEG files given by name)';
-  try {
-    const doc = await PDFDocument.create();
-    const img = png ? await doc.embedPng(bytes) : await doc.embedJpg(bytes);
-    const scale = 792 / Math.max(img.width, img.height, 1);
-    const [w, h] = [img.width * scale, img.height * scale];
-    doc.addPage([w, h]).drawImage(img, { x: 0, y: 0, width: w, height: h });
-    writeFileAtomic(out, await doc.save());
-    return undefined;
-  } catch (e) {
-    return `cannot read as a ${png ? 'PNG' : 'JPEG'} image (${errorMessage(e).split('\n')[0]})`;
-  }
 }
 
 export function expandPdfInputs(inputs: string[]): PdfInput[] {
@@ -114,23 +83,6 @@ export function unreadableReason(e: unknown): string | undefined {
   return `cannot read as PDF (${m[1]})`;
 }
 
-/**
- * Why the page was read the way it was, from its evidence, in the terms of `chooseMethod`
- * (`sources/pdf/index.ts`): too few characters, too few text-like ones, mostly hidden text,
- * pictures beside a real text layer.
- */
-export function methodWhy(method: PageExplain['method'], ev: NonNullable<PageExplain['evidence']>): string {
-  const chars = `${ev.textChars} character${ev.textChars === 1 ? '' : 's'}`;
-  if (method === 'text-layer') return '';
-  if (method === 'mixed')
-    return ` (real; ${ev.images} picture${ev.images === 1 ? '' : 's'} over ${(ev.imageCover * 100).toFixed(0)}% of the page OCR'd too)`;
-  if (ev.textChars === 0) return ' (no text layer)';
-  if (ev.textChars < 30) return ` (${chars}: under 30, too few to trust)`;
-  if (ev.hiddenText > 0.5)
-    return ` (${(ev.hiddenText * 100).toFixed(0)}% of its text is drawn invisible or under a picture: an OCR layer)`;
-  return ` (${(ev.textLikeShare * 100).toFixed(0)}% of ${chars} look like text: under 85%)`;
-}
-
 /** One `--explain` line per page: method, engine, text-layer score, and the layout's decisions. */
 export function explainLine(name: string, p: PageTranscript): string {
   if (p.skipped) return `${name}: skipped (${p.skipped})`;
@@ -140,7 +92,7 @@ export function explainLine(name: string, p: PageTranscript): string {
   const parts = [
     `${e.method}${e.engine ? ` by ${e.engine}` : ''}`,
     e.evidence
-      ? `text layer ${e.text_layer_score.toFixed(2)}${methodWhy(e.method, e.evidence)}`
+      ? `text layer ${e.text_layer_score.toFixed(2)}${e.why ? ` (${e.why})` : ''}`
       : `text layer not scored (--ocr ${e.method === 'text-layer' ? 'never' : 'always'})`,
   ];
   if (e.combine)
