@@ -16,7 +16,7 @@
  * pages beyond either are skipped, named, and the rest of the document goes on.
  */
 import { availableParallelism } from 'node:os';
-import { UserError } from '../../src/core/errors.ts';
+import { UnreadableInput } from '../../src/core/errors.ts';
 import { type CombineStats, combineReadings } from './combine.ts';
 import { edgeKeys } from './furniture.ts';
 import { analyzePage, type LayoutExplain, type TextBox } from './layout.ts';
@@ -645,7 +645,13 @@ export async function pdfToTranscripts(
   try {
     doc = await openPdf(pdfPath);
   } catch (e) {
-    throw new UserError(`${pdfPath}: cannot read as PDF (${(e as Error).message})`);
+    const msg = (e as Error).message;
+    throw new UnreadableInput(
+      pdfPath,
+      /password/i.test(msg)
+        ? `password-protected: cannot be read without its password (${msg})`
+        : `cannot read as PDF (${msg})`,
+    );
   }
   let own: OcrEngine | undefined;
   const engine = () => {

@@ -5,7 +5,7 @@ import { basename, dirname, join, relative } from 'node:path';
 import type { Command } from 'commander';
 import type { OcrEngineName, PageTranscript, TranscriptMethod } from '../../sources/pdf/index.ts';
 import { imageToPdf, listPdfs } from '../../sources/pdf-pages.ts';
-import { UserError } from '../core/errors.ts';
+import { UnreadableInput, UserError } from '../core/errors.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../core/files.ts';
 import { choiceOption, intOption, log } from './common.ts';
 
@@ -67,20 +67,6 @@ export function expandPdfInputs(inputs: string[]): PdfInput[] {
     seen.set(key, p.file);
   }
   return out;
-}
-
-/**
- * Why a PDF could not be opened, in words, when that is the error (pdf.js refusing the file:
- * not a PDF, empty, truncated, password-protected); undefined for any other error.
- */
-export function unreadableReason(e: unknown): string | undefined {
-  if (!(e instanceof UserError)) return undefined;
-  const image = /: ((?:not a PNG or JPEG|cannot read as a (?:PNG|JPEG)) .*)$/s.exec(e.message);
-  if (image) return image[1];
-  const m = /: cannot read as PDF \((.*)\)$/s.exec(e.message);
-  if (!m) return undefined;
-  if (/password/i.test(m[1])) return `password-protected: cannot be read without its password (${m[1]})`;
-  return `cannot read as PDF (${m[1]})`;
 }
 
 /** One `--explain` line per page: method, engine, text-layer score, and the layout's decisions. */
@@ -288,7 +274,7 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
                 scratch ??= mkdtempSync(join(tmpdir(), 'sob-ocr-'));
                 path = join(scratch, `${next}.pdf`);
                 const bad = await imageToPdf(pdf.file, path);
-                if (bad) throw new UserError(`${pdf.file}: ${bad}`);
+                if (bad) throw new UnreadableInput(pdf.file, bad);
               }
               const own = path;
               onPages(
@@ -305,11 +291,11 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
                 }),
               );
             } catch (e) {
-              const why = unreadableReason(e);
-              if (why === undefined) {
+              if (!(e instanceof UnreadableInput)) {
                 failure ??= e;
                 return;
               }
+              const why = e.reason;
               unreadable.push(pdf.rel);
               finished++;
               lastReason = `${pdf.file}: ${why}`;

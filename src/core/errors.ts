@@ -9,6 +9,17 @@ export class UserError extends Error {
   }
 }
 
+/** An input file that cannot be read at all (not a PDF, truncated, password-protected, a bad image): `reason` in words. */
+export class UnreadableInput extends UserError {
+  constructor(
+    readonly file: string,
+    readonly reason: string,
+  ) {
+    super(`${file}: ${reason}`);
+    this.name = 'UnreadableInput';
+  }
+}
+
 /** A place in an input file, for messages like `answers.jsonl:12: ...`. */
 export function where(file: string, line?: number, recordId?: string): string {
   let s = file;
