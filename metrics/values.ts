@@ -162,51 +162,111 @@ export function tokenF1(gt: PyValue | undefined, pred: PyValue | undefined): num
   return tokenListF1(normalizeTokens(gt), normalizeTokens(pred));
 }
 
+/** The tokens of `null` (a missing leaf is read as null), `true` and `false`. */
+const NULL_TOKENS: readonly string[] = ['null'];
+const TRUE_TOKENS: readonly string[] = ['true'];
+const FALSE_TOKENS: readonly string[] = ['false'];
+
 /** `tokenF1` with the ground truth's tokens already known (`gTokens = normalizeTokens(gt)`). */
 export function tokenF1Known(gt: PyValue, gTokens: string[], pred: PyValue | undefined): number {
   if (gt === pred || (typeof gt === 'number' && typeof pred === 'number' && Object.is(gt, pred))) return 1;
-  if (gt === null && (pred === undefined || pred === null)) return 1;
+  if (pred === undefined || pred === null) return gt === null ? 1 : tokenListF1(gTokens, NULL_TOKENS);
+  if (typeof pred === 'boolean') return tokenListF1(gTokens, pred ? TRUE_TOKENS : FALSE_TOKENS);
+  if (typeof pred === 'string' && gTokens.length <= 32 && pred.length <= 4096) {
+    const f = asciiTokenF1(gTokens, pred);
+    if (f >= 0) return f;
+  }
   return tokenListF1(gTokens, normalizeTokens(pred));
 }
 
+/**
+ * `tokenListF1(g, normalizeTokens(s))` for ASCII `s` and at most 32 ground-truth tokens, without
+ * building `s`'s tokens: each word of `s` is compared in place, lowercased as it is read, with the
+ * first unpaired equal token of `g` (pairing greedily gives the multiset overlap). -1 at the first
+ * non-ASCII character (the caller then tokenizes as usual).
+ */
+function asciiTokenF1(g: readonly string[], s: string): number {
+  const n = s.length;
+  let mask = 0; // bit i: g[i] already paired
+  let overlap = 0;
+  let count = 0;
+  let i = 0;
+  while (i < n) {
+    const c = s.charCodeAt(i);
+    if (c > 0x7f) return -1;
+    if (!isAsciiWord(c)) {
+      i++;
+      continue;
+    }
+    const start = i;
+    for (i++; i < n; i++) {
+      const d = s.charCodeAt(i);
+      if (d > 0x7f) return -1;
+      if (!isAsciiWord(d)) break;
+    }
+    const len = i - start;
+    if (len <= 3 && isArticle(s, start, len)) continue;
+    count++;
+    for (let k = 0; k < g.length; k++) {
+      if ((mask & (1 << k)) !== 0) continue;
+      const t = g[k];
+      if (t.length !== len) continue;
+      let j = 0;
+      while (j < len && lower(s.charCodeAt(start + j)) === t.charCodeAt(j)) j++;
+      if (j === len) {
+        mask |= 1 << k;
+        overlap++;
+        break;
+      }
+    }
+  }
+  if (g.length === 0 && count === 0) return 1;
+  if (g.length === 0 || count === 0 || overlap === 0) return 0;
+  const precision = overlap / count;
+  const recall = overlap / g.length;
+  return (2 * precision * recall) / (precision + recall);
+}
+
+/** ASCII lowercase of a char code. */
+function lower(c: number): number {
+  return c >= 65 && c <= 90 ? c + 32 : c;
+}
+
+/** Whether `s[start, start + len)` is "a", "an" or "the", in any case. */
+function isArticle(s: string, start: number, len: number): boolean {
+  const a = lower(s.charCodeAt(start));
+  if (len === 1) return a === 97;
+  if (len === 2) return a === 97 && lower(s.charCodeAt(start + 1)) === 110;
+  return a === 116 && lower(s.charCodeAt(start + 1)) === 104 && lower(s.charCodeAt(start + 2)) === 101;
+}
+
 /** Multiset-overlap F1 of two token lists. */
-function tokenListF1(g: string[], p: string[]): number {
+function tokenListF1(g: readonly string[], p: readonly string[]): number {
   if (g.length === 0 && p.length === 0) return 1;
   if (g.length === 0 || p.length === 0) return 0;
   let overlap = 0;
-  if (g.length * p.length <= 1024) {
+  if (g.length <= 32) {
     // Small lists (the usual case): pair tokens off directly, no allocation of a counter.
-    if (g.length <= 32) {
-      let mask = 0; // bit i: g[i] already paired
-      for (const t of p) {
-        for (let i = 0; i < g.length; i++) {
-          if ((mask & (1 << i)) === 0 && g[i] === t) {
-            mask |= 1 << i;
-            overlap++;
-            break;
-          }
-        }
-      }
-    } else {
-      const taken = new Uint8Array(g.length);
-      for (const t of p) {
-        for (let i = 0; i < g.length; i++) {
-          if (taken[i] === 0 && g[i] === t) {
-            taken[i] = 1;
-            overlap++;
-            break;
-          }
+    let mask = 0; // bit i: g[i] already paired
+    for (const t of p) {
+      for (let i = 0; i < g.length; i++) {
+        if ((mask & (1 << i)) === 0 && g[i] === t) {
+          mask |= 1 << i;
+          overlap++;
+          break;
         }
       }
     }
   } else {
-    const counts = new Map<string, number>();
-    for (const t of g) counts.set(t, (counts.get(t) ?? 0) + 1);
+    // A long ground truth (a paragraph) recurs in every model's file: its token counts are
+    // built once, and each answer's tokens are looked up in them.
+    const ix = tokenIndex(g);
+    const used = new Int32Array(ix.counts.length);
     for (const t of p) {
-      const c = counts.get(t);
-      if (c !== undefined && c > 0) {
+      const id = ix.ids.get(t);
+      if (id !== undefined && used[id] < ix.counts[id]) {
+        used[id]++;
         overlap++;
-        counts.set(t, c - 1);
       }
     }
   }
@@ -214,4 +274,31 @@ function tokenListF1(g: string[], p: string[]): number {
   const precision = overlap / p.length;
   const recall = overlap / g.length;
   return (2 * precision * recall) / (precision + recall);
+}
+
+/** A token list's distinct tokens (an id each) and how often each occurs. */
+interface TokenIndex {
+  ids: Map<string, number>;
+  counts: Int32Array;
+}
+
+/** Token lists' indexes, kept per list (a ground truth's tokens are one list, built once). */
+const tokenIndexes = new WeakMap<readonly string[], TokenIndex>();
+
+function tokenIndex(g: readonly string[]): TokenIndex {
+  let ix = tokenIndexes.get(g);
+  if (!ix) {
+    const ids = new Map<string, number>();
+    const counts: number[] = [];
+    for (const t of g) {
+      const id = ids.get(t);
+      if (id === undefined) {
+        ids.set(t, counts.length);
+        counts.push(1);
+      } else counts[id]++;
+    }
+    ix = { ids, counts: Int32Array.from(counts) };
+    tokenIndexes.set(g, ix);
+  }
+  return ix;
 }
