@@ -24,28 +24,28 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve, sep } from 'node:path';
-import {
-  _,
-  Ajv,
-  type CodeKeywordDefinition,
-  type ErrorObject,
-  type Options,
-  str,
-  type ValidateFunction,
-} from 'ajv';
+import type { Ajv, CodeKeywordDefinition, ErrorObject, Options, ValidateFunction } from 'ajv';
 import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
 import { errorMessage } from './errors.ts';
 
 // Loaded through require: the same from the TypeScript sources and from a worker's bundle.
+// Loaded on first use, not with this module: a scoring worker whose validators all come from the
+// cache never compiles a schema, and loading ajv and its formats cost each worker ~20 ms at start.
 const requireCjs = createRequire(import.meta.url);
+type AjvModule = typeof import('ajv');
+let ajvModule: AjvModule | undefined;
+const ajvLib = (): AjvModule => {
+  ajvModule ??= requireCjs('ajv') as AjvModule;
+  return ajvModule;
+};
 type AjvClass = new (opts: Options) => Ajv;
 const classes: Record<string, () => AjvClass> = {
-  ajv: () => Ajv as unknown as AjvClass,
+  ajv: () => ajvLib().Ajv as unknown as AjvClass,
   draft04: () => requireCjs('ajv-draft-04').default as AjvClass,
   ajv2019: () => requireCjs('ajv/dist/2019.js').default as AjvClass,
   ajv2020: () => requireCjs('ajv/dist/2020.js').default as AjvClass,
 };
-const addFormats = requireCjs('ajv-formats').default as (ajv: Ajv) => Ajv;
+const addFormats = (ajv: Ajv): Ajv => (requireCjs('ajv-formats').default as (ajv: Ajv) => Ajv)(ajv);
 
 export const DIALECTS = ['draft-04', 'draft-06', 'draft-07', '2019-09', '2020-12'] as const;
 export type Dialect = (typeof DIALECTS)[number];
@@ -218,14 +218,15 @@ const multipleOf: CodeKeywordDefinition = {
   type: 'number',
   schemaType: 'number',
   error: {
-    message: ({ schemaCode }) => str`must be multiple of ${schemaCode}`,
-    params: ({ schemaCode }) => _`{multipleOf: ${schemaCode}}`,
+    message: ({ schemaCode }) => ajvLib().str`must be multiple of ${schemaCode}`,
+    params: ({ schemaCode }) => ajvLib()._`{multipleOf: ${schemaCode}}`,
   },
   code(cxt) {
     const { gen, data, schemaCode } = cxt;
     const q = gen.let('q');
     cxt.fail(
-      _`${schemaCode} !== 0 && (Number.isInteger(${data}) && Number.isInteger(${schemaCode}) ? ${data} % ${schemaCode} !== 0 : (${q} = ${data} / ${schemaCode}, Number.isFinite(${q}) ? Math.abs(Math.round(${q}) - ${q}) > 1e-9 : ${data} % ${schemaCode} !== 0))`,
+      ajvLib()
+        ._`${schemaCode} !== 0 && (Number.isInteger(${data}) && Number.isInteger(${schemaCode}) ? ${data} % ${schemaCode} !== 0 : (${q} = ${data} / ${schemaCode}, Number.isFinite(${q}) ? Math.abs(Math.round(${q}) - ${q}) > 1e-9 : ${data} % ${schemaCode} !== 0))`,
     );
   },
 };
