@@ -109,7 +109,8 @@ export interface RecordComplianceOptions extends ValidatorOptions {
 /** The `compliance` block of a schema record's row (plain JSON). */
 export interface RecordCompliance {
   dialect: Dialect;
-  schema_compiles: boolean;
+  /** null: not known (the record ran out of its time or memory budget before it was settled). */
+  schema_compiles: boolean | null;
   /** Why the schema does not compile in our validator. */
   schema_error?: string;
   /** The provider refused the schema in constrained mode (not declared). */
@@ -173,7 +174,7 @@ function keywordCounts(violations: Violation[]): Record<string, number> {
 /** A record's compliance block before (or without) validation: not valid, nothing counted. */
 export function unvalidated(
   dialect: RecordCompliance['dialect'],
-  compiles: boolean,
+  compiles: boolean | null,
   rejected: boolean,
   parses: boolean,
 ): RecordCompliance {

@@ -241,7 +241,9 @@ export function failedSchemaRecord(
   } catch {
     // keep the default
   }
-  const c: RecordCompliance = { ...unvalidated(dialect, true, rejected, false), validation_error: reason };
+  // Whether its schema compiles is not known: the time may have run out compiling it, or
+  // validating the answer under it.
+  const c: RecordCompliance = { ...unvalidated(dialect, null, rejected, false), validation_error: reason };
   const score = failedRecordScore(view.metadata, reason);
   const row = identityRow(view.metadata);
   return schemaOutcome(parsed.line, view, score, row, c, info, {

@@ -21,10 +21,11 @@ import {
   type SummaryOptions,
   withCategories,
 } from '../../metrics/summary.ts';
-import { errorMessage, UserError } from '../core/errors.ts';
+import { errorMessage, UserError, where } from '../core/errors.ts';
 import { refuseSymlink } from '../core/files.ts';
+import { parseLine, readLinesSync } from '../core/jsonl.ts';
 import { dumpsPy } from '../core/pyjson.ts';
-import { type Modality, SOURCES, type Source } from '../core/record.ts';
+import { type Modality, SCORING_SKIP_KEYS, SCORING_SPAN_KEYS, SOURCES, type Source } from '../core/record.ts';
 import { type Benchmark, type BenchmarkRef, loadBenchmark, someIds } from './benchmark.ts';
 import { FileState, type Output, type ScoreTarget } from './file-state.ts';
 import type { LenientRun } from './lenient-output.ts';
@@ -121,6 +122,26 @@ function taskInputs(t: Pick<BootstrapTask, 'inputs' | 'categories'>): BootstrapI
   return t.categories ? t.inputs.map(withCategories) : t.inputs;
 }
 
+/**
+ * The record id on a line of a file (for a message about a record its worker could not finish:
+ * the worker is gone, so the line is read again); undefined when the line has none.
+ */
+function recordIdAt(file: string, line: number): string | undefined {
+  try {
+    for (const l of readLinesSync(file, line)) {
+      if (l.line !== line) return undefined;
+      const parsed = parseLine(l, SCORING_SPAN_KEYS, SCORING_SKIP_KEYS);
+      if (!parsed.ok || !(parsed.value instanceof Map)) return undefined;
+      const metadata = parsed.value.get('metadata');
+      const id = metadata instanceof Map ? metadata.get('record_id') : undefined;
+      return id === undefined || id === null ? undefined : typeof id === 'string' ? id : dumpsPy(id);
+    }
+  } catch {
+    // unreadable now: the message goes without the id
+  }
+  return undefined;
+}
+
 /** `scoreFiles` (see there), on `pool`'s workers. */
 export async function runScoring(
   targets: ScoreTarget[],
@@ -156,8 +177,6 @@ export async function runScoring(
   const timedOutTable = new Int32Array(pool.timedOut);
   /** The schema of `file:line` ran over time: its text's hash goes to every worker. */
   const rememberTimedOut = async (st: FileState, line: number) => {
-    const { parseLine, readLinesSync } = await import('../core/jsonl.ts');
-    const { SCORING_SKIP_KEYS, SCORING_SPAN_KEYS } = await import('../core/record.ts');
     const { schemaKeyOfLine, schemaTextHash } = await import('./score-line.ts');
     let key: string | undefined;
     for (const l of readLinesSync(st.target.file, line)) {
@@ -630,7 +649,7 @@ export async function runScoring(
           // way, by every worker, without running it again.
           const inSchema = overTime && Atomics.load(beat, 2) === 1;
           log(
-            `${st.target.file}:${line}: ${reason}; reported with scoring_error${inSchema ? ' (it was in its schema: every later record with that schema is reported the same way, not run again)' : ''}`,
+            `${where(st.target.file, line, recordIdAt(st.target.file, line))}: ${reason}; reported with scoring_error${inSchema ? ' (it was in its schema: every later record with that schema is reported the same way, not run again)' : ''}`,
           );
           startWorker();
           if (inSchema) void rememberTimedOut(st, line).finally(dispatch);

@@ -39,7 +39,8 @@ export interface TrackInfo {
     recordId: string;
     modelId: string;
     parses: boolean;
-    compiles: boolean;
+    /** null: not known (the record ran out of its budget). */
+    compiles: boolean | null;
     scoringError: boolean;
   };
 }
@@ -82,7 +83,7 @@ export class TrackCollector {
     this.ids.add(s.recordId);
     if (t.rejected) this.counts.schema_rejected++;
     else if (!s.parses && !s.scoringError) this.counts.parse_failures++;
-    if (!s.compiles) this.counts.uncompilable++;
+    if (s.compiles === false) this.counts.uncompilable++;
     if (s.scoringError) this.counts.scoring_errors++;
   }
 

@@ -108,7 +108,7 @@ test('a schema that ran over the time budget once is not run again for the recor
   assert.equal(r.stderr.match(/scoring exceeded 1500 ms/g)?.length, 1, r.stderr);
   assert.match(
     r.stderr,
-    /response_redos1\.jsonl:2: scoring exceeded 1500 ms; reported with scoring_error \(it was in its schema/,
+    /response_redos1\.jsonl:2 \(record evil-1\): scoring exceeded 1500 ms; reported with scoring_error \(it was in its schema/,
   );
   assert.match(
     r.stderr,
@@ -133,4 +133,41 @@ test('a schema that ran over the time budget once is not run again for the recor
     'its schema ran over the time budget on an earlier record (not run again)',
   );
   assert.equal(b.rows[1].leaf_value_em, 1);
+});
+
+test('a schema-track record that runs out of time: named with its record id, and its compliance does not claim the schema compiles', () => {
+  const redos = {
+    type: 'object',
+    properties: { name: { type: 'string', pattern: '^(a+)+$' } },
+    required: ['name'],
+  };
+  const f = join(tmp, 'response_schema-redos.jsonl');
+  writeFileSync(
+    f,
+    [
+      responseLine('fine', { name: 'aaa' }, { schema: redos, metadata: { source: 'schema' } }),
+      responseLine(
+        'stuck',
+        { name: `${'a'.repeat(40)}b` },
+        { schema: redos, metadata: { source: 'schema' } },
+      ),
+    ].join('\n'),
+  );
+  const out = join(tmp, 'out-schema-redos');
+  const r = sob(
+    ['score', f, '--out', out, '--bootstrap-samples', '0', '--record-timeout-ms', '1500', '--jobs', '1'],
+    tmp,
+    120_000,
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /response_schema-redos\.jsonl:2 \(record stuck\): scoring exceeded 1500 ms/);
+  const { rows } = readOut(out, 'schema', 'schema-redos');
+  const blocks = rows.map((x) => x.compliance as { schema_compiles: boolean | null; valid: boolean });
+  assert.deepEqual(
+    blocks.map((b) => [b.schema_compiles, b.valid]),
+    [
+      [true, true],
+      [null, false],
+    ],
+  );
 });
