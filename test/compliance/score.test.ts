@@ -275,7 +275,10 @@ test('a schema record whose validation runs over the time budget is invalid with
   const file = writeResponses(join(tmp, 'slow'), slow);
   const out = join(tmp, 'eval-slow');
   const r = score(file, out, '--record-timeout-ms', '1500');
-  assert.match(r.stderr, /response_m.jsonl:1 \(record slow\): scoring exceeded 1500 ms; reported with scoring_error/);
+  assert.match(
+    r.stderr,
+    /response_m.jsonl:1 \(record slow\): scoring exceeded 1500 ms; reported with scoring_error/,
+  );
   const [a, b] = jsonl(join(out, 'schema/m/eval_records.jsonl'));
   assert.equal(a.compliance.valid, false);
   assert.match(a.explanation.scoring_error, /exceeded 1500 ms/);

@@ -203,7 +203,10 @@ test('a catastrophic pattern is stopped at the record time budget and reported, 
   const elapsed = Date.now() - started;
   assert.equal(r.code, 0, r.stderr);
   assert.ok(elapsed < 30_000, `took ${elapsed} ms`);
-  assert.match(r.stderr, /response_redos\.jsonl:2 \(record redos\): scoring exceeded 1500 ms; reported with scoring_error/);
+  assert.match(
+    r.stderr,
+    /response_redos\.jsonl:2 \(record redos\): scoring exceeded 1500 ms; reported with scoring_error/,
+  );
   const { rows, summary } = readOut(out, 'text', 'redos');
   assert.deepEqual(
     rows.map((x) => x.record_id),
