@@ -9,7 +9,8 @@
  * - a given `schema_complexity` that differs from the one derived from the schema;
  * - a string leaf of the ground truth that cannot be found in the context (grounding).
  */
-import { BenchmarkRecord, COMPLEXITIES, type Complexity } from '../src/core/record.ts';
+import { COMPLEXITIES, type Complexity } from '../src/core/record.ts';
+import { BenchmarkRecord } from '../src/core/record-shape.ts';
 import { checkDraft7Schema, validateInstance } from '../src/core/schema.ts';
 import type { CheckMode } from './types.ts';
 

@@ -1,14 +1,14 @@
 /**
  * The response record (SPEC.md "Input: a response record") and the benchmark record (the same
- * without `candidate_response`). Parsed once, at the edge, by zod.
+ * without `candidate_response`).
  *
  * Two views:
  * - `scoringView`: what the scorer needs from a lossless PyValue line, as lenient as the
  *   reference (a missing block is empty), but a block of the wrong type is an error, not a crash.
- * - `BenchmarkRecord` / `ResponseRecord`: the strict shape our own builder and runner write.
+ * - `BenchmarkRecord` / `ResponseRecord` (zod, in record-shape.ts): the strict shape our own
+ *   builder and runner write. Apart, so the scorer's threads never load zod.
  */
-import { z } from 'zod';
-import { type PyObject, type PyValue, toPlain } from './pyjson.ts';
+import type { PyObject, PyValue } from './pyjson.ts';
 
 export const MODALITIES = ['text', 'image', 'audio'] as const;
 export type Modality = (typeof MODALITIES)[number];
@@ -105,49 +105,4 @@ export function scoringView(
   };
 }
 
-// ---------------------------------------------------------------------------------------------
-// Strict shapes for the records this project writes (benchmarks, responses)
-
-export const Metadata = z
-  .object({
-    record_id: z.string().min(1),
-    model_id: z.string().optional(),
-    schema_complexity: z.enum(COMPLEXITIES).optional(),
-    difficulty: z.string().optional(),
-    source: z.enum(SOURCES).optional(),
-  })
-  .passthrough();
-
-export const BenchmarkRecord = z.object({
-  metadata: Metadata,
-  input: z.object({
-    context: z.string(),
-    question: z.string(),
-    json_schema: z.record(z.unknown()),
-  }),
-  output: z.object({ ground_truth: z.unknown() }).passthrough(),
-});
-export type BenchmarkRecord = z.infer<typeof BenchmarkRecord>;
-
-export const ResponseRecord = BenchmarkRecord.extend({
-  output: z
-    .object({
-      ground_truth: z.unknown(),
-      candidate_response: z.unknown(),
-      raw_response: z.string().optional(),
-    })
-    .passthrough(),
-  eval_info: z.record(z.unknown()).optional(),
-});
-export type ResponseRecord = z.infer<typeof ResponseRecord>;
-
-/** Validates a lossless line against a strict shape; the message names the first bad field. */
-export function parseStrict<T>(
-  schema: z.ZodType<T>,
-  line: PyValue,
-): { ok: true; value: T } | { ok: false; error: string } {
-  const r = schema.safeParse(toPlain(line));
-  if (r.success) return { ok: true, value: r.data };
-  const issue = r.error.issues[0];
-  return { ok: false, error: `${issue.path.join('.') || 'record'}: ${issue.message}` };
-}
+export type { BenchmarkRecord, ResponseRecord } from './record-shape.ts';

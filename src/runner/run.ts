@@ -12,7 +12,8 @@ import { errorMessage, UserError } from '../core/errors.ts';
 import { acquireLock, removeStaleTemps } from '../core/files.ts';
 import { readJsonl } from '../core/jsonl.ts';
 import { dumpsPy, getField, type PyObject, type PyValue, parsePyJson, toPlain } from '../core/pyjson.ts';
-import { BenchmarkRecord, parseStrict, type Source } from '../core/record.ts';
+import type { Source } from '../core/record.ts';
+import { BenchmarkRecord, parseStrict } from '../core/record-shape.ts';
 import { unreachableCause } from '../providers/http.ts';
 import { redactSecrets } from '../providers/secrets.ts';
 import {
