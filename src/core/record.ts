@@ -101,6 +101,9 @@ export function scoringView(
       schemaText: spans?.get('input.json_schema'),
       candidateText: spans?.get('output.candidate_response'),
       groundTruthText: spans?.get('output.ground_truth'),
+      // Set later for a schema seen for the first time: present from the start, every view has
+      // one shape (a field added to some views made the scorer's optimized code start over).
+      schemaPlain: undefined,
     },
   };
 }
