@@ -99,7 +99,7 @@ export function cleanEvaluationParent(parent: string): void {
  * How much of a folder file is kept before it is written (characters). Small on purpose: a write
  * of a string past ~16 KB makes Node copy it into a buffer it allocates, and a joined string past
  * ~128 KB lives in V8's large-object space until a full collection. With 1 MB writes, a long run's
- * memory grew with its output: peak RSS on the SOB files repeated 10 times was 1.28x the 1x run
+ * memory grew with its output: peak RSS on the SOB files repeated 10 times was 1.24x the 1x run
  * (median of 5); with these it is 1.19x, in the same time.
  */
 const FLUSH_CHARS = 12_000;

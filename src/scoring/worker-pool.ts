@@ -15,7 +15,7 @@ export const WORKER_START_MB = 384;
  * smaller nursery (16 MB) scavenged three times as often and promoted more of it to the old
  * generation, which then grew over a long file. On the 34 SOB image files, warm, interleaved runs
  * (median of 9): 16 MB 1.30 s wall, 2.71 s CPU; 48 MB 1.20 s, 2.54 s. On those files repeated 10
- * times (1,000 samples, 4 runs each) ~7% faster; peak RSS 246-251 -> 271-282 MB at 1x, 292-313 ->
+ * times (1,000 samples, 4 runs each) ~9% faster; peak RSS 246-251 -> 271-282 MB at 1x, 292-313 ->
  * 306-337 MB at 10x.
  */
 const WORKER_YOUNG_MB = 48;
