@@ -42,7 +42,20 @@ export function buildProgram(): Command {
   return program;
 }
 
+/**
+ * A reader that stops early (`sob score --help | head`, `sob leaderboard ... | head -5`) closes
+ * the pipe: what is left to print has nowhere to go, and the command goes on to its end (its files
+ * are written as usual) instead of dying on an EPIPE stack trace.
+ */
+function toleratePipeClosed(stream: NodeJS.WriteStream): void {
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE' || e.code === 'ERR_STREAM_DESTROYED') return;
+    throw e;
+  });
+}
+
 export async function main(argv: string[]): Promise<void> {
+  toleratePipeClosed(process.stdout);
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
