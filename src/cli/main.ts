@@ -56,6 +56,7 @@ function toleratePipeClosed(stream: NodeJS.WriteStream): void {
 
 export async function main(argv: string[]): Promise<void> {
   toleratePipeClosed(process.stdout);
+  toleratePipeClosed(process.stderr);
   const program = buildProgram();
   try {
     await program.parseAsync(argv);

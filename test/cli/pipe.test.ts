@@ -13,35 +13,42 @@ const ROOT = join(import.meta.dirname, '../..');
 const tmp = mkdtempSync(join(tmpdir(), 'sob-pipe-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-/** Runs `sob args` with its stdout read until the first line, then closed, as `| head -1` does. */
-function headOne(args: string[]): Promise<{ code: number | null; stderr: string; first: string }> {
+/**
+ * Runs `sob args` with one of its streams read until the first line, then closed, as `| head -1`
+ * does (`2>&1 | head -1` for stderr); the other stream is kept.
+ */
+function headOne(
+  args: string[],
+  closed: 'stdout' | 'stderr' = 'stdout',
+): Promise<{ code: number | null; kept: string; first: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [join(ROOT, 'bin/sob.js'), ...args], { cwd: tmp });
     let first = '';
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
+    let kept = '';
+    child[closed === 'stdout' ? 'stderr' : 'stdout'].on('data', (d: Buffer) => {
+      kept += d.toString();
     });
-    child.stdout.on('data', (d: Buffer) => {
+    const head = child[closed];
+    head.on('data', (d: Buffer) => {
       if (first.includes('\n')) return;
       first += d.toString();
       // Read the first line, then stop reading: the next writes meet a closed pipe.
-      if (first.includes('\n')) child.stdout.destroy();
+      if (first.includes('\n')) head.destroy();
     });
-    child.on('close', (code) => resolve({ code, stderr, first: first.split('\n')[0] }));
+    child.on('close', (code) => resolve({ code, kept, first: first.split('\n')[0] }));
   });
 }
 
 test('sob --help and sob score --help piped into a reader that stops after one line: exit 0, no EPIPE', async () => {
   for (const args of [['--help'], ['score', '--help']]) {
     const r = await headOne(args);
-    assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+    assert.equal(r.code, 0, `${args.join(' ')}: ${r.kept}`);
     assert.match(r.first, /^Usage: sob/);
-    assert.doesNotMatch(r.stderr, /EPIPE|Unhandled/);
+    assert.doesNotMatch(r.kept, /EPIPE|Unhandled/);
   }
 });
 
-test('sob score piped into a reader that stops after one line still writes every row', async () => {
+test('sob score with its progress (stderr) or its table (stdout) piped into a reader that stops after one line: exit 0, every row written', async () => {
   const line = (id: string, answer: unknown) =>
     JSON.stringify({
       metadata: { record_id: id, model_id: 'm', schema_complexity: 'easy' },
@@ -57,17 +64,21 @@ test('sob score piped into a reader that stops after one line still writes every
     writeFileSync(f, `${line('r1', { a: 'x' })}\n${line('r2', { a: 'y' })}\n`);
     return f;
   });
-  const out = join(tmp, 'out');
-  const r = await headOne(['score', ...files, '--out', out, '--bootstrap-samples', '0']);
-  assert.equal(r.code, 0, r.stderr);
-  assert.doesNotMatch(r.stderr, /EPIPE|Unhandled/);
-  for (const name of ['one', 'two', 'three']) {
-    const rows = readFileSync(join(out, 'text', name, 'eval_records.jsonl'), 'utf8')
-      .trim()
-      .split('\n');
-    assert.deepEqual(
-      rows.map((x) => (JSON.parse(x) as { leaf_value_em: number }).leaf_value_em),
-      [1, 0],
-    );
+  // Its progress lines (stderr) into `head -1`, then its table (stdout) into `head -1`.
+  for (const closed of ['stderr', 'stdout'] as const) {
+    const out = join(tmp, `out-${closed}`);
+    const r = await headOne(['score', ...files, '--out', out, '--bootstrap-samples', '0'], closed);
+    assert.equal(r.code, 0, `${closed}: ${r.kept}`);
+    assert.match(r.first, closed === 'stderr' ? /^scoring 3 files/ : /^file +source/);
+    assert.doesNotMatch(r.kept, /EPIPE|Unhandled/);
+    for (const name of ['one', 'two', 'three']) {
+      const rows = readFileSync(join(out, 'text', name, 'eval_records.jsonl'), 'utf8')
+        .trim()
+        .split('\n');
+      assert.deepEqual(
+        rows.map((x) => (JSON.parse(x) as { leaf_value_em: number }).leaf_value_em),
+        [1, 0],
+      );
+    }
   }
 });
