@@ -420,14 +420,14 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
 }
 
 /** What a record's scores are without its identity (a function of the schema, truth and answer). */
-export type Scores = Omit<RecordScore, keyof Identity>;
+type Scores = Omit<RecordScore, keyof Identity>;
 
 /**
  * A record's scores with the identity its metadata gives. Every field written out, in one literal:
  * a spread of the identity, whose field types vary by record, made each row's object slowly, one
  * property at a time (about 7% of a worker's time on the SOB files).
  */
-export function withIdentity(metadata: PyObject, s: Scores): RecordScore {
+function withIdentity(metadata: PyObject, s: Scores): RecordScore {
   const id = identity(metadata);
   const out: RecordScore = {
     recordId: id.recordId,

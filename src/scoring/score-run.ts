@@ -23,7 +23,7 @@ import {
 } from '../../metrics/summary.ts';
 import { errorMessage, UserError, where } from '../core/errors.ts';
 import { refuseSymlink } from '../core/files.ts';
-import { parseLine, readLinesSync } from '../core/jsonl.ts';
+import { type ParsedLine, parseLine, readLinesSync } from '../core/jsonl.ts';
 import { dumpsPy } from '../core/pyjson.ts';
 import { type Modality, SCORING_SKIP_KEYS, SCORING_SPAN_KEYS, SOURCES, type Source } from '../core/record.ts';
 import { type Benchmark, type BenchmarkRef, loadBenchmark, someIds } from './benchmark.ts';
@@ -123,23 +123,25 @@ function taskInputs(t: Pick<BootstrapTask, 'inputs' | 'categories'>): BootstrapI
 }
 
 /**
- * The record id on a line of a file (for a message about a record its worker could not finish:
- * the worker is gone, so the line is read again); undefined when the line has none.
+ * A line of a file, parsed as a worker parses it: for a record its worker could not finish (the
+ * worker is gone, so the line is read again); undefined when it cannot be read now.
  */
-function recordIdAt(file: string, line: number): string | undefined {
+function lineAt(file: string, line: number): ParsedLine | undefined {
   try {
-    for (const l of readLinesSync(file, line)) {
-      if (l.line !== line) return undefined;
-      const parsed = parseLine(l, SCORING_SPAN_KEYS, SCORING_SKIP_KEYS);
-      if (!parsed.ok || !(parsed.value instanceof Map)) return undefined;
-      const metadata = parsed.value.get('metadata');
-      const id = metadata instanceof Map ? metadata.get('record_id') : undefined;
-      return id === undefined || id === null ? undefined : typeof id === 'string' ? id : dumpsPy(id);
-    }
+    for (const l of readLinesSync(file, line))
+      return l.line === line ? parseLine(l, SCORING_SPAN_KEYS, SCORING_SKIP_KEYS) : undefined;
   } catch {
-    // unreadable now: the message goes without the id
+    // unreadable now
   }
   return undefined;
+}
+
+/** The record id of a parsed line, as a message names it; undefined when it has none. */
+function recordIdOf(parsed: ParsedLine | undefined): string | undefined {
+  if (!parsed?.ok || !(parsed.value instanceof Map)) return undefined;
+  const metadata = parsed.value.get('metadata');
+  const id = metadata instanceof Map ? metadata.get('record_id') : undefined;
+  return id === undefined || id === null ? undefined : typeof id === 'string' ? id : dumpsPy(id);
 }
 
 /** `scoreFiles` (see there), on `pool`'s workers. */
@@ -175,18 +177,15 @@ export async function runScoring(
   const relay = pool.relay;
   // Schema texts that ran over the time budget (their hashes), shared with every worker.
   const timedOutTable = new Int32Array(pool.timedOut);
-  /** The schema of `file:line` ran over time: its text's hash goes to every worker. */
-  const rememberTimedOut = async (st: FileState, line: number) => {
+  /** The schema of a line (`parsed`, of `st`'s file) ran over time: its text's hash goes to every worker. */
+  const rememberTimedOut = async (st: FileState, parsed: ParsedLine | undefined) => {
+    if (!parsed) return;
     const { schemaKeyOfLine, schemaTextHash } = await import('./score-line.ts');
-    let key: string | undefined;
-    for (const l of readLinesSync(st.target.file, line)) {
-      key = schemaKeyOfLine(parseLine(l, SCORING_SPAN_KEYS, SCORING_SKIP_KEYS), {
-        pathModality: st.pathModality,
-        profile: profileOf(st.target),
-        benchmark: st.benchmark?.records,
-      });
-      break;
-    }
+    const key = schemaKeyOfLine(parsed, {
+      pathModality: st.pathModality,
+      profile: profileOf(st.target),
+      benchmark: st.benchmark?.records,
+    });
     if (key === undefined) return;
     const [a, b] = schemaTextHash(key);
     const n = Atomics.load(timedOutTable, 0);
@@ -648,11 +647,12 @@ export async function runScoring(
           // Over time inside schema work: every record with that schema text is reported the same
           // way, by every worker, without running it again.
           const inSchema = overTime && Atomics.load(beat, 2) === 1;
+          const parsed = lineAt(st.target.file, line);
           log(
-            `${where(st.target.file, line, recordIdAt(st.target.file, line))}: ${reason}; reported with scoring_error${inSchema ? ' (it was in its schema: every later record with that schema is reported the same way, not run again)' : ''}`,
+            `${where(st.target.file, line, recordIdOf(parsed))}: ${reason}; reported with scoring_error${inSchema ? ' (it was in its schema: every later record with that schema is reported the same way, not run again)' : ''}`,
           );
           startWorker();
-          if (inSchema) void rememberTimedOut(st, line).finally(dispatch);
+          if (inSchema) void rememberTimedOut(st, parsed).finally(dispatch);
           else dispatch();
           return;
         }
