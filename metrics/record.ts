@@ -341,17 +341,18 @@ export interface ScoreOptions {
 /** Scores one response record exactly as the SOB reference does (`sob` profile). */
 export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore {
   const { metadata, groundTruth } = view;
-  const explanation: Explanation = {};
+  // Its fields in their order, the object built once at the end (see `explanationOf`).
+  const why: [keyof Explanation, Explanation[keyof Explanation]][] = [];
 
   opts.schemaPhase?.(true);
   const schemaCheck = checkSchema(view);
   const schemaValid = schemaCheck.entry.valid;
-  if (!schemaValid) explanation.schema_error = schemaCheck.entry.reason;
+  if (!schemaValid) why.push(['schema_error', schemaCheck.entry.reason]);
 
   // The candidate is already parsed: only an object or array counts (a string is a failure).
   const structured = isStructured(view.candidate);
   const candidate: PyValue = structured ? (view.candidate as PyValue) : null;
-  if (!structured) explanation.not_structured = `candidate_response is ${describe(view.candidate)}`;
+  if (!structured) why.push(['not_structured', `candidate_response is ${describe(view.candidate)}`]);
 
   let jsonPass = 0;
   if (structured && schemaValid) {
@@ -361,7 +362,7 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
       plainOf(candidate, view.candidateText),
     );
     if (v.valid) jsonPass = 1;
-    else explanation.validation_error = v.reason;
+    else why.push(['validation_error', v.reason]);
   }
   opts.schemaPhase?.(false);
 
@@ -392,14 +393,14 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
 
   const hardening = jsonPass;
   const gate = coverageGate(opts.modality, rawStructure);
-  if (gate < 1) explanation.coverage_gate = gate;
+  if (gate < 1) why.push(['coverage_gate', gate]);
 
   const missingGt = overlap === gtLeaves.size ? [] : gtFlat.sorted.filter((p) => !predLeaves.has(p));
 
   const perfect = canonicalEqual(candidate, groundTruth ?? null);
   if (!perfect && structured) perfectQuirk(notes, candidate, groundTruth ?? null);
   const quirks = notes.done();
-  if (quirks) explanation.sob_quirks = quirks;
+  if (quirks) why.push(['sob_quirks', quirks]);
 
   return withIdentity(metadata, {
     jsonParse: structured ? 1 : 0,
@@ -415,8 +416,18 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
     perfect: perfect ? 1 : 0,
     missingGtPaths: missingGt,
     missingRequiredPaths: required.missing,
-    explanation,
+    explanation: explanationOf(why),
   });
+}
+
+/**
+ * A record's explanation from its fields in order. Built by `Object.fromEntries` rather than
+ * one field at a time: the fields a record has vary (any of five), and each mix is an object
+ * shape of its own, which made the scorer's compiled code start again (deoptimize) each time a
+ * new mix came by.
+ */
+function explanationOf(why: [keyof Explanation, Explanation[keyof Explanation]][]): Explanation {
+  return why.length === 0 ? {} : (Object.fromEntries(why) as Explanation);
 }
 
 /** What a record's scores are without its identity (a function of the schema, truth and answer). */
