@@ -4,6 +4,7 @@
  * (Python dict semantics). Iterative: depth does not matter.
  */
 import type { PyValue } from '../src/core/pyjson.ts';
+import { noStrings } from './values.ts';
 
 export type Leaves = Map<string, PyValue>;
 
@@ -76,7 +77,7 @@ export function flattenLeaves(root: PyValue | undefined): Leaves {
  * cost, when nothing collided.
  */
 export function collidedPaths(root: PyValue | undefined, leaves: Leaves): string[] {
-  if (writes === leaves.size) return [];
+  if (writes === leaves.size) return noStrings();
   const seen = new Set<string>();
   const out = new Set<string>();
   const stack: [string, PyValue][] = root !== undefined && isContainer(root) ? childPaths(root, '') : [];

@@ -26,7 +26,7 @@ import {
   typeQuirk,
 } from './quirks.ts';
 import { typePrecision } from './types.ts';
-import { canonicalEqual, normalizeTokens, pyEquals, tokenF1Known } from './values.ts';
+import { canonicalEqual, normalizeTokens, noStrings, pyEquals, tokenF1Known } from './values.ts';
 
 import { DIFFICULTY_WEIGHTS, WEIGHT_FIELD_PRIORITY } from './weights.ts';
 
@@ -220,6 +220,8 @@ function groundTruthFacts(gt: PyValue | undefined): GroundTruthFacts {
       leaves,
       collided: collidedPaths(gt, leaves),
       sorted: [...leaves.keys()].sort(compareCodePoints),
+      // Declared from the start (one hidden class for every ground truth's facts).
+      tokens: undefined,
     };
     if (structured) gtMemo.set(gt, memo);
   }
@@ -255,9 +257,9 @@ function requiredPathsOf(facts: SchemaFacts): Required {
 /** `required_key_recall`: required paths found among the answer's paths (indices as `[]`). */
 function requiredKeyRecall(candidate: PyValue, required: Required): { recall: number; missing: string[] } {
   const { req } = required;
-  if (req.length === 0) return { recall: 1, missing: [] };
+  if (req.length === 0) return { recall: 1, missing: noStrings() };
   const found = foundRequiredPaths(candidate, required.set, required.prefixes);
-  const missing = found.size === req.length ? [] : req.filter((p) => !found.has(p));
+  const missing = found.size === req.length ? noStrings() : req.filter((p) => !found.has(p));
   return { recall: (req.length - missing.length) / req.length, missing };
 }
 
@@ -395,7 +397,7 @@ export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore 
   const gate = coverageGate(opts.modality, rawStructure);
   if (gate < 1) why.push(['coverage_gate', gate]);
 
-  const missingGt = overlap === gtLeaves.size ? [] : gtFlat.sorted.filter((p) => !predLeaves.has(p));
+  const missingGt = overlap === gtLeaves.size ? noStrings() : gtFlat.sorted.filter((p) => !predLeaves.has(p));
 
   const perfect = canonicalEqual(candidate, groundTruth ?? null);
   if (!perfect && structured) perfectQuirk(notes, candidate, groundTruth ?? null);

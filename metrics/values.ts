@@ -87,6 +87,18 @@ const NON_ASCII = /[^\x00-\x7f]/;
 const tokenCache = new Map<string, string[]>();
 const TOKEN_CACHE_MAX = 200_000;
 
+/**
+ * A new empty list of strings whose elements kind is already V8's "any object" kind. A `[]`
+ * literal starts as a list of small integers; left empty, it has another hidden class than the
+ * lists of strings beside it (an empty leaf's tokens, an empty list of missing paths), and the
+ * scorer's compiled code, built on one, was thrown away and rebuilt when the other came by.
+ */
+export function noStrings(): string[] {
+  const out = [''];
+  out.length = 0;
+  return out;
+}
+
 /** Word characters of ASCII text: A-Z, a-z, 0-9, _. */
 function isAsciiWord(c: number): boolean {
   return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95;
@@ -97,7 +109,7 @@ function isAsciiWord(c: number): boolean {
  * articles dropped), with no regex and no cache; null at the first non-ASCII character.
  */
 function asciiTokens(s: string): string[] | null {
-  const out: string[] = [];
+  const out = noStrings();
   const n = s.length;
   let i = 0;
   while (i < n) {

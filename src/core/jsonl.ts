@@ -136,6 +136,33 @@ export function parseLine(
   }
 }
 
+/**
+ * Lines that take every path of the lossless parser (empty and nested containers, negative,
+ * fractional and exponent numbers, NaN and the infinities, escapes, skipped and spanned values
+ * of each kind), as a scorer's lines do, one now and then.
+ */
+const PRIMING_LINES = [
+  String.raw`{"metadata": {"record_id": "p", "n": -1.5e-3, "e": [], "o": {}, "t": true, "f": false, "z": null, "i": 12, "x": NaN, "y": Infinity, "w": -Infinity}, "input": {"context": "a \"b\" \u00e9\n \\ c", "question": "q", "json_schema": {"type": "object", "properties": {"a": {"type": ["string", "null"]}}, "required": ["a"], "x": [[], {}, [1, {"b": []}]]}}, "output": {"candidate_response": {"a": [1, -2, 3.5, {}, [], "\t"]}, "ground_truth": {"a": [{"b": -0.0}, [], {}]}}}`,
+  String.raw`{"metadata": {"record_id": "q"}, "input": {"context": [], "question": {}, "json_schema": "{\"type\": \"object\"}"}, "output": {"candidate_response": "[{\"a\": -1}]", "ground_truth": "{\"a\": []}"}}`,
+  String.raw`{"metadata": {"record_id": "r"}, "input": {"context": {"k": [1, {"m": "\""}]}, "question": [[]], "json_schema": []}, "output": {"candidate_response": [], "ground_truth": [{}]}}`,
+];
+
+/**
+ * Runs the parser over `PRIMING_LINES` (a scoring worker, before its first file): V8 compiles the
+ * parser once a few hundred lines in, for the paths those lines took; a path first taken later
+ * (the first empty array, say) threw that compiled code away and compiled it again, in every
+ * worker. Pure: nothing is kept.
+ */
+export function primeLineParser(spanKeys: ReadonlySet<string>, skipKeys: ReadonlySet<string>): void {
+  for (let round = 0; round < 2; round++)
+    for (const text of PRIMING_LINES) {
+      const parsed = parseLine({ line: 0, text }, spanKeys, skipKeys);
+      if (!parsed.ok) throw new Error(`priming line does not parse: ${parsed.error}`);
+      for (const span of parsed.spans?.values() ?? []) parseLine({ line: 0, text: span });
+      parseLine({ line: 0, text });
+    }
+}
+
 export async function* readJsonl(
   file: string,
   startLine = 1,

@@ -12,7 +12,7 @@ import {
   type Intervals,
   withCategories,
 } from '../../metrics/summary.ts';
-import { type ParsedLine, parseLine, readLinesSync } from '../core/jsonl.ts';
+import { type ParsedLine, parseLine, primeLineParser, readLinesSync } from '../core/jsonl.ts';
 import { type Modality, SCORING_SKIP_KEYS, SCORING_SPAN_KEYS } from '../core/record.ts';
 import { prepareStrict, SchemaDeferred, setKnownValidSchema, setValidatorSource } from '../core/schema.ts';
 import { type BenchmarkRef, loadBenchmark } from './benchmark.ts';
@@ -93,6 +93,8 @@ if (validators) {
   setValidatorSource(validators.source);
   setKnownValidSchema(validators.cached);
 }
+
+primeLineParser(SCORING_SPAN_KEYS, SCORING_SKIP_KEYS);
 
 /** Hashes of the schema texts seen while the timed-out table is not empty. */
 const hashes = new Map<string, [number, number]>();

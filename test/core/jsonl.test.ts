@@ -7,8 +7,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { parseLine, readLines, readLinesSync } from '../../src/core/jsonl.ts';
+import { parseLine, primeLineParser, readLines, readLinesSync } from '../../src/core/jsonl.ts';
 import { dumpsPy, JsonSyntaxError, parsePyJson } from '../../src/core/pyjson.ts';
+import { SCORING_SKIP_KEYS, SCORING_SPAN_KEYS } from '../../src/core/record.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'sob-jsonl-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -101,4 +102,20 @@ test('skipped context strings are checked as JSON but not decoded', () => {
   assert.throws(() => parsePyJson('{"input": {"context": "a\\x"}}', spans), /Invalid string escape/);
   assert.throws(() => parsePyJson('{"input": {"context": "a\\\\\\x"}}', spans), /Invalid string escape/);
   assert.throws(() => parsePyJson('{"input": {"context": "tab\there"}}', spans), /control character/);
+});
+
+test('the parser priming a scoring worker runs at start parses each of its lines, spans and skips included', () => {
+  // A priming line that no longer parsed would stop every worker before its first file.
+  primeLineParser(SCORING_SPAN_KEYS, SCORING_SKIP_KEYS);
+  const spans = new Map<string, string>();
+  const v = parsePyJson(
+    '{"input": {"context": {"k": []}, "json_schema": {"a": -1.5e-3}}, "output": {"candidate_response": []}}',
+    { keys: SCORING_SPAN_KEYS, out: spans, skip: SCORING_SKIP_KEYS },
+  );
+  // A skipped context comes back as null; a spanned schema keeps its raw text.
+  assert.equal(
+    dumpsPy(v),
+    '{"input": {"context": null, "json_schema": null}, "output": {"candidate_response": []}}',
+  );
+  assert.equal(spans.get('input.json_schema'), '{"a": -1.5e-3}');
 });
