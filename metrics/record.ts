@@ -2,6 +2,8 @@
  * Per-record scoring, `sob` profile (SPEC.md "Per-record scoring"). A pure function of
  * (record, modality, options): no I/O.
  */
+
+import type { ValidateFunction } from 'ajv';
 import {
   compareCodePoints,
   dumpsPy,
@@ -13,7 +15,7 @@ import {
   pyJsonString,
   toPlain,
 } from '../src/core/pyjson.ts';
-import type { Modality, ScoringView } from '../src/core/record.ts';
+import { type Modality, type ScoringView, scoringView } from '../src/core/record.ts';
 import { type SchemaEntry, schemaEntry, validateWithEntry } from '../src/core/schema.ts';
 import { collidedPaths, flattenLeaves, foundRequiredPaths, type Leaves, requiredPrefixes } from './paths.ts';
 import {
@@ -342,12 +344,21 @@ export interface ScoreOptions {
 
 /** Scores one response record exactly as the SOB reference does (`sob` profile). */
 export function scoreRecord(view: ScoringView, opts: ScoreOptions): RecordScore {
+  return scoreRecordWith(view, opts, checkSchema);
+}
+
+/** `scoreRecord` with the schema's facts from `facts` (the schema cache, or `primeScorer`'s own). */
+function scoreRecordWith(
+  view: ScoringView,
+  opts: ScoreOptions,
+  facts: (view: ScoringView) => SchemaFacts,
+): RecordScore {
   const { metadata, groundTruth } = view;
   // Its fields in their order, the object built once at the end (see `explanationOf`).
   const why: [keyof Explanation, Explanation[keyof Explanation]][] = [];
 
   opts.schemaPhase?.(true);
-  const schemaCheck = checkSchema(view);
+  const schemaCheck = facts(view);
   const schemaValid = schemaCheck.entry.valid;
   if (!schemaValid) why.push(['schema_error', schemaCheck.entry.reason]);
 
@@ -467,6 +478,99 @@ function withIdentity(metadata: PyObject, s: Scores): RecordScore {
     explanation: s.explanation,
   };
   if (s.lenientParse !== undefined) out.lenientParse = s.lenientParse;
+  return out;
+}
+
+/**
+ * Scores a handful of made-up records (no schema cache, no validator, no I/O: the schema's facts
+ * and validator are its own) whose answers take the scorer's less common paths: every kind of
+ * value against every other, empty and nested containers, missing and extra leaves, an answer
+ * that is not structured, a schema that is not valid, each modality's gate. A scoring worker runs
+ * it before its first file: V8 compiles the scorer a few hundred records in, for the paths those
+ * records took; a path first taken later (a number where the truth has a string, say) threw that
+ * code away and compiled it again, in every worker. Returns the scores (for the row writers).
+ */
+export function primeScorer(): { score: RecordScore; modality: Modality }[] {
+  const gtText =
+    '{"a": "The quick fox", "b": 1, "c": 1.5, "d": null, "e": true, "f": [1, "\u00e9 u", {"g": -0.0}], "h": {"i": "a\\"b"}, "j": "", "k.l": 2, "m": [], "n": 12345678901234567890}';
+  const gt = parsePyJson(gtText);
+  const answers = [
+    // The truth itself (read again), then the same numbers written differently (1.0, 0.0).
+    gtText,
+    gtText.replace('"b": 1,', '"b": 1.0,'),
+    gtText.replace('-0.0', '0.0'),
+    '{"a": "the QUICK fox!", "b": 1.0, "c": 2, "d": "null", "e": "true", "f": [1, "e u", {"g": 0.0}], "h": {"i": 5}, "j": null, "k": {"l": 2}, "m": [[]], "x": false}',
+    '{"a": 3, "b": "1", "c": null, "d": false, "e": 1, "f": {}, "h": [], "j": "", "n": 1.5}',
+    '[1, "a", {"b": [true]}]',
+    '{}',
+  ].map((t) => ({ value: parsePyJson(t) as PyValue | undefined, text: t as string | undefined }));
+  answers.push(
+    { value: gt, text: undefined },
+    { value: 'not an object', text: undefined },
+    { value: undefined, text: undefined },
+  );
+  const schema = {
+    type: 'object',
+    properties: {
+      a: { type: 'string' },
+      b: { type: 'integer' },
+      c: { type: 'number' },
+      d: { type: 'null' },
+      e: { type: 'boolean' },
+      f: { type: 'array', items: { anyOf: [{ type: 'integer' }, { type: 'object', required: ['g'] }] } },
+      h: { type: 'object', properties: { i: { type: 'string' } }, required: ['i'] },
+      j: { type: ['string', 'null'] },
+      m: { type: 'array', items: { type: 'array' } },
+      n: { type: 'integer' },
+    },
+    required: ['a', 'b', 'f', 'h', 'h.i'],
+  };
+  let calls = 0;
+  const validate = Object.assign(
+    (_: unknown) => {
+      const ok = calls++ % 2 === 0;
+      validate.errors = ok ? null : [{ instancePath: '/a', message: 'must be string' }];
+      return ok;
+    },
+    { errors: null as { instancePath: string; message: string }[] | null },
+  );
+  const valid: SchemaFacts = {
+    entry: { key: '', valid: true, validate: validate as unknown as ValidateFunction, schema },
+    schema: () => schema,
+  };
+  const invalid: SchemaFacts = {
+    entry: { key: '', valid: false, reason: 'not a schema' },
+    schema: () => schema,
+  };
+  const metadata: PyObject[] = [
+    new Map<string, PyValue>([
+      ['record_id', 'r1'],
+      ['model_id', 'm'],
+      ['schema_complexity', 'hard'],
+      ['difficulty', 'easy'],
+    ]),
+    new Map<string, PyValue>([['record_id', 7n]]),
+  ];
+  const modalities: Modality[] = ['text', 'image', 'audio'];
+  const out: { score: RecordScore; modality: Modality }[] = [];
+  answers.forEach((a, i) => {
+    for (const facts of [valid, invalid]) {
+      const modality = modalities[i % 3];
+      // A view as the reader makes them (the same hidden class as every real record's).
+      const line = new Map<string, PyValue>([
+        ['metadata', metadata[i % 2]],
+        ['output', new Map<string, PyValue>([['ground_truth', gt]])],
+      ]);
+      if (a.value !== undefined) (line.get('output') as PyObject).set('candidate_response', a.value);
+      const made = scoringView(
+        line,
+        a.text === undefined ? undefined : new Map([['output.candidate_response', a.text]]),
+      );
+      if (!made.ok) throw new Error(made.error);
+      const view = made.view;
+      out.push({ score: scoreRecordWith(view, { modality }, () => facts), modality });
+    }
+  });
   return out;
 }
 

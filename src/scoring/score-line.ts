@@ -6,6 +6,7 @@
 import {
   failedRecordScore,
   parseSchemaText,
+  primeScorer,
   type RecordScore,
   referenceRowJson,
   schemaSourceOf,
@@ -247,6 +248,15 @@ export function scoreParsedLine(parsed: ParsedLine, ctx: LineContext): LineOutco
 }
 
 type ParsedOk = Extract<ParsedLine, { ok: true }>;
+
+/**
+ * A scoring worker's start: the scorer and the row writers run on made-up records
+ * (`primeScorer`), so V8 compiles them once for the paths real records take now and then. Nothing
+ * is kept; the outcomes are returned for the worker's own message writer.
+ */
+export function primeScoring(): LineOutcome[] {
+  return primeScorer().map(({ score, modality }, i) => rowOutcome(i + 1, modality, score, null, undefined));
+}
 
 /** The compliance track's outcome with only what the summary needs of its scores. */
 function slim(o: LineOutcome): LineOutcome {

@@ -23,6 +23,7 @@ import {
   type LineContext,
   type LineOutcome,
   type ProfileOptions,
+  primeScoring,
   schemaTextHash,
   scoreParsedLine,
 } from './score-line.ts';
@@ -94,7 +95,9 @@ if (validators) {
   setKnownValidSchema(validators.cached);
 }
 
+// The parser, the scorer and the rows' writers on made-up lines first (see primeLineParser).
 primeLineParser(SCORING_SPAN_KEYS, SCORING_SKIP_KEYS);
+batchMessage(primeScoring());
 
 /** Hashes of the schema texts seen while the timed-out table is not empty. */
 const hashes = new Map<string, [number, number]>();
