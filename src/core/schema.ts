@@ -14,6 +14,7 @@ import type { Ajv, ValidateFunction } from 'ajv';
 import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
 import { errorMessage } from './errors.ts';
 import { pythonRegexError, translatePythonRegex } from './pyregex.ts';
+import { TextMap } from './text-map.ts';
 
 // JSON meta-schemas through require: it works the same from the TypeScript sources and from the
 // scoring workers' bundle (where an import attribute would not survive).
@@ -239,7 +240,8 @@ export interface SchemaEntry {
   schema?: unknown;
 }
 
-const entries = new Map<string, SchemaEntry>();
+/** By schema text: looked up for every record (see TextMap). */
+const entries = new TextMap<SchemaEntry>();
 const VALID: SchemaCheck = { valid: true };
 
 /**

@@ -20,6 +20,7 @@ import { namesModality, recordModality } from '../core/modality.ts';
 import { dumpsPy, type PyObject, type PyValue, parsePyJson } from '../core/pyjson.ts';
 import { type Modality, type ScoringView, type Source, scoringView } from '../core/record.ts';
 import { isKnownSchemaText } from '../core/schema.ts';
+import { TextMap } from '../core/text-map.ts';
 import type { BenchmarkRecord } from './benchmark.ts';
 import {
   failedSchemaRecord,
@@ -56,7 +57,7 @@ export type LineOutcome =
   | { kind: 'rejected'; line: number; modality: Modality; recordId: string };
 
 /** Ground truths by their source text (the same record recurs in every model's file). */
-const groundTruths = new Map<string, PyValue>();
+const groundTruths = new TextMap<PyValue>();
 
 export type Profile = 'sob' | 'strict';
 
