@@ -126,6 +126,16 @@ function taskInputs(t: Pick<BootstrapTask, 'inputs' | 'categories'>): BootstrapI
  * A line of a file, parsed as a worker parses it: for a record its worker could not finish (the
  * worker is gone, so the line is read again); undefined when it cannot be read now.
  */
+/** A worker's `rows` message as outcomes: the batch, with each row's JSON text put back. */
+function rowsOf(msg: Extract<WorkerMessage, { type: 'rows' }>): LineOutcome[] {
+  const items = JSON.parse(msg.json) as LineOutcome[];
+  if (msg.rows === undefined) return items;
+  const texts = msg.rows.split('\n');
+  let t = 0;
+  for (const o of items) if (o.kind === 'row') o.json = texts[t++];
+  return items;
+}
+
 function lineAt(file: string, line: number): ParsedLine | undefined {
   try {
     for (const l of readLinesSync(file, line))
@@ -592,7 +602,7 @@ export async function runScoring(
           }
           if (!current) return;
           if (msg.type === 'batch' || msg.type === 'rows') {
-            const items = msg.type === 'rows' ? (JSON.parse(msg.json) as LineOutcome[]) : msg.items;
+            const items = msg.type === 'rows' ? rowsOf(msg) : msg.items;
             for (const item of items) {
               if (current.accept(item)) continue;
               // The file cannot be written (its folder is in use): stop scoring it.
