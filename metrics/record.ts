@@ -5,7 +5,6 @@
 
 import type { ValidateFunction } from 'ajv';
 import {
-  compareCodePoints,
   dumpsPy,
   floatJson,
   isStructured,
@@ -13,6 +12,7 @@ import {
   type PyValue,
   parsePyJson,
   pyJsonString,
+  sortCodePoints,
   toPlain,
 } from '../src/core/pyjson.ts';
 import { type Modality, type ScoringView, scoringView } from '../src/core/record.ts';
@@ -221,7 +221,7 @@ function groundTruthFacts(gt: PyValue | undefined): GroundTruthFacts {
     memo = {
       leaves,
       collided: collidedPaths(gt, leaves),
-      sorted: [...leaves.keys()].sort(compareCodePoints),
+      sorted: sortCodePoints([...leaves.keys()]),
       // Declared from the start (one hidden class for every ground truth's facts).
       tokens: undefined,
     };
@@ -236,7 +236,7 @@ function gtTokens(facts: GroundTruthFacts): string[][] {
 }
 
 function sortedUnique(xs: Iterable<string>): string[] {
-  return [...new Set(xs)].sort(compareCodePoints);
+  return sortCodePoints([...new Set(xs)]);
 }
 
 /** The sorted, unique required paths of a valid schema, computed once per schema. */

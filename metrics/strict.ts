@@ -13,7 +13,7 @@
  *     answer is recovered and flagged `lenient_parse`.
  * Pure: no I/O (call `prepareStrict` from src/core/schema.ts once before scoring).
  */
-import { compareCodePoints, isStructured, type PyValue, parsePyJson, toPlain } from '../src/core/pyjson.ts';
+import { isStructured, type PyValue, parsePyJson, sortCodePoints, toPlain } from '../src/core/pyjson.ts';
 import type { Modality, ScoringView } from '../src/core/record.ts';
 import { strictSchemaEntry, validateWithEntry } from '../src/core/schema.ts';
 import {
@@ -168,7 +168,7 @@ function requiredPointers(schema: Schema): string[] {
     if (o.items !== undefined && !Array.isArray(o.items)) walk(o.items, `${pre}/*`, depth + 1);
   };
   walk(schema, '', 0);
-  return [...new Set(out)].sort(compareCodePoints);
+  return sortCodePoints([...new Set(out)]);
 }
 
 function presentPointers(v: PyValue, maxDepth: number): Set<string> {
@@ -267,7 +267,7 @@ export function scoreRecordStrict(view: ScoringView, opts: StrictOptions): Stric
     typeSafety,
     requiredKeyRecall: requiredRecall,
     perfect: deepEquals(answer.value, view.groundTruth) ? 1 : 0,
-    missingGtPaths: missing.map(displayPath).sort(compareCodePoints),
+    missingGtPaths: sortCodePoints(missing.map(displayPath)),
     missingRequiredPaths: missingRequired.map((p) =>
       displayPath(p.replaceAll('/*', '/[]')).replaceAll('.[]', '[]'),
     ),

@@ -430,6 +430,18 @@ export function compareCodePoints(a: string, b: string): number {
   return a.length - b.length;
 }
 
+const SURROGATE = /[\ud800-\udfff]/;
+
+/**
+ * Sorts strings by code point, in place, as Python's `sorted` does. Without surrogates (every
+ * character in the Basic Multilingual Plane) code-unit order is code-point order, and the engine's
+ * own string comparison sorts them (several times faster than `compareCodePoints` called per pair).
+ */
+export function sortCodePoints(xs: string[]): string[] {
+  for (const x of xs) if (SURROGATE.test(x)) return xs.sort(compareCodePoints);
+  return xs.sort();
+}
+
 type Dumpable = PyValue | { [k: string]: unknown } | readonly unknown[] | undefined;
 
 /** json.dumps of a float (NaN and the infinities as Python writes them). */

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { parseLine, primeLineParser, readLines, readLinesSync } from '../../src/core/jsonl.ts';
-import { dumpsPy, JsonSyntaxError, parsePyJson } from '../../src/core/pyjson.ts';
+import { dumpsPy, JsonSyntaxError, parsePyJson, sortCodePoints } from '../../src/core/pyjson.ts';
 import { SCORING_SKIP_KEYS, SCORING_SPAN_KEYS } from '../../src/core/record.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'sob-jsonl-'));
@@ -118,4 +118,39 @@ test('the parser priming a scoring worker runs at start parses each of its lines
     '{"input": {"context": null, "json_schema": null}, "output": {"candidate_response": []}}',
   );
   assert.equal(spans.get('input.json_schema'), '{"a": -1.5e-3}');
+});
+
+test('sortCodePoints orders as Python sorts str: code points, astral characters after U+E000-U+FFFF', () => {
+  let seed = 3;
+  const rnd = () => {
+    seed = (seed * 16807) % 2147483647;
+    return seed / 2147483647;
+  };
+  const alphabet = [
+    'a',
+    'B',
+    '.',
+    '[',
+    '0',
+    '\u00e9',
+    '\u4e2d',
+    '\ue000',
+    '\uffff',
+    '\u{1f600}',
+    '\u{10000}',
+  ];
+  for (let t = 0; t < 300; t++) {
+    // Half the lists with astral characters (surrogate pairs), half without.
+    const chars = t % 2 === 0 ? alphabet.slice(0, 9) : alphabet;
+    const xs = Array.from({ length: 1 + Math.floor(rnd() * 12) }, () =>
+      Array.from({ length: Math.floor(rnd() * 4) }, () => chars[Math.floor(rnd() * chars.length)]).join(''),
+    );
+    const byCodePoint = [...xs].sort((a, b) => {
+      const ca = [...a].map((c) => c.codePointAt(0)!);
+      const cb = [...b].map((c) => c.codePointAt(0)!);
+      for (let i = 0; i < Math.min(ca.length, cb.length); i++) if (ca[i] !== cb[i]) return ca[i] - cb[i];
+      return ca.length - cb.length;
+    });
+    assert.deepEqual(sortCodePoints([...xs]), byCodePoint, JSON.stringify(xs));
+  }
 });
