@@ -122,10 +122,6 @@ function taskInputs(t: Pick<BootstrapTask, 'inputs' | 'categories'>): BootstrapI
   return t.categories ? t.inputs.map(withCategories) : t.inputs;
 }
 
-/**
- * A line of a file, parsed as a worker parses it: for a record its worker could not finish (the
- * worker is gone, so the line is read again); undefined when it cannot be read now.
- */
 /** A worker's `rows` message as outcomes: the batch, with each row's JSON text put back. */
 function rowsOf(msg: Extract<WorkerMessage, { type: 'rows' }>): LineOutcome[] {
   const items = JSON.parse(msg.json) as LineOutcome[];
@@ -136,6 +132,10 @@ function rowsOf(msg: Extract<WorkerMessage, { type: 'rows' }>): LineOutcome[] {
   return items;
 }
 
+/**
+ * A line of a file, parsed as a worker parses it: for a record its worker could not finish (the
+ * worker is gone, so the line is read again); undefined when it cannot be read now.
+ */
 function lineAt(file: string, line: number): ParsedLine | undefined {
   try {
     for (const l of readLinesSync(file, line))
