@@ -74,7 +74,7 @@ export class TextMap<V> {
       return;
     }
     const m = new Map<string, V>();
-    b.keys.forEach((k, j) => m.set(k, b.values[j]));
+    for (let j = 0; j < b.keys.length; j++) m.set(b.keys[j], b.values[j]);
     m.set(key, value);
     this.buckets.set(h, m);
   }
