@@ -154,3 +154,80 @@ test('sortCodePoints orders as Python sorts str: code points, astral characters 
     assert.deepEqual(sortCodePoints([...xs]), byCodePoint, JSON.stringify(xs));
   }
 });
+
+/** Lines as Python reads them, from the whole file decoded at once (the readers' contract). */
+function referenceLines(bytes: Buffer): [number, string][] {
+  const text = new TextDecoder('utf-8').decode(bytes);
+  const isWs = (ch: string) => ch !== '\ufeff' && /[\s\x1c-\x1f\x85]/.test(ch);
+  const out: [number, string][] = [];
+  text.split(/\r\n|\r|\n/).forEach((raw, i) => {
+    // The text after the last newline is a line only when there is any.
+    if (i === text.split(/\r\n|\r|\n/).length - 1 && raw === '') return;
+    let s = i === 0 && raw.startsWith('\ufeff') ? raw.slice(1) : raw;
+    let a = 0;
+    let b = s.length;
+    while (a < b && isWs(s[a])) a++;
+    while (b > a && isWs(s[b - 1])) b--;
+    s = s.slice(a, b);
+    if (s.length > 0) out.push([i + 1, s]);
+  });
+  return out;
+}
+
+test('readLinesSync decodes 64 KB chunks as one UTF-8 stream: cut sequences, invalid bytes, BOMs, all newlines', () => {
+  let seed = 17;
+  const rnd = () => {
+    seed = (seed * 16807) % 2147483647;
+    return seed / 2147483647;
+  };
+  const pieces: Buffer[] = [
+    Buffer.from('{"a": "plain ascii text"}'),
+    Buffer.from('\n'),
+    Buffer.from('\r\n'),
+    Buffer.from('\r'),
+    Buffer.from('é'), // 2 bytes
+    Buffer.from('中'), // 3 bytes
+    Buffer.from('😀'), // 4 bytes
+    Buffer.from([0x80]), // a lone continuation byte
+    Buffer.from([0xe2, 0x82]), // a cut 3-byte sequence
+    Buffer.from([0xf0, 0x9f, 0x98]), // a cut 4-byte sequence
+    Buffer.from([0xc0, 0xff]), // bytes UTF-8 never has
+    Buffer.from([0xed, 0xa0, 0x80]), // an encoded surrogate
+    Buffer.from('\ufeff'),
+    Buffer.from('\u0085 \x1c'),
+  ];
+  for (let f = 0; f < 30; f++) {
+    const parts: Buffer[] = f % 3 === 0 ? [Buffer.from('\ufeff')] : [];
+    let size = 0;
+    const target = 60_000 + Math.floor(rnd() * 140_000);
+    while (size < target) {
+      // Mostly text, so lines are long enough to cross a chunk's end now and then.
+      const p = rnd() < 0.6 ? pieces[0] : pieces[1 + Math.floor(rnd() * (pieces.length - 1))];
+      parts.push(p);
+      size += p.length;
+    }
+    const bytes = Buffer.concat(parts);
+    const file = join(tmp, `utf8-${f}.jsonl`);
+    writeFileSync(file, bytes);
+    const got = [...readLinesSync(file)].map((l): [number, string] => [l.line, l.text]);
+    assert.deepEqual(got, referenceLines(bytes), `file ${f} (${bytes.length} bytes)`);
+  }
+  // Two byte order marks: the decoder drops the first, the reader the second (as before).
+  const twice = join(tmp, 'two-boms.jsonl');
+  writeFileSync(twice, Buffer.from('\ufeff\ufeff{"a": 1}\n'));
+  assert.deepEqual(
+    [...readLinesSync(twice)].map((l) => l.text),
+    ['{"a": 1}'],
+  );
+  // A 4-byte character across the 64 KB boundary at each of its three inner positions, and a file
+  // ending in a cut sequence.
+  for (const at of [65533, 65534, 65535]) {
+    const bytes = Buffer.concat([Buffer.alloc(at, 0x61), Buffer.from('😀\nb\n'), Buffer.from([0xe2, 0x82])]);
+    const file = join(tmp, `cut-${at}.jsonl`);
+    writeFileSync(file, bytes);
+    assert.deepEqual(
+      [...readLinesSync(file)].map((l): [number, string] => [l.line, l.text]),
+      referenceLines(bytes),
+    );
+  }
+});
