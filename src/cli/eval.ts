@@ -8,8 +8,9 @@ import { join, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { UserError } from '../core/errors.ts';
 import { batchOptions, interruptible, intOption, log } from './common.ts';
+import { applyGates, type GateFlags, gateOptions, parseGates, rowSubjects } from './gates.ts';
 
-interface EvalFlags {
+interface EvalFlags extends GateFlags {
   model: string[];
   benchmark?: string;
   evalDir: string;
@@ -94,6 +95,7 @@ export function registerEval(program: Command): void {
       intOption('--bootstrap-samples'),
       1000,
     );
+  gateOptions(cmd);
   batchOptions(cmd, "ask through each provider's batch interface (openai:, gemini:); see sob run --help")
     .option('--no-report', 'skip the HTML report')
     .addOption(
@@ -118,6 +120,7 @@ to the provider's structured-output mode, where declared coverage means somethin
     )
     .action(async (flags: EvalFlags) => {
       const evalDir = resolve(flags.evalDir);
+      const gates = parseGates(flags);
       mkdirSync(evalDir, { recursive: true });
       // One `sob eval` per eval directory: a second one is refused before it builds or asks anything.
       const { acquireLock } = await import('../core/files.ts');
@@ -260,10 +263,11 @@ to the provider's structured-output mode, where declared coverage means somethin
       const { writeFileAtomic } = await import('../core/files.ts');
       if (existsSync(manifest)) writeFileAtomic(join(evaluation, 'manifest.json'), readFileSync(manifest));
       const { hasSobResults } = await import('../report/compliance.ts');
+      let rows: import('../../metrics/leaderboard.ts').LeaderboardRow[] = [];
       if (hasSobResults(evaluation)) {
         const { buildLeaderboard, loadEvaluation } = await import('../report/evaluation.ts');
         const tables = await import('../report/tables.ts');
-        const rows = buildLeaderboard(await loadEvaluation(evaluation), {});
+        rows = buildLeaderboard(await loadEvaluation(evaluation), {});
         writeFileAtomic(join(evalDir, 'leaderboard.md'), `${tables.leaderboardMarkdown(rows)}\n`);
         writeFileAtomic(join(evalDir, 'leaderboard.csv'), tables.leaderboardCsv(rows));
         writeFileAtomic(join(evalDir, 'leaderboard.json'), `${tables.leaderboardJson(rows)}\n`);
@@ -283,5 +287,22 @@ to the provider's structured-output mode, where declared coverage means somethin
         process.exitCode = 1;
         log(`sob: ${failed} run(s) incomplete; re-run the same command to retry the failed records`);
       }
+      const { evaluationPairs } = await import('../report/gates.ts');
+      await applyGates(
+        {
+          ...gates,
+          summary:
+            gates.summary ??
+            (gates.thresholds.length > 0 || gates.baseline ? join(evalDir, 'gate-summary.md') : undefined),
+        },
+        {
+          command: `sob eval (${models.join(', ')})`,
+          subjects: rowSubjects(rows),
+          pairs: (baseline) => {
+            const p = evaluationPairs(evaluation, baseline);
+            return { pairs: p.pairs, unmatched: [...p.onlyCurrent, ...p.onlyBaseline] };
+          },
+        },
+      );
     });
 }
