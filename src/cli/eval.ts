@@ -267,7 +267,9 @@ to the provider's structured-output mode, where declared coverage means somethin
       if (hasSobResults(evaluation)) {
         const { buildLeaderboard, loadEvaluation } = await import('../report/evaluation.ts');
         const tables = await import('../report/tables.ts');
-        rows = buildLeaderboard(await loadEvaluation(evaluation), {});
+        const ev = await loadEvaluation(evaluation);
+        rows = buildLeaderboard(ev, {});
+        await (await import('../report/usage.ts')).attachUsage(rows, ev);
         writeFileAtomic(join(evalDir, 'leaderboard.md'), `${tables.leaderboardMarkdown(rows)}\n`);
         writeFileAtomic(join(evalDir, 'leaderboard.csv'), tables.leaderboardCsv(rows));
         writeFileAtomic(join(evalDir, 'leaderboard.json'), `${tables.leaderboardJson(rows)}\n`);
@@ -275,7 +277,7 @@ to the provider's structured-output mode, where declared coverage means somethin
       }
       // Schema records: the compliance track's table (leaderboard-compliance.{md,csv,json}).
       const { writeComplianceLeaderboards } = await import('./leaderboard-compliance.ts');
-      const compliance = writeComplianceLeaderboards(evaluation, evalDir);
+      const compliance = await writeComplianceLeaderboards(evaluation, evalDir);
 
       if (flags.report) {
         const { writeReport } = await import('../report/html.ts');

@@ -200,6 +200,7 @@ first token, time per output token and total time where the runs recorded them.`
           return;
         }
         const rows = buildLeaderboard(ev, names);
+        await (await import('../report/usage.ts')).attachUsage(rows, ev);
         log(`${rows.length} models`);
         logFolder(ev);
         const ranks = flags.ranks ? sourceRanks(ev.models) : undefined;

@@ -25,6 +25,7 @@ import { explainRow } from './explain.ts';
 import { REPORT_CLIENT, REPORT_CSS } from './html-client.ts';
 import { LenientReport } from './lenient-report.ts';
 import { shortNames } from './names.ts';
+import { attachUsage } from './usage.ts';
 
 export interface ReportOptions {
   /** An eval directory (sob eval), a run directory (sob run), or an evaluation folder. */
@@ -208,6 +209,7 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
   for (const s of ev.skipped) opts.log?.(`skipped ${s.folder}: ${s.reason}`);
   for (const w of ev.warnings) opts.log?.(`warning: ${w}`);
   const leaderboard = buildLeaderboard(ev, names);
+  await attachUsage(leaderboard, ev);
 
   // Models by index: folder names are a user's (`constructor`, `__proto__`, `a|b`), never keys.
   const models: string[] = [...ev.models.keys()].sort();
