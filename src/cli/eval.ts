@@ -24,6 +24,7 @@ interface EvalFlags extends GateFlags {
   batch?: boolean;
   batchFallback: 'batch' | 'online';
   batchPollMs: number;
+  epochs: number;
 }
 
 const DEFAULT_MODELS = ['baseline:gold', 'baseline:skeleton'];
@@ -95,6 +96,12 @@ export function registerEval(program: Command): void {
       intOption('--bootstrap-samples'),
       1000,
     );
+  cmd.option(
+    '--epochs <n>',
+    'ask each record N times (each answer kept with its epoch); epochs.{md,json}: mean over epochs, between-epoch SD, records that change',
+    intOption('--epochs', 1),
+    1,
+  );
   gateOptions(cmd);
   batchOptions(cmd, "ask through each provider's batch interface (openai:, gemini:); see sob run --help")
     .option('--no-report', 'skip the HTML report')
@@ -141,6 +148,7 @@ to the provider's structured-output mode, where declared coverage means somethin
       const { sanitizeModelId } = await import('../runner/run-dir.ts');
       const { scoreFiles } = await import('../scoring/score-files.ts');
       const { ProgressReporter } = await import('../runner/progress.ts');
+      const { epochEvaluationDir, epochRunsDir } = await import('../report/epochs.ts');
       const evaluation = join(evalDir, 'evaluation');
       const template = loadTemplate();
       let failed = 0;
@@ -168,7 +176,31 @@ to the provider's structured-output mode, where declared coverage means somethin
         maxRetries: 5,
         template,
         signal: stop.signal,
+        // With --epochs, every answer says which sample it is (epoch 1 here; the others below).
+        epoch: flags.epochs > 1 ? 1 : undefined,
       });
+      /** Scores a run directory's answers into an evaluation folder (the benchmark's truths, strict). */
+      const scoreRun = async (runDir: string, name: string, outDir: string) => {
+        const scored = await scoreFiles(
+          [
+            {
+              file: join(runDir, 'responses.jsonl'),
+              modelDir: name,
+              outDir,
+              // Ground truths and schemas from the benchmark; unanswered records reported.
+              benchmark: { path: resolveBenchmark(benchmark), limit: flags.limit },
+            },
+          ],
+          {
+            outDir,
+            summary: { bootstrapSamples: flags.bootstrapSamples, seed: 42, topKErrors: 20 },
+            // The user's own benchmark: the strict profile (the gold baseline scores 1.000).
+            profile: { profile: 'strict', assertFormats: false },
+            log,
+          },
+        );
+        for (const r of scored) if (r.error) log(`sob: ${r.error}`);
+      };
       try {
         // --batch with several batch models: every model's batches go to the provider first, so
         // they run side by side (a batch may take up to 24 h); the loop below then collects each.
@@ -224,26 +256,34 @@ to the provider's structured-output mode, where declared coverage means somethin
               continue;
             }
             answeredModels++;
-            const scored = await scoreFiles(
-              [
-                {
-                  file: join(res.runDir, 'responses.jsonl'),
-                  modelDir: name,
-                  outDir: evaluation,
-                  // Ground truths and schemas from the benchmark; unanswered records reported.
-                  benchmark: { path: resolveBenchmark(benchmark), limit: flags.limit },
-                },
-              ],
-              {
-                outDir: evaluation,
-                summary: { bootstrapSamples: flags.bootstrapSamples, seed: 42, topKErrors: 20 },
-                // The user's own benchmark: the strict profile (the gold baseline scores 1.000).
-                profile: { profile: 'strict', assertFormats: false },
-                log,
-              },
-            );
-            for (const r of scored) if (r.error) log(`sob: ${r.error}`);
+            await scoreRun(res.runDir, name, evaluation);
             if (stop.interrupted()) return interrupted();
+            // --epochs N: the same records asked again, epoch by epoch, each scored on its own.
+            for (let epoch = 2; epoch <= flags.epochs; epoch++) {
+              const prefix = `${model} epoch ${epoch}/${flags.epochs}: `;
+              const bar = new ProgressReporter(process.stderr, flags.progressIntervalMs, Date.now, prefix);
+              progress = bar;
+              const er = await runBenchmark({
+                ...runOptions(model, provider),
+                runDir: join(epochRunsDir(evalDir, epoch), name),
+                epoch,
+                batch:
+                  flags.batch && provider.batch
+                    ? { fallback: flags.batchFallback, pollMs: flags.batchPollMs }
+                    : undefined,
+                onProgress: (p) => bar.update(p),
+                log: (line) => {
+                  bar.clear();
+                  log(`${prefix}${line}`);
+                },
+              });
+              bar.finish(er.progress);
+              log(`${prefix}${er.status} (${er.runDir})`);
+              if (er.status === 'interrupted') return interrupted();
+              if (er.status !== 'complete') failed++;
+              if (er.progress.done > 0) await scoreRun(er.runDir, name, epochEvaluationDir(evalDir, epoch));
+              if (stop.interrupted()) return interrupted();
+            }
           } finally {
             bar.clear();
             await provider.close?.();
@@ -276,6 +316,16 @@ to the provider's structured-output mode, where declared coverage means somethin
         process.stdout.write(`${tables.leaderboardTable(rows)}\n`);
       }
       // Schema records: the compliance track's table (leaderboard-compliance.{md,csv,json}).
+      if (flags.epochs > 1) {
+        const epochs = await import('../report/epochs.ts');
+        const entries = await epochs.readEpochs(evalDir, models.map(sanitizeModelId), flags.epochs);
+        const md = epochs.epochsMarkdown(entries);
+        writeFileAtomic(join(evalDir, 'epochs.json'), `${epochs.epochsJson(entries)}\n`);
+        writeFileAtomic(join(evalDir, 'epochs.md'), `${md}\n`);
+        // On the terminal Value Accuracy only; epochs.md has all seven metrics.
+        process.stdout.write(`\n${epochs.epochsMarkdown(entries, ['leaf_value_em'])}\n`);
+        log(`epochs: ${join(evalDir, 'epochs.md')}`);
+      }
       const { writeComplianceLeaderboards } = await import('./leaderboard-compliance.ts');
       const compliance = await writeComplianceLeaderboards(evaluation, evalDir);
 
