@@ -520,7 +520,9 @@ async function runLocked(
   const cacheable = o.provider.kind !== 'baseline' && o.provider.kind !== 'replay';
   const cache = o.cacheDir && cacheable ? new ResponseCache(o.cacheDir) : undefined;
   const cacheScope =
-    o.epoch !== undefined && o.epoch > 1 ? { ...o.provider.describe(), epoch: o.epoch } : o.provider.describe();
+    o.epoch !== undefined && o.epoch > 1
+      ? { ...o.provider.describe(), epoch: o.epoch }
+      : o.provider.describe();
 
   const errorLine = (item: Item, attempt: number, pe: ProviderError, outcome: string) => {
     progress.errors++;
