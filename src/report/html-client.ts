@@ -108,22 +108,27 @@ var cols=[{label:'#',get:function(r){return r._rank;}},{label:'Model',left:true,
   .concat(METRICS.map(function(m){return {label:m[1],get:function(r){return r[m[0]];}};}))
   .concat([{label:'Coverage',get:function(r){return r.coverage;}},{label:'Sources',left:true,get:function(r){return r.modalities.join('+');}}]);
 cols=lenientCols(cols);
-// Cost and speed beside accuracy, where the answers' eval_info was found
+D.leaderboard.forEach(function(r,i){r._rank=i+1;});
+sortable(t,D.leaderboard,cols,function(r){var tr=el('tr',{'data-model':r.model});cols.forEach(function(c,i){var v=c.get(r);tr.appendChild(el('td',{class:c.left?'l':'',text:c.text?c.text(r):typeof v==='number'&&i>=2?f3(v):String(v)}));});return tr;});
+// Cost and speed beside accuracy, where the answers' eval_info was found: its own table, in leaderboard order
 if(D.leaderboard.some(function(r){return r.usage;})){
   var U=function(r){return r.usage||{latency_ms:{},ttft_ms:{}};};
   var num=function(v,f){return typeof v==='number'?f(v):'-';};
   var ms=function(v){return String(Math.round(v));};
-  var pp=function(p){return p&&typeof p.p50==='number'?ms(p.p50)+'/'+ms(p.p95):'-';};
-  cols=cols.concat([
-    {label:'Tok. in',title:'input tokens, all answers',get:function(r){return U(r).input_tokens;},text:function(r){return num(U(r).input_tokens,ms);}},
-    {label:'Tok. out',title:'output tokens, all answers',get:function(r){return U(r).output_tokens;},text:function(r){return num(U(r).output_tokens,ms);}},
+  var pp=function(p){return p&&typeof p.p50==='number'?ms(p.p50)+' / '+ms(p.p95):'-';};
+  var ucols=[{label:'#',get:function(r){return r._rank;}},{label:'Model',left:true,get:function(r){return r.display_name;}},
+    {label:'Value Accuracy',get:function(r){return r.value_accuracy;},text:function(r){return f3(r.value_accuracy);}},
+    {label:'Answers',get:function(r){return U(r).answers;},text:function(r){return num(U(r).answers,String);}},
+    {label:'Tokens in',title:'input tokens, all answers',get:function(r){return U(r).input_tokens;},text:function(r){return num(U(r).input_tokens,ms);}},
+    {label:'Tokens out',title:'output tokens, all answers',get:function(r){return U(r).output_tokens;},text:function(r){return num(U(r).output_tokens,ms);}},
     {label:'Cost',title:'total cost where the provider priced the answers',get:function(r){return U(r).cost;},text:function(r){return num(U(r).cost,function(v){return '$'+v.toFixed(v<1?4:2);});}},
-    {label:'Latency p50/p95 ms',title:'total time per answer, 50th/95th percentile (cached answers left out)',get:function(r){return U(r).latency_ms.p50;},text:function(r){return pp(U(r).latency_ms);}},
-    {label:'TTFT p50/p95 ms',title:'time to first token (streamed answers), 50th/95th percentile',get:function(r){return U(r).ttft_ms.p50;},text:function(r){return pp(U(r).ttft_ms);}}
-  ]);
+    {label:'Latency p50 / p95 ms',title:'total time per answer, 50th / 95th percentile (cached answers left out)',get:function(r){return U(r).latency_ms.p50;},text:function(r){return pp(U(r).latency_ms);}},
+    {label:'TTFT p50 / p95 ms',title:'time to first token (streamed answers), 50th / 95th percentile',get:function(r){return U(r).ttft_ms.p50;},text:function(r){return pp(U(r).ttft_ms);}}];
+  var ut=el('table',{id:'usage'});
+  lb.appendChild(el('h3',{text:'Cost and speed'}));
+  lb.appendChild(el('div',{class:'card'},[el('p',{class:'note',text:"Totals over each model's answers (cost where the provider priced them); latency and time to first token: 50th / 95th percentiles. - = not recorded."}),ut]));
+  sortable(ut,D.leaderboard,ucols,function(r){var tr=el('tr',{'data-model':r.model});ucols.forEach(function(c){tr.appendChild(el('td',{class:c.left?'l':'',text:c.text?c.text(r):String(c.get(r))}));});return tr;});
 }
-D.leaderboard.forEach(function(r,i){r._rank=i+1;});
-sortable(t,D.leaderboard,cols,function(r){var tr=el('tr',{'data-model':r.model});cols.forEach(function(c,i){var v=c.get(r);tr.appendChild(el('td',{class:c.left?'l':'',text:c.text?c.text(r):typeof v==='number'&&i>=2?f3(v):String(v)}));});return tr;});
 lenientSection();
 
 // Per-source tables (paper Tables 4-6), sorted by Value Accuracy, with 95% intervals and ranks
