@@ -179,6 +179,7 @@ to the provider's structured-output mode, where declared coverage means somethin
         // With --epochs, every answer says which sample it is (epoch 1 here; the others below).
         epoch: flags.epochs > 1 ? 1 : undefined,
       });
+      let scoringFailed = 0;
       /** Scores a run directory's answers into an evaluation folder (the benchmark's truths, strict). */
       const scoreRun = async (runDir: string, name: string, outDir: string) => {
         const scored = await scoreFiles(
@@ -199,7 +200,11 @@ to the provider's structured-output mode, where declared coverage means somethin
             log,
           },
         );
-        for (const r of scored) if (r.error) log(`sob: ${r.error}`);
+        for (const r of scored)
+          if (r.error) {
+            log(`sob: ${r.error}`);
+            scoringFailed++;
+          }
       };
       try {
         // --batch with several batch models: every model's batches go to the provider first, so
@@ -331,13 +336,20 @@ to the provider's structured-output mode, where declared coverage means somethin
 
       if (flags.report) {
         const { writeReport } = await import('../report/html.ts');
-        log(`report: ${await writeReport({ dir: evalDir, out: join(evalDir, 'report.html') })}`);
+        const { runAccess } = await import('./report.ts');
+        log(
+          `report: ${await writeReport({ dir: evalDir, out: join(evalDir, 'report.html'), runs: await runAccess() })}`,
+        );
       }
       if (hasSobResults(evaluation)) log(`leaderboard: ${join(evalDir, 'leaderboard.md')}`);
       if (compliance) log(`compliance leaderboard: ${compliance}`);
       if (failed > 0) {
         process.exitCode = 1;
         log(`sob: ${failed} run(s) incomplete; re-run the same command to retry the failed records`);
+      }
+      if (scoringFailed > 0) {
+        process.exitCode = 1;
+        log(`sob: ${scoringFailed} answer file(s) not scored; re-run the same command to score them again`);
       }
       const { evaluationPairs } = await import('../report/gates.ts');
       await applyGates(
