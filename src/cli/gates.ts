@@ -26,7 +26,7 @@ import { evaluationDirOf, log } from './common.ts';
 export const GATE_FAILED_EXIT = 3;
 
 export interface GateFlags {
-  failUnder: string[];
+  failUnder?: string[];
   failOnRegression?: string;
   gateSummary?: string;
 }
@@ -36,8 +36,7 @@ export function gateOptions(cmd: Command): Command {
     .option(
       '--fail-under <metric=min>',
       'CI gate: exit 3 when a model scores below min (e.g. value_accuracy=0.80; repeatable, or comma-separated)',
-      (v: string, p: string[]) => [...p, v],
-      [] as string[],
+      (v: string, p: string[] | undefined) => [...(p ?? []), v],
     )
     .option(
       '--fail-on-regression <baseline-dir>',
@@ -49,6 +48,8 @@ export function gateOptions(cmd: Command): Command {
 export interface Gates {
   thresholds: Threshold[];
   baseline?: string;
+  /** The baseline as the user wrote it (the summary never shows a local absolute path). */
+  baselineShown?: string;
   summary?: string;
 }
 
@@ -71,7 +72,7 @@ export function parseGates(flags: GateFlags, allowed?: readonly GateMetric[]): G
   if (flags.failOnRegression) baseline = evaluationDirOf(resolve(flags.failOnRegression));
   if (flags.gateSummary && thresholds.length === 0 && !baseline)
     throw new UserError('--gate-summary needs --fail-under or --fail-on-regression', 2);
-  return { thresholds, baseline, summary: flags.gateSummary };
+  return { thresholds, baseline, baselineShown: flags.failOnRegression, summary: flags.gateSummary };
 }
 
 export function hasGates(g: Gates): boolean {
@@ -107,7 +108,7 @@ export async function applyGates(
       );
     for (const u of unmatched) log(`--fail-on-regression: ${u}: not in both, not compared`);
     const tests = await regressionTests(pairs, opts.samples ?? 2000, opts.seed ?? 42);
-    regression = { baseline: g.baseline, results: regressionVerdicts(tests), unmatched };
+    regression = { baseline: g.baselineShown ?? g.baseline, results: regressionVerdicts(tests), unmatched };
   }
   const lines = [
     ...(g.thresholds.length > 0 && opts.subjects.length === 0
