@@ -3,7 +3,7 @@
  * `--fail-under metric=min`, `--fail-on-regression <baseline>`, `--gate-summary <file.md>`.
  * A failed gate prints one line on stderr and the command exits 3.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import {
@@ -69,7 +69,12 @@ export function parseGates(flags: GateFlags, allowed?: readonly GateMetric[]): G
           2,
         );
   let baseline: string | undefined;
-  if (flags.failOnRegression) baseline = evaluationDirOf(resolve(flags.failOnRegression));
+  if (flags.failOnRegression) {
+    // Checked before anything is asked or scored: a typo must not cost a whole run.
+    if (!existsSync(flags.failOnRegression) || !statSync(flags.failOnRegression).isDirectory())
+      throw new UserError(`--fail-on-regression: no such folder: ${flags.failOnRegression}`, 2);
+    baseline = evaluationDirOf(resolve(flags.failOnRegression));
+  }
   if (flags.gateSummary && thresholds.length === 0 && !baseline)
     throw new UserError('--gate-summary needs --fail-under or --fail-on-regression', 2);
   return { thresholds, baseline, baselineShown: flags.failOnRegression, summary: flags.gateSummary };
@@ -88,7 +93,7 @@ export async function applyGates(
   opts: {
     command: string;
     subjects: GateSubject[];
-    /** The current folders to compare, or a function of the baseline folder that finds them. */
+    /** The current model folders paired with the baseline's, and those only one side has. */
     pairs: (baseline: string) => { pairs: RegressionPair[]; unmatched: string[] };
     samples?: number;
     seed?: number;

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -212,4 +212,21 @@ test('sob eval: --fail-under fails the skeleton baseline (exit 3) and holds for 
   );
   assert.equal(again.status, 0, again.stderr);
   assert.match(again.stderr, /gates: all 7 checks hold/);
+});
+
+test('--fail-on-regression with no such folder: exit 2 before anything is asked or scored', () => {
+  const r = sob(
+    'eval',
+    '--model',
+    'baseline:gold',
+    '--benchmark',
+    'bench/records.jsonl',
+    '--eval-dir',
+    'e-typo',
+    '--fail-on-regression',
+    'e-gld',
+  );
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /^sob: --fail-on-regression: no such folder: e-gld$/m);
+  assert.equal(existsSync(join(tmp, 'e-typo/runs')), false);
 });
