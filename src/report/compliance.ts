@@ -28,6 +28,7 @@ import { parsePyJson, pyStr, toPlain } from '../core/pyjson.ts';
 import { MODALITIES } from '../core/record.ts';
 import { type EvaluationFolder, type SkippedFolder, scanModelFolders } from './evaluation.ts';
 import { USAGE_CSV_KEYS, USAGE_HEADER, usageCellsOf, usageCsvOf } from './tables.ts';
+import { attachComplianceUsage } from './usage.ts';
 
 /** The folder schema records are scored into, beside text/image/audio. */
 export const SCHEMA_SOURCE = 'schema';
@@ -521,6 +522,7 @@ export async function complianceReportData(opts: {
   const { board, folders, skipped } = loadComplianceBoard(opts.evalDir, opts.names);
   for (const s of skipped) opts.log?.(`skipped ${s.folder}: ${s.reason}`);
   if (folders.length === 0) return skipped.length > 0 ? { empty: true, skipped } : null;
+  await attachComplianceUsage(board, folders);
   const byModel = new Map(folders.map((f) => [f.model, f]));
   const models = board.rows.map((r) => r.model);
   const dsIndex = new Map(board.datasets.map((d, i) => [d, i]));
@@ -630,6 +632,7 @@ export async function complianceReportData(opts: {
         return g ? [[di, g]] : [];
       }),
       quality: byModel.get(r.model)!.dataQuality,
+      usage: r.usage ?? null,
     })),
     records,
     rows,

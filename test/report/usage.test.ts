@@ -5,14 +5,16 @@
  * come over HTTP from a local server that speaks OpenAI's protocol (usage and streaming included).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import { summarizeUsage } from '../../metrics/usage.ts';
 import { responseLine } from '../compliance/fixtures.ts';
 import { type ProtocolServer, startProtocolServer } from '../helpers/protocol-server.ts';
 import { sob, writeBenchmark } from '../runner/sob-cli.ts';
+import { CHROMIUM, launchChromium } from './run.ts';
 
 let tmp: string;
 
@@ -122,7 +124,7 @@ test('sob eval against an OpenAI-protocol server: tokens, cost, latency and TTFT
   assert.deepEqual(data.leaderboard[0].usage, row.usage);
 });
 
-test('the compliance track: the cost-and-speed table from the answers its summaries were scored from', async () => {
+test('the compliance track: the cost-and-speed table from the answers its summaries were scored from', async (t) => {
   const schema = { type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] };
   const lines = [0, 1, 2].map((i) =>
     responseLine({
@@ -165,4 +167,24 @@ test('the compliance track: the cost-and-speed table from the answers its summar
   const csv = await sob(['leaderboard', 'evc', '--track', 'compliance', '--format', 'csv'], { cwd: tmp })
     .done;
   assert.match(csv.stdout, /^cost,1,c,c,3,,0\.03$/m);
+
+  // The report's compliance section: the same figures in its Cost and speed table, in Chromium.
+  if (!existsSync(CHROMIUM)) {
+    t.skip('Debian chromium is not installed (apt-get install chromium): the browser part cannot run');
+    return;
+  }
+  const rep = await sob(['report', 'evc', '--out', 'c.html'], { cwd: tmp }).done;
+  assert.equal(rep.code, 0, rep.stderr);
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(pathToFileURL(join(tmp, 'c.html')).href);
+    await page.waitForSelector('#compliance-usage tbody tr');
+    const cells = await page.$$eval('#compliance-usage tbody tr td', (tds) =>
+      tds.map((td) => td.textContent),
+    );
+    assert.deepEqual(cells, ['c', '3', '150', '30', '$0.0300', '200 / 290', '20 / 29']);
+  } finally {
+    await browser.close();
+  }
 });
