@@ -323,7 +323,12 @@ to the provider's structured-output mode, where declared coverage means somethin
       // Schema records: the compliance track's table (leaderboard-compliance.{md,csv,json}).
       if (flags.epochs > 1) {
         const epochs = await import('../report/epochs.ts');
-        const entries = await epochs.readEpochs(evalDir, models.map(sanitizeModelId), flags.epochs);
+        const { entries, incomplete } = await epochs.readEpochs(
+          evalDir,
+          models.map(sanitizeModelId),
+          flags.epochs,
+        );
+        for (const s of incomplete) log(`epochs: ${s} not scored in every epoch: left out of epochs.md`);
         const md = epochs.epochsMarkdown(entries);
         writeFileAtomic(join(evalDir, 'epochs.json'), `${epochs.epochsJson(entries)}\n`);
         writeFileAtomic(join(evalDir, 'epochs.md'), `${md}\n`);

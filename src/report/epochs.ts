@@ -32,20 +32,30 @@ function weightedMeans(summaryFile: string): number[] {
   return COMPARED.map(([k]) => s.summary.overall_weighted.metrics[k]?.mean ?? 0);
 }
 
-/** Every `<source>/<model>` scored in all `epochs` epochs, summarized. */
-export async function readEpochs(evalDir: string, models: string[], epochs: number): Promise<EpochEntry[]> {
+/**
+ * Every `<source>/<model>` scored in all `epochs` epochs, summarized; `incomplete` names those
+ * scored in some epochs only (left out, said by the caller).
+ */
+export async function readEpochs(
+  evalDir: string,
+  models: string[],
+  epochs: number,
+): Promise<{ entries: EpochEntry[]; incomplete: string[] }> {
   const out: EpochEntry[] = [];
+  const incomplete: string[] = [];
   for (const model of models)
     for (const m of MODALITIES) {
       const folders = Array.from({ length: epochs }, (_, i) =>
         join(epochEvaluationDir(evalDir, i + 1), m, model),
       );
-      if (
-        !folders.every(
-          (f) => existsSync(join(f, 'eval_summary.json')) && existsSync(join(f, 'eval_records.jsonl')),
-        )
-      )
+      const scored = folders.map(
+        (f) => existsSync(join(f, 'eval_summary.json')) && existsSync(join(f, 'eval_records.jsonl')),
+      );
+      if (!scored.every(Boolean)) {
+        const which = scored.flatMap((x, i) => (x ? [i + 1] : []));
+        if (which.length > 0) incomplete.push(`${m}/${model} (scored in epochs ${which.join(', ')})`);
         continue;
+      }
       const means = folders.map((f) => weightedMeans(join(f, 'eval_summary.json')));
       const rows = await Promise.all(folders.map(loadModelRows));
       const stats = epochStats(
@@ -55,7 +65,7 @@ export async function readEpochs(evalDir: string, models: string[], epochs: numb
       );
       out.push({ subject: `${m}/${model}`, ...stats });
     }
-  return out;
+  return { entries: out, incomplete };
 }
 
 /** Mean ± sd per metric, and how many records changed, as a Markdown table (one row per subject and metric). */
