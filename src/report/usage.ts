@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import type { ComplianceBoard } from '../../metrics/compliance-track.ts';
 import type { LeaderboardRow } from '../../metrics/leaderboard.ts';
 import { summarizeUsage, type Usage, type UsageRow } from '../../metrics/usage.ts';
-import { readLines } from '../core/jsonl.ts';
+import { readLinesSync } from '../core/jsonl.ts';
 import { MODALITIES } from '../core/record.ts';
 import type { ComplianceFolder } from './compliance.ts';
 import type { EvaluationFolder } from './evaluation.ts';
@@ -25,18 +25,35 @@ function num(v: unknown): number | null {
   return typeof v === 'number' && Number.isFinite(v) ? v : null;
 }
 
+/**
+ * A response line's `eval_info`. Writers (ours, the SOB reference's) put it last: the text after
+ * the last `"eval_info":` up to the line's closing brace is parsed alone (a fraction of the line);
+ * when that is not a whole JSON value (the key is elsewhere, or nested deeper), the whole line is.
+ */
+export function evalInfoOf(text: string): unknown {
+  const k = text.lastIndexOf('"eval_info":');
+  const end = text.lastIndexOf('}');
+  if (k > 0 && end > k) {
+    try {
+      return JSON.parse(text.slice(k + '"eval_info":'.length, end));
+    } catch {
+      // not the last key: read the whole line
+    }
+  }
+  try {
+    return (JSON.parse(text) as { eval_info?: unknown } | null)?.eval_info;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The `eval_info` of every answer in the files (a line that is not JSON is skipped). */
 export async function readUsage(files: string[]): Promise<Usage | null> {
   const rows: UsageRow[] = [];
   let any = false;
   for (const file of files) {
-    for await (const l of readLines(file)) {
-      let info: unknown;
-      try {
-        info = (JSON.parse(l.text) as { eval_info?: unknown }).eval_info;
-      } catch {
-        continue;
-      }
+    for (const l of readLinesSync(file)) {
+      const info = evalInfoOf(l.text);
       if (typeof info !== 'object' || info === null) continue;
       any = true;
       const i = info as Record<string, unknown>;

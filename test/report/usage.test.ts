@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { summarizeUsage } from '../../metrics/usage.ts';
+import { evalInfoOf } from '../../src/report/usage.ts';
 import { responseLine } from '../compliance/fixtures.ts';
 import { type ProtocolServer, startProtocolServer } from '../helpers/protocol-server.ts';
 import { sob, writeBenchmark } from '../runner/sob-cli.ts';
@@ -65,6 +66,24 @@ test('percentiles and totals: p50/p95 by linear interpolation, sums over the ans
   assert.ok(Math.abs(u.latency_ms.p95! - 895) < 1e-9);
   assert.deepEqual(u.ttft_ms, { n: 1, p50: 40, p95: 40 });
   assert.equal(summarizeUsage([{ latency_ms: 5 }]).cost, null); // no answer priced: unknown, not $0
+});
+
+test('evalInfoOf reads eval_info from the end of a line, and from the whole line where it is not last', () => {
+  const lines = [
+    { metadata: { record_id: 'a' }, output: {}, eval_info: { input_tokens: 3, latency_ms: 1.5 } },
+    { eval_info: { cost: 0.1 }, output: { note: '"eval_info": {"cost": 9}' } }, // not last; a decoy in a string
+    { output: { eval_info: { cost: 9 } } }, // nested only: no top-level eval_info
+    { output: { x: { eval_info: 7 } } },
+    { metadata: {}, eval_info: null },
+  ];
+  for (const l of lines) {
+    const text = JSON.stringify(l);
+    assert.deepEqual(evalInfoOf(text), (l as { eval_info?: unknown }).eval_info, text);
+    // Python's spacing (`"key": value`) too
+    const spaced = text.replaceAll('":', '": ').replaceAll(',"', ', "');
+    assert.deepEqual(evalInfoOf(spaced), (l as { eval_info?: unknown }).eval_info, spaced);
+  }
+  assert.equal(evalInfoOf('not json'), undefined);
 });
 
 test('sob eval against an OpenAI-protocol server: tokens, cost, latency and TTFT in every leaderboard format and the report', async () => {
