@@ -4,6 +4,7 @@
  * `sob compare`, Holm-corrected over every test made). Pure: the commands read the files.
  */
 import { holm, type PairedResult } from './compare.ts';
+import type { Usage } from './usage.ts';
 
 /** The metrics a gate may name, in the paper's words; the reference's field name where it has one. */
 export const GATE_METRICS = {
@@ -62,6 +63,8 @@ export function parseThresholds(args: string[]): Threshold[] {
 export interface GateSubject {
   name: string;
   values: Partial<Record<GateMetric, number | null>>;
+  /** Cost and speed of its answers, shown beside the figures (never gated). */
+  usage?: Usage;
 }
 
 export interface ThresholdResult {

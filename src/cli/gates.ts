@@ -157,5 +157,6 @@ export function rowSubjects(rows: LeaderboardRow[]): GateSubject[] {
       overall: r.overall,
       coverage: r.coverage,
     },
+    ...(r.usage ? { usage: r.usage } : {}),
   }));
 }

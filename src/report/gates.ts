@@ -111,12 +111,26 @@ export function gateMarkdown(r: GateReport): string {
   const failedThresholds = r.thresholds.filter((t) => !t.ok);
   const regressed = r.regression?.results.filter((x) => x.regressed) ?? [];
   const failed = failedThresholds.length + regressed.length;
+  // Cost and speed beside the figures, where the answers recorded them.
+  const usage = r.subjects.some((s) => s.usage);
+  const usageHead = usage ? ['Cost', 'Latency p50 / p95 ms'] : [];
+  const usageCells = (s: GateSubject) => {
+    if (!usage) return [];
+    const u = s.usage;
+    const ms = (v: number | null | undefined) => (typeof v === 'number' ? String(Math.round(v)) : '-');
+    return [
+      typeof u?.cost === 'number' ? `$${u.cost.toFixed(u.cost < 1 ? 4 : 2)}` : '-',
+      u && u.latency_ms.p50 !== null ? `${ms(u.latency_ms.p50)} / ${ms(u.latency_ms.p95)}` : '-',
+    ];
+  };
   const out = [
     `### ${failed === 0 ? '✅' : '❌'} sob: ${failed === 0 ? 'every gate holds' : `${failed} gate${failed === 1 ? '' : 's'} failed`}`,
     '',
-    `| Model | ${r.shown.map((m) => GATE_METRICS[m].label).join(' | ')} |`,
-    `| --- |${r.shown.map(() => ' ---: ').join('|')}|`,
-    ...r.subjects.map((s) => `| ${s.name} | ${r.shown.map((m) => num(s.values[m])).join(' | ')} |`),
+    `| Model | ${[...r.shown.map((m) => GATE_METRICS[m].label), ...usageHead].join(' | ')} |`,
+    `| --- |${[...r.shown, ...usageHead].map(() => ' ---: ').join('|')}|`,
+    ...r.subjects.map(
+      (s) => `| ${s.name} | ${[...r.shown.map((m) => num(s.values[m])), ...usageCells(s)].join(' | ')} |`,
+    ),
   ];
   if (r.thresholds.length > 0) {
     out.push(

@@ -101,6 +101,8 @@ test('sob eval against an OpenAI-protocol server: tokens, cost, latency and TTFT
       'ev',
       '--bootstrap-samples',
       '0',
+      '--fail-under',
+      'value_accuracy=0.9',
     ],
     { cwd: tmp, env },
   ).done;
@@ -132,6 +134,17 @@ test('sob eval against an OpenAI-protocol server: tokens, cost, latency and TTFT
   const table = await sob(['leaderboard', 'ev'], { cwd: tmp }).done;
   assert.equal(table.code, 0, table.stderr);
   assert.match(table.stdout, /openai_m .* 1000\s+100\s+\$1\.00\s+\d+\/\d+\s+\d+\/\d+$/m);
+
+  // The pull-request summary shows cost and latency beside the gated figures.
+  const gate = readFileSync(join(tmp, 'ev/gate-summary.md'), 'utf8');
+  assert.match(gate, /^\| Model \| Value Accuracy \| Cost \| Latency p50 \/ p95 ms \|$/m);
+  assert.match(
+    gate,
+    new RegExp(
+      `^\\| openai_m \\| 1\\.000 \\| \\$1\\.00 \\| ${Math.round(row.usage.latency_ms.p50)} / ${Math.round(row.usage.latency_ms.p95)} \\|$`,
+      'm',
+    ),
+  );
 
   // The report's data carries the same figures for its leaderboard columns.
   const html = readFileSync(join(tmp, 'ev/report.html'), 'utf8');
