@@ -13,8 +13,10 @@
  * source's rules: its coverage gate), and the schema folder's summary then has a `summary` block
  * over those records alone.
  */
+
 import { aggregateCompliance, type ComplianceRow, type ComplianceSummary } from './compliance.ts';
 import { type BenchmarkSummary, benchmarkBlock } from './summary.ts';
+import type { Usage } from './usage.ts';
 
 /** Fields that hold counts: written as JSON integers (bigints for `dumpsPy`), as Python would. */
 const INT_KEYS = new Set([
@@ -126,6 +128,8 @@ export interface ComplianceEntry {
   /** The folder's `num_records`. */
   records: number;
   profile: string | null;
+  /** The response file the summary was scored from (`response_file`), when it says. */
+  responseFile?: string;
 }
 
 export type ComplianceGroup = ComplianceSummary['overall'];
@@ -138,6 +142,8 @@ export interface ComplianceBoardRow {
   overall: ComplianceGroup;
   /** By dataset name (a Map: names are the user's). */
   datasets: Map<string, ComplianceGroup>;
+  /** Tokens, cost and timings of the model's answers, where its response file was found. */
+  usage?: Usage;
 }
 
 export interface ComplianceBoard {

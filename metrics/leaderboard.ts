@@ -2,8 +2,10 @@
  * The unified leaderboard (paper Eq. 4-7, SPEC.md "Leaderboard"). Pure math over per
  * (model, modality) weighted summaries and the benchmark's per-source totals.
  */
+
 import { MODALITIES, type Modality } from '../src/core/record.ts';
 import type { LenientColumns, LenientSource } from './lenient-leaderboard.ts';
+import type { Usage } from './usage.ts';
 
 /** The official SOB set: per-source total schema-complexity weight and record count. */
 export const SOB_TOTALS: BenchmarkTotals = {
@@ -137,6 +139,8 @@ export interface LeaderboardRow {
   data_quality?: Partial<Record<Modality, RowQuality>>;
   /** Exact and lenient side by side, when every source was scored with `--match`. */
   lenient?: LenientColumns;
+  /** Tokens, cost and timings of the model's answers, where its response files were found. */
+  usage?: Usage;
 }
 
 export interface RowQuality {

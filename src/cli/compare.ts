@@ -94,6 +94,8 @@ matrix on it.`,
           );
         const json = {
           metric: flags.metric,
+          name: metric.label,
+          difference: "B - A: B = the column's model (cells[row][column]), A = the row's",
           correction: 'holm-bonferroni',
           method: methodNote(flags.samples, flags.seed),
           models: m.models,
@@ -108,8 +110,13 @@ matrix on it.`,
       }
       if (flags.model) {
         const names = flags.model.split(',').filter((x) => x !== '');
-        const r = resolveModelFolders(b ? [a, b] : [a], names, flags.modality);
-        log(`comparing ${r.b} against ${r.a} (${r.modality})`);
+        // An eval folder (sob eval) or a run directory stands for its evaluation/, as with --all.
+        const r = resolveModelFolders(
+          (b ? [a, b] : [a]).map((d) => evaluationDirOf(d)),
+          names,
+          flags.modality,
+        );
+        log(`comparing B = ${r.b} against A = ${r.a} (${r.modality})`);
         a = r.a;
         b = r.b;
       }
@@ -132,10 +139,17 @@ matrix on it.`,
                 {
                   a: ma.name,
                   b: mb.name,
+                  difference: 'B - A',
                   method: note,
-                  results: res,
+                  results: res.map((r, i) => ({ metric: COMPARED[i][0], name: COMPARED[i][1], ...r })),
                   ...(lenient.length > 0
-                    ? { lenient_results: lenient.map((r, i) => ({ metric: LENIENT_COMPARED[i][0], ...r })) }
+                    ? {
+                        lenient_results: lenient.map((r, i) => ({
+                          metric: LENIENT_COMPARED[i][0],
+                          name: LENIENT_COMPARED[i][1],
+                          ...r,
+                        })),
+                      }
                     : {}),
                 },
                 null,

@@ -8,8 +8,9 @@ import { join, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { UserError } from '../core/errors.ts';
 import { batchOptions, interruptible, intOption, log } from './common.ts';
+import { applyGates, type GateFlags, gateOptions, parseGates, rowSubjects } from './gates.ts';
 
-interface EvalFlags {
+interface EvalFlags extends GateFlags {
   model: string[];
   benchmark?: string;
   evalDir: string;
@@ -23,6 +24,7 @@ interface EvalFlags {
   batch?: boolean;
   batchFallback: 'batch' | 'online';
   batchPollMs: number;
+  epochs: number;
 }
 
 const DEFAULT_MODELS = ['baseline:gold', 'baseline:skeleton'];
@@ -94,6 +96,13 @@ export function registerEval(program: Command): void {
       intOption('--bootstrap-samples'),
       1000,
     );
+  cmd.option(
+    '--epochs <n>',
+    'ask each record N times (each answer kept with its epoch); epochs.{md,json}: mean over epochs, between-epoch SD, records that change',
+    intOption('--epochs', 1),
+    1,
+  );
+  gateOptions(cmd);
   batchOptions(cmd, "ask through each provider's batch interface (openai:, gemini:); see sob run --help")
     .option('--no-report', 'skip the HTML report')
     .addOption(
@@ -118,6 +127,7 @@ to the provider's structured-output mode, where declared coverage means somethin
     )
     .action(async (flags: EvalFlags) => {
       const evalDir = resolve(flags.evalDir);
+      const gates = parseGates(flags);
       mkdirSync(evalDir, { recursive: true });
       // One `sob eval` per eval directory: a second one is refused before it builds or asks anything.
       const { acquireLock } = await import('../core/files.ts');
@@ -138,6 +148,7 @@ to the provider's structured-output mode, where declared coverage means somethin
       const { sanitizeModelId } = await import('../runner/run-dir.ts');
       const { scoreFiles } = await import('../scoring/score-files.ts');
       const { ProgressReporter } = await import('../runner/progress.ts');
+      const { epochEvaluationDir, epochRunsDir } = await import('../report/epochs.ts');
       const evaluation = join(evalDir, 'evaluation');
       const template = loadTemplate();
       let failed = 0;
@@ -165,7 +176,36 @@ to the provider's structured-output mode, where declared coverage means somethin
         maxRetries: 5,
         template,
         signal: stop.signal,
+        // With --epochs, every answer says which sample it is (epoch 1 here; the others below).
+        epoch: flags.epochs > 1 ? 1 : undefined,
       });
+      let scoringFailed = 0;
+      /** Scores a run directory's answers into an evaluation folder (the benchmark's truths, strict). */
+      const scoreRun = async (runDir: string, name: string, outDir: string) => {
+        const scored = await scoreFiles(
+          [
+            {
+              file: join(runDir, 'responses.jsonl'),
+              modelDir: name,
+              outDir,
+              // Ground truths and schemas from the benchmark; unanswered records reported.
+              benchmark: { path: resolveBenchmark(benchmark), limit: flags.limit },
+            },
+          ],
+          {
+            outDir,
+            summary: { bootstrapSamples: flags.bootstrapSamples, seed: 42, topKErrors: 20 },
+            // The user's own benchmark: the strict profile (the gold baseline scores 1.000).
+            profile: { profile: 'strict', assertFormats: false },
+            log,
+          },
+        );
+        for (const r of scored)
+          if (r.error) {
+            log(`sob: ${r.error}`);
+            scoringFailed++;
+          }
+      };
       try {
         // --batch with several batch models: every model's batches go to the provider first, so
         // they run side by side (a batch may take up to 24 h); the loop below then collects each.
@@ -221,26 +261,34 @@ to the provider's structured-output mode, where declared coverage means somethin
               continue;
             }
             answeredModels++;
-            const scored = await scoreFiles(
-              [
-                {
-                  file: join(res.runDir, 'responses.jsonl'),
-                  modelDir: name,
-                  outDir: evaluation,
-                  // Ground truths and schemas from the benchmark; unanswered records reported.
-                  benchmark: { path: resolveBenchmark(benchmark), limit: flags.limit },
-                },
-              ],
-              {
-                outDir: evaluation,
-                summary: { bootstrapSamples: flags.bootstrapSamples, seed: 42, topKErrors: 20 },
-                // The user's own benchmark: the strict profile (the gold baseline scores 1.000).
-                profile: { profile: 'strict', assertFormats: false },
-                log,
-              },
-            );
-            for (const r of scored) if (r.error) log(`sob: ${r.error}`);
+            await scoreRun(res.runDir, name, evaluation);
             if (stop.interrupted()) return interrupted();
+            // --epochs N: the same records asked again, epoch by epoch, each scored on its own.
+            for (let epoch = 2; epoch <= flags.epochs; epoch++) {
+              const prefix = `${model} epoch ${epoch}/${flags.epochs}: `;
+              const bar = new ProgressReporter(process.stderr, flags.progressIntervalMs, Date.now, prefix);
+              progress = bar;
+              const er = await runBenchmark({
+                ...runOptions(model, provider),
+                runDir: join(epochRunsDir(evalDir, epoch), name),
+                epoch,
+                batch:
+                  flags.batch && provider.batch
+                    ? { fallback: flags.batchFallback, pollMs: flags.batchPollMs }
+                    : undefined,
+                onProgress: (p) => bar.update(p),
+                log: (line) => {
+                  bar.clear();
+                  log(`${prefix}${line}`);
+                },
+              });
+              bar.finish(er.progress);
+              log(`${prefix}${er.status} (${er.runDir})`);
+              if (er.status === 'interrupted') return interrupted();
+              if (er.status !== 'complete') failed++;
+              if (er.progress.done > 0) await scoreRun(er.runDir, name, epochEvaluationDir(evalDir, epoch));
+              if (stop.interrupted()) return interrupted();
+            }
           } finally {
             bar.clear();
             await provider.close?.();
@@ -260,22 +308,43 @@ to the provider's structured-output mode, where declared coverage means somethin
       const { writeFileAtomic } = await import('../core/files.ts');
       if (existsSync(manifest)) writeFileAtomic(join(evaluation, 'manifest.json'), readFileSync(manifest));
       const { hasSobResults } = await import('../report/compliance.ts');
+      let rows: import('../../metrics/leaderboard.ts').LeaderboardRow[] = [];
       if (hasSobResults(evaluation)) {
         const { buildLeaderboard, loadEvaluation } = await import('../report/evaluation.ts');
         const tables = await import('../report/tables.ts');
-        const rows = buildLeaderboard(await loadEvaluation(evaluation), {});
+        const ev = await loadEvaluation(evaluation);
+        rows = buildLeaderboard(ev, {});
+        await (await import('../report/usage.ts')).attachUsage(rows, ev);
         writeFileAtomic(join(evalDir, 'leaderboard.md'), `${tables.leaderboardMarkdown(rows)}\n`);
         writeFileAtomic(join(evalDir, 'leaderboard.csv'), tables.leaderboardCsv(rows));
         writeFileAtomic(join(evalDir, 'leaderboard.json'), `${tables.leaderboardJson(rows)}\n`);
         process.stdout.write(`${tables.leaderboardTable(rows)}\n`);
       }
       // Schema records: the compliance track's table (leaderboard-compliance.{md,csv,json}).
+      if (flags.epochs > 1) {
+        const epochs = await import('../report/epochs.ts');
+        const { entries, incomplete } = await epochs.readEpochs(
+          evalDir,
+          models.map(sanitizeModelId),
+          flags.epochs,
+        );
+        for (const s of incomplete) log(`epochs: ${s} not scored in every epoch: left out of epochs.md`);
+        const md = epochs.epochsMarkdown(entries);
+        writeFileAtomic(join(evalDir, 'epochs.json'), `${epochs.epochsJson(entries)}\n`);
+        writeFileAtomic(join(evalDir, 'epochs.md'), `${md}\n`);
+        // On the terminal Value Accuracy only; epochs.md has all seven metrics.
+        process.stdout.write(`\n${epochs.epochsMarkdown(entries, ['leaf_value_em'])}\n`);
+        log(`epochs: ${join(evalDir, 'epochs.md')}`);
+      }
       const { writeComplianceLeaderboards } = await import('./leaderboard-compliance.ts');
-      const compliance = writeComplianceLeaderboards(evaluation, evalDir);
+      const compliance = await writeComplianceLeaderboards(evaluation, evalDir);
 
       if (flags.report) {
         const { writeReport } = await import('../report/html.ts');
-        log(`report: ${await writeReport({ dir: evalDir, out: join(evalDir, 'report.html') })}`);
+        const { runAccess } = await import('./report.ts');
+        log(
+          `report: ${await writeReport({ dir: evalDir, out: join(evalDir, 'report.html'), runs: await runAccess() })}`,
+        );
       }
       if (hasSobResults(evaluation)) log(`leaderboard: ${join(evalDir, 'leaderboard.md')}`);
       if (compliance) log(`compliance leaderboard: ${compliance}`);
@@ -283,5 +352,26 @@ to the provider's structured-output mode, where declared coverage means somethin
         process.exitCode = 1;
         log(`sob: ${failed} run(s) incomplete; re-run the same command to retry the failed records`);
       }
+      if (scoringFailed > 0) {
+        process.exitCode = 1;
+        log(`sob: ${scoringFailed} answer file(s) not scored; re-run the same command to score them again`);
+      }
+      const { evaluationPairs } = await import('../report/gates.ts');
+      await applyGates(
+        {
+          ...gates,
+          summary:
+            gates.summary ??
+            (gates.thresholds.length > 0 || gates.baseline ? join(evalDir, 'gate-summary.md') : undefined),
+        },
+        {
+          command: `sob eval (${models.join(', ')})`,
+          subjects: rowSubjects(rows),
+          pairs: (baseline) => {
+            const p = evaluationPairs(evaluation, baseline);
+            return { pairs: p.pairs, unmatched: [...p.onlyCurrent, ...p.onlyBaseline] };
+          },
+        },
+      );
     });
 }

@@ -13,6 +13,7 @@ import {
   scanCompliance,
 } from '../report/compliance.ts';
 import { readDisplayNames } from '../report/evaluation.ts';
+import { attachComplianceUsage } from '../report/usage.ts';
 import { log } from './common.ts';
 
 export interface ComplianceFlags {
@@ -23,15 +24,16 @@ export interface ComplianceFlags {
   sobOnly: string[];
 }
 
-export function complianceLeaderboard(dir: string, flags: ComplianceFlags): void {
+export async function complianceLeaderboard(dir: string, flags: ComplianceFlags): Promise<void> {
   if (flags.sobOnly.length > 0)
     throw new UserError(
       `${flags.sobOnly.join(', ')}: not for --track compliance (they belong to the value leaderboard)`,
       2,
     );
   const names = readDisplayNames(flags.names, dir);
-  const { board, skipped } = loadComplianceBoard(dir, names);
+  const { board, folders, skipped } = loadComplianceBoard(dir, names);
   for (const s of skipped) log(`skipped ${s.folder}: ${s.reason}`);
+  await attachComplianceUsage(board, folders);
   if (board.rows.length === 0)
     throw new UserError(
       `no schema/<model>/eval_summary.json with compliance results under ${dir} (score schema records with sob score first)`,
@@ -51,10 +53,14 @@ export function complianceLeaderboard(dir: string, flags: ComplianceFlags): void
  * directory, and on stdout; returns the Markdown file's path, or null when there are no schema
  * results.
  */
-export function writeComplianceLeaderboards(evaluation: string, evalDir: string): string | null {
-  const { board, skipped } = loadComplianceBoard(evaluation);
+export async function writeComplianceLeaderboards(
+  evaluation: string,
+  evalDir: string,
+): Promise<string | null> {
+  const { board, folders, skipped } = loadComplianceBoard(evaluation);
   for (const s of skipped) log(`skipped ${s.folder}: ${s.reason}`);
   if (board.rows.length === 0) return null;
+  await attachComplianceUsage(board, folders);
   const md = join(evalDir, 'leaderboard-compliance.md');
   writeFileAtomic(md, `${complianceMarkdown(board)}\n`);
   writeFileAtomic(join(evalDir, 'leaderboard-compliance.csv'), complianceText(board, 'csv'));

@@ -25,6 +25,7 @@ import {
   sourceTableText,
 } from '../report/tables.ts';
 import { choiceOption, evaluationDirOf, log, modalityOption } from './common.ts';
+import { applyGates, type GateFlags, gateOptions, parseGates, rowSubjects } from './gates.ts';
 import { complianceLeaderboard, refuseSobTrackOnComplianceOnly } from './leaderboard-compliance.ts';
 
 const FORMATS = ['table', 'md', 'csv', 'json'] as const;
@@ -48,7 +49,7 @@ function emit(text: string, out: string | undefined): void {
 }
 
 export function registerLeaderboard(program: Command): void {
-  program
+  const cmd = program
     .command('leaderboard')
     .description('rank models from an evaluation folder (<dir>/<modality>/<model>/eval_summary.json)')
     .argument('<evaluation-dir>', "what sob score wrote (or the SOB repository's data/evaluation)")
@@ -94,7 +95,8 @@ export function registerLeaderboard(program: Command): void {
       '--rank-by <m>',
       "with --sensitivity: overall (default; with --table <source>: that source's Value Accuracy) | value_accuracy",
       choiceOption(['overall', 'value_accuracy'] as const),
-    )
+    );
+  gateOptions(cmd)
     .addHelpText(
       'after',
       `
@@ -131,7 +133,7 @@ first token, time per output token and total time where the runs recorded them.`
     .action(
       async (
         dirArg: string,
-        flags: {
+        flags: GateFlags & {
           format: (typeof FORMATS)[number];
           out?: string;
           names?: string;
@@ -147,7 +149,13 @@ first token, time per output token and total time where the runs recorded them.`
       ) => {
         if (flags.rankBy && !flags.sensitivity) throw new UserError('--rank-by goes with --sensitivity', 2);
         const dir = evaluationDirOf(dirArg);
+        const gates = parseGates(flags);
         if (flags.track === 'compliance') {
+          if (gates.thresholds.length > 0 || gates.baseline)
+            throw new UserError(
+              '--fail-under and --fail-on-regression gate the value leaderboard (--track sob)',
+              2,
+            );
           const sobOnly = [
             flags.source && '--source',
             flags.table !== 'unified' && '--table',
@@ -192,6 +200,7 @@ first token, time per output token and total time where the runs recorded them.`
           return;
         }
         const rows = buildLeaderboard(ev, names);
+        await (await import('../report/usage.ts')).attachUsage(rows, ev);
         log(`${rows.length} models`);
         logFolder(ev);
         const ranks = flags.ranks ? sourceRanks(ev.models) : undefined;
@@ -204,6 +213,15 @@ first token, time per output token and total time where the runs recorded them.`
                 ? leaderboardMarkdown(rows, ranks)
                 : leaderboardTable(rows, ranks);
         emit(text, flags.out);
+        const { evaluationPairs } = await import('../report/gates.ts');
+        await applyGates(gates, {
+          command: `sob leaderboard ${dirArg}`,
+          subjects: rowSubjects(rows),
+          pairs: (baseline) => {
+            const p = evaluationPairs(dir, baseline);
+            return { pairs: p.pairs, unmatched: [...p.onlyCurrent, ...p.onlyBaseline] };
+          },
+        });
       },
     );
 }

@@ -1,9 +1,10 @@
 /** `sob report`: one self-contained HTML report of an eval, a run or an evaluation folder. */
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../core/errors.ts';
 import { MODALITIES } from '../core/record.ts';
+import type { RunAccess } from '../report/html.ts';
 import type { ScoreTarget } from '../scoring/score-files.ts';
 import { intOption, log } from './common.ts';
 
@@ -50,6 +51,39 @@ async function unscored(dir: string): Promise<ScoreTarget[]> {
   return [];
 }
 
+/**
+ * What the report needs of run directories, from the runner: the model folder a run's scores are
+ * named by, and the prompt it sent (its manifest's template, rendered as the runner renders it).
+ */
+export async function runAccess(): Promise<RunAccess> {
+  const { readManifest, sanitizeModelId } = await import('../runner/run-dir.ts');
+  const { makeTemplate, renderPrompt } = await import('../runner/prompt.ts');
+  const manifestOf = (dir: string) => {
+    try {
+      return readManifest(dir);
+    } catch {
+      return undefined;
+    }
+  };
+  return {
+    modelDir: (runDir) => {
+      const m = manifestOf(runDir);
+      return typeof m?.model === 'string' ? sanitizeModelId(m.model) : undefined;
+    },
+    prompt: (file) => {
+      const p = manifestOf(dirname(file))?.prompt as { template?: unknown } | undefined;
+      if (typeof p?.template !== 'string') return undefined;
+      let template: ReturnType<typeof makeTemplate>;
+      try {
+        template = makeTemplate(p.template);
+      } catch {
+        return undefined;
+      }
+      return (f) => renderPrompt(template, f);
+    },
+  };
+}
+
 export function registerReport(program: Command): void {
   program
     .command('report')
@@ -60,7 +94,7 @@ export function registerReport(program: Command): void {
     .option('--out <file>', 'where to write it (default <dir>/report.html)')
     .option(
       '--responses <dir>',
-      'response JSONL files for the per-record diffs (for a bare evaluation folder)',
+      'response JSONL files, or run directories (runs/<name>/responses.jsonl), for the per-record diffs (for a bare evaluation folder); stderr says what matched',
     )
     .option('--names <file>', 'display names: {"<model-dir>": "<name>"}')
     .option(
@@ -125,6 +159,7 @@ The file needs no network: open it in any browser.`,
           samples: flags.samples,
           maxDiffLeaves: flags.maxDiffLeaves,
           log,
+          runs: await runAccess(),
         });
         const size = statSync(out).size;
         log(

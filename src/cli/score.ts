@@ -1,7 +1,8 @@
 /** `sob score`: score response files (or folders of them) into the reference's evaluation layout. */
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { GATE_METRICS, type GateMetric } from '../../metrics/gates.ts';
 import { UserError } from '../core/errors.ts';
 import { isModality, type Modality } from '../core/record.ts';
 import { complianceScoreLine } from '../report/compliance.ts';
@@ -11,8 +12,9 @@ import { type BenchmarkRef, fileSha256 } from '../scoring/benchmark.ts';
 import { defaultOutDir, expandInputs, type ScoreTarget, scoreFiles } from '../scoring/score-files.ts';
 import type { ProfileOptions } from '../scoring/score-line.ts';
 import { choiceOption, intOption, log, modalityOption } from './common.ts';
+import { applyGates, type GateFlags, gateOptions, parseGates } from './gates.ts';
 
-interface ScoreFlags {
+interface ScoreFlags extends GateFlags {
   modality?: Modality;
   benchmark?: string;
   profile?: 'sob' | 'strict';
@@ -85,7 +87,7 @@ export function profileLine(targets: ScoreTarget[], chosen: boolean): string {
 }
 
 export function registerScore(program: Command): void {
-  program
+  const cmd = program
     .command('score')
     .description('score model responses: per-record rows and a summary with bootstrap intervals per file')
     .argument(
@@ -146,7 +148,8 @@ export function registerScore(program: Command): void {
       '--judge-concurrency <n>',
       'judge requests in flight (default 4)',
       intOption('--judge-concurrency', 1),
-    )
+    );
+  gateOptions(cmd)
     .addHelpText(
       'after',
       `
@@ -184,6 +187,7 @@ leaves the denominators), a failed request leaves the pair pending (not accepted
 records (the compliance track) are not scored leniently.`,
     )
     .action(async (inputs: string[], flags: ScoreFlags) => {
+      const gates = parseGates(flags, SCORED_GATE_METRICS);
       if (flags.matchJudge && !flags.match)
         throw new UserError('--match-judge needs --match (default or a policy file)', 2);
       if ((flags.baseUrl.length > 0 || flags.matchCache || flags.judgeConcurrency) && !flags.matchJudge)
@@ -296,6 +300,9 @@ records (the compliance track) are not scored leniently.`,
           ]);
         }
       }
+      const gated = results.flatMap((r) => r.outputs.filter((o) => o.modality !== 'schema'));
+      const { folderPair } = await import('../report/gates.ts');
+      const subjectOf = (o: (typeof gated)[number]) => `${o.modality}/${basename(o.dir)}`;
       const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
       const fmt = (cs: string[]) =>
         cs.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
@@ -312,5 +319,30 @@ records (the compliance track) are not scored leniently.`,
         }
       }
       if (failures > 0) process.exitCode = 1;
+      await applyGates(gates, {
+        command: `sob score ${inputs.join(' ')}`,
+        subjects: gated.map((o) => ({ name: subjectOf(o), values: scoredValues(o.summary) })),
+        pairs: (baseline) => {
+          const pairs = gated.map((o) => folderPair(subjectOf(o), o.dir, baseline));
+          return {
+            pairs: pairs.filter((p) => p !== null),
+            unmatched: gated.filter((_, i) => pairs[i] === null).map(subjectOf),
+          };
+        },
+        seed: flags.seed,
+      });
     });
+}
+
+/** `--fail-under` on a scored file: the seven metrics (Overall and coverage are leaderboard figures). */
+const SCORED_GATE_METRICS = Object.entries(GATE_METRICS)
+  .filter(([, v]) => v.field !== null)
+  .map(([k]) => k as GateMetric);
+
+/** A summary's weighted means by gate metric name. */
+function scoredValues(summary: Record<string, unknown>): Partial<Record<GateMetric, number | null>> {
+  const s = summary.summary as { overall_weighted: { metrics: Record<string, { mean: number }> } };
+  return Object.fromEntries(
+    SCORED_GATE_METRICS.map((m) => [m, s.overall_weighted.metrics[GATE_METRICS[m].field!]?.mean ?? null]),
+  );
 }

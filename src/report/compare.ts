@@ -10,7 +10,6 @@ import { readJsonl } from '../core/jsonl.ts';
 import { MODALITIES, type Modality } from '../core/record.ts';
 import { type SkippedFolder, scanSource } from './evaluation.ts';
 import { LENIENT_COMPARED } from './lenient.ts';
-import { shortNames } from './names.ts';
 
 /** The metrics compared, in the paper's words (reference field names at the file boundary). */
 export const COMPARED: [string, string][] = [
@@ -167,7 +166,7 @@ export function pairTable(
 ): string {
   const w = Math.max(20, ...labels.map(([, l]) => l.length));
   const lines = [
-    `${b.name} vs ${a.name}: ${results[0]?.n ?? 0} records both answered (paired bootstrap, weighted by schema complexity)`,
+    `A = ${a.name}, B = ${b.name}: ${results[0]?.n ?? 0} records both answered (paired bootstrap, weighted by schema complexity); B - A > 0: B scores higher`,
     `${'metric'.padEnd(w)} ${'A'.padStart(7)} ${'B'.padStart(7)} ${'B - A'.padStart(7)}  ${'95% interval'.padEnd(19)} p`,
   ];
   results.forEach((r, i) => {
@@ -230,28 +229,54 @@ export function pairwiseMatrix(
   return { models: models.map((m) => m.name), cells, noCommon };
 }
 
+/**
+ * A name in pieces of at most `width` characters for a column header, cut after a separator
+ * (`-`, `_`, `.`, `/`, space) where one falls in the piece's second half.
+ */
+export function wrapName(name: string, width: number): string[] {
+  const out: string[] = [];
+  let rest = name;
+  while (rest.length > width) {
+    let cut = width;
+    for (let k = width; k > width / 2; k--)
+      if ('-_./ '.includes(rest[k - 1])) {
+        cut = k;
+        break;
+      }
+    out.push(rest.slice(0, cut));
+    rest = rest.slice(cut);
+  }
+  out.push(rest);
+  return out;
+}
+
 /** The matrix as text: the difference per pair, * where significant, n/c where no record is shared. */
 export function matrixTable(m: MatrixResult, label = 'Value Accuracy'): string {
   const w = Math.max(8, ...m.models.map((x) => x.length));
   const noCommon = new Set(m.noCommon.flatMap(([i, j]) => [`${i},${j}`, `${j},${i}`]));
-  const head = `${''.padEnd(w)} ${shortNames(m.models, 10)
-    .map((x) => x.padStart(10))
-    .join(' ')}`;
+  // Full names over the columns, wrapped onto as many header lines as the longest needs.
+  const col = 12;
+  const wrapped = m.models.map((x) => wrapName(x, col - 1));
+  const depth = Math.max(...wrapped.map((p) => p.length));
+  const heads = Array.from({ length: depth }, (_, k) =>
+    `${''.padEnd(w)} ${wrapped.map((p) => (p[k] ?? '').padStart(col)).join(' ')}`.trimEnd(),
+  );
   const rows = m.models.map((name, i) => {
     const cells = m.models.map((_, j) => {
-      if (i === j) return '-'.padStart(10);
+      if (i === j) return '-'.padStart(col);
       const c = m.cells[i][j];
-      if (!c) return (noCommon.has(`${i},${j}`) ? 'n/c ' : '- ').padStart(10);
+      if (!c) return (noCommon.has(`${i},${j}`) ? 'n/c ' : '- ').padStart(col);
       const mark = c.pHolm < 0.05 ? '*' : ' ';
-      return `${f(c.difference)}${mark}`.padStart(10);
+      return `${f(c.difference)}${mark}`.padStart(col);
     });
     return `${name.padEnd(w)} ${cells.join(' ')}`;
   });
   const tested = (m.models.length * (m.models.length - 1)) / 2 - m.noCommon.length;
   const out = [
     `${label}, column minus row (paired bootstrap); * = p < 0.05 after Holm-Bonferroni correction over ${tested} pair${tested === 1 ? '' : 's'}`,
-    head,
+    ...heads,
     ...rows,
+    `Each cell: B - A with A = the row's model, B = the column's (> 0: the column's model scores higher). Marks: * significant (Holm p < 0.05); no mark: not significant; - the model itself${m.noCommon.length > 0 ? '; n/c no common records' : ''}.`,
   ];
   if (m.noCommon.length > 0)
     out.push(

@@ -59,6 +59,20 @@ function render(D,app,h){
   h.sortable(tb,S,cols,function(s){var tr=el('tr',{'data-model':C.models[s.m]});cols.forEach(function(c){var v=c.get(s);tr.appendChild(c.cell?c.cell(s):el('td',{class:c.left?'l':'',text:typeof v==='number'&&!Number.isInteger(v)?f3(v):v==null?'-':String(v)}));});return tr;});
   sec.appendChild(el('div',{class:'card'},[tb]));
 
+  // Cost and speed of each model's answers (eval_info), where its response file was found
+  if(S.some(function(s){return s.usage;})){
+    var U=function(s){return s.usage||{latency_ms:{},ttft_ms:{}};},num=function(v,f){return typeof v==='number'?f(v):'-';},round=function(v){return String(Math.round(v));};
+    var pp=function(p){return p&&typeof p.p50==='number'?round(p.p50)+' / '+round(p.p95):'-';};
+    var ut=el('table',{id:'compliance-usage'});
+    var ucols=[{label:'Model',left:true,get:function(s){return name(s.m);}},{label:'Answers',get:function(s){return U(s).answers;},text:function(s){return num(U(s).answers,String);}},
+      {label:'Tokens in',get:function(s){return U(s).input_tokens;},text:function(s){return num(U(s).input_tokens,round);}},
+      {label:'Tokens out',get:function(s){return U(s).output_tokens;},text:function(s){return num(U(s).output_tokens,round);}},
+      {label:'Cost',title:'total cost where the provider priced the answers',get:function(s){return U(s).cost;},text:function(s){return num(U(s).cost,function(v){return '$'+v.toFixed(v<1?4:2);});}},
+      {label:'Latency p50 / p95 ms',get:function(s){return U(s).latency_ms.p50;},text:function(s){return pp(U(s).latency_ms);}},
+      {label:'TTFT p50 / p95 ms',title:'time to first token (streamed answers)',get:function(s){return U(s).ttft_ms.p50;},text:function(s){return pp(U(s).ttft_ms);}}];
+    h.sortable(ut,S,ucols,function(s){var tr=el('tr',{'data-model':C.models[s.m]});ucols.forEach(function(c){tr.appendChild(el('td',{class:c.left?'l':'',text:c.text?c.text(s):String(c.get(s))}));});return tr;});
+    sec.appendChild(el('h3',{text:'Cost and speed'}));sec.appendChild(el('p',{class:'muted',text:"Totals over each model's answers (cost where the provider priced them); latency and time to first token: 50th / 95th percentiles."}));sec.appendChild(el('div',{class:'card'},[ut]));}
+
   // JSONSchemaBench's table: datasets as columns, one table per rate
   RATES.forEach(function(r){
     var t=el('table',{id:'compliance-'+r[0],class:'ctable'});

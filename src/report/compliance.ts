@@ -8,6 +8,7 @@
  * Folder, model and dataset names are the user's (`constructor`, `__proto__`): looked up through
  * Maps and arrays, never as keys of ordinary objects.
  */
+
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
@@ -26,6 +27,8 @@ import { readJsonl } from '../core/jsonl.ts';
 import { parsePyJson, pyStr, toPlain } from '../core/pyjson.ts';
 import { MODALITIES } from '../core/record.ts';
 import { type EvaluationFolder, type SkippedFolder, scanModelFolders } from './evaluation.ts';
+import { USAGE_CSV_KEYS, USAGE_HEADER, usageCellsOf, usageCsvOf } from './tables.ts';
+import { attachComplianceUsage } from './usage.ts';
 
 /** The folder schema records are scored into, beside text/image/audio. */
 export const SCHEMA_SOURCE = 'schema';
@@ -99,10 +102,12 @@ export function readComplianceSummary(file: string): ComplianceSummaryFile {
   if (isObject(dq))
     for (const [k, v] of Object.entries(dq)) if (typeof v === 'number') dataQuality.push([k, v]);
   const profile = own(raw, 'profile');
+  const responseFile = own(raw, 'response_file');
   return {
     entry: {
       records: n,
       profile: typeof profile === 'string' ? profile : null,
+      ...(typeof responseFile === 'string' ? { responseFile } : {}),
       summary: {
         datasets,
         overall: group(own(c, 'overall'), 'compliance.overall'),
@@ -251,6 +256,13 @@ export function complianceTable(board: ComplianceBoard): string {
         .trimEnd();
     out.push('', `${s.title}: ${s.note}`, line(head), ...body.map(line));
   }
+  const usage = usageSection(board);
+  if (usage) {
+    const widths = usage.head.map((h, c) => Math.max(h.length, ...usage.body.map((b) => b[c].length)));
+    const line = (cs: string[]) =>
+      cs.map((c, i) => (i === 1 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+    out.push('', `Cost and speed: ${USAGE_NOTE}`, line(usage.head), ...usage.body.map(line));
+  }
   out.push('', '95% bootstrap intervals: --format md, csv or json.');
   return out.join('\n');
 }
@@ -274,6 +286,16 @@ export function complianceMarkdown(board: ComplianceBoard): string {
       out.push(`| ${cellsOf(board, r, i, s.cell).map(mdCell).join(' | ')} |`);
     });
   }
+  const usage = usageSection(board);
+  if (usage)
+    out.push(
+      '',
+      `**Cost and speed**: ${USAGE_NOTE}`,
+      '',
+      `| ${usage.head.join(' | ')} |`,
+      `|${usage.head.map((_, i) => (i === 1 ? ' --- ' : ' ---: ')).join('|')}|`,
+      ...usage.body.map((b) => `| ${b.map(mdCell).join(' | ')} |`),
+    );
   out.push('', 'Cells: rate [95% bootstrap interval]; - where a model has no record of the dataset.');
   return out.join('\n');
 }
@@ -291,6 +313,7 @@ export function complianceCsv(board: ComplianceBoard): string {
     measures.push([`${k}_of`, (g) => g[k].of]);
   }
   measures.push(['partial_validity', (g) => g.partial_validity.mean]);
+  // Per model, not per dataset: in the overall column only.
   for (const [k] of timingsOf(board)) {
     measures.push([`${k}_median`, (g) => g.efficiency[k].median]);
     measures.push([`${k}_p90`, (g) => g.efficiency[k].p90]);
@@ -314,7 +337,25 @@ export function complianceCsv(board: ComplianceBoard): string {
         v(r.overall),
       ]);
     });
+  if (board.rows.some((r) => r.usage))
+    for (const k of USAGE_CSV_KEYS)
+      board.rows.forEach((r, i) => {
+        const v = r.usage ? usageCsvOf(r.usage)[k] : '';
+        rows.push([k, i + 1, r.model, r.display_name, r.records, ...board.datasets.map(() => ''), v ?? '']);
+      });
   return stringify(rows);
+}
+
+const USAGE_NOTE =
+  "totals over each model's answers (cost where the provider priced them); latency and time to first token: 50th/95th percentiles in ms";
+
+/** The cost-and-speed table (one row per model), when some model's answers were found. */
+function usageSection(board: ComplianceBoard): { head: string[]; body: string[][] } | null {
+  if (!board.rows.some((r) => r.usage)) return null;
+  return {
+    head: ['#', 'Model', ...USAGE_HEADER],
+    body: board.rows.map((r, i) => [String(i + 1), r.display_name, ...usageCellsOf(r.usage)]),
+  };
 }
 
 /** An array sorted as the table: each model's overall and per-dataset groups, as the summaries hold them. */
@@ -336,6 +377,7 @@ export function complianceJson(board: ComplianceBoard): string {
         empirical_coverage: r.overall.empirical_coverage.rate,
         compliance: r.overall.compliance.rate,
         partial_validity: r.overall.partial_validity.mean,
+        ...(r.usage ? { usage: r.usage } : {}),
         overall: r.overall,
         datasets,
       };
@@ -480,6 +522,7 @@ export async function complianceReportData(opts: {
   const { board, folders, skipped } = loadComplianceBoard(opts.evalDir, opts.names);
   for (const s of skipped) opts.log?.(`skipped ${s.folder}: ${s.reason}`);
   if (folders.length === 0) return skipped.length > 0 ? { empty: true, skipped } : null;
+  await attachComplianceUsage(board, folders);
   const byModel = new Map(folders.map((f) => [f.model, f]));
   const models = board.rows.map((r) => r.model);
   const dsIndex = new Map(board.datasets.map((d, i) => [d, i]));
@@ -589,6 +632,7 @@ export async function complianceReportData(opts: {
         return g ? [[di, g]] : [];
       }),
       quality: byModel.get(r.model)!.dataQuality,
+      usage: r.usage ?? null,
     })),
     records,
     rows,

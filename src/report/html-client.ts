@@ -102,7 +102,11 @@ app.appendChild(el('nav',null,[['lb','Leaderboard']].concat(lenientNav()).concat
 
 // Unified leaderboard (paper Table 2)
 var lb=section('lb','Unified leaderboard','Overall = mean of the seven aggregates x coverage (records scored / records in the benchmark); sources weighted by their total schema-complexity weight W. Click a column to sort.');
-lb.appendChild(el('div',{class:'card',id:'totals'},[el('b',{text:'Benchmark totals'})].concat(SOURCES.map(function(s){return el('div',{'data-source':s,text:s+': '+D.totals.records[s]+' records, W '+D.totals.weight[s]+' — '+D.totals.origin[s]+' ('+D.totals.note[s]+')'});}))));
+// Benchmark totals: the sources that have records or results, each origin said once for the sources it covers
+(function(){var shown=SOURCES.filter(function(s){return D.totals.records[s]>0||own(D.perSource,s);});var groups=[];
+  shown.forEach(function(s){var note=D.totals.note[s];var g=groups.find(function(x){return x.note===note;});if(!g)groups.push(g={note:note,sources:[]});g.sources.push(s);});
+  lb.appendChild(el('div',{class:'card',id:'totals'},[el('b',{text:'Benchmark totals'})].concat(groups.map(function(g){
+    return el('div',{class:'totals-line'},g.sources.map(function(s,i){return el('span',{'data-source':s,text:(i?' · ':'')+s+' '+D.totals.records[s]+' records, W '+D.totals.weight[s]});}).concat([el('span',{class:'muted',text:' — from '+g.note})]));}))));})();
 var t=el('table',{id:'leaderboard'});lb.appendChild(el('div',{class:'card'},[t]));
 var cols=[{label:'#',get:function(r){return r._rank;}},{label:'Model',left:true,get:function(r){return r.display_name;}},{label:'Overall',get:function(r){return r.overall;}}]
   .concat(METRICS.map(function(m){return {label:m[1],get:function(r){return r[m[0]];}};}))
@@ -110,6 +114,25 @@ var cols=[{label:'#',get:function(r){return r._rank;}},{label:'Model',left:true,
 cols=lenientCols(cols);
 D.leaderboard.forEach(function(r,i){r._rank=i+1;});
 sortable(t,D.leaderboard,cols,function(r){var tr=el('tr',{'data-model':r.model});cols.forEach(function(c,i){var v=c.get(r);tr.appendChild(el('td',{class:c.left?'l':'',text:c.text?c.text(r):typeof v==='number'&&i>=2?f3(v):String(v)}));});return tr;});
+// Cost and speed beside accuracy, where the answers' eval_info was found: its own table, in leaderboard order
+if(D.leaderboard.some(function(r){return r.usage;})){
+  var U=function(r){return r.usage||{latency_ms:{},ttft_ms:{}};};
+  var num=function(v,f){return typeof v==='number'?f(v):'-';};
+  var ms=function(v){return String(Math.round(v));};
+  var pp=function(p){return p&&typeof p.p50==='number'?ms(p.p50)+' / '+ms(p.p95):'-';};
+  var ucols=[{label:'#',get:function(r){return r._rank;}},{label:'Model',left:true,get:function(r){return r.display_name;}},
+    {label:'Value Accuracy',get:function(r){return r.value_accuracy;},text:function(r){return f3(r.value_accuracy);}},
+    {label:'Answers',get:function(r){return U(r).answers;},text:function(r){return num(U(r).answers,String);}},
+    {label:'Tokens in',title:'input tokens, all answers',get:function(r){return U(r).input_tokens;},text:function(r){return num(U(r).input_tokens,ms);}},
+    {label:'Tokens out',title:'output tokens, all answers',get:function(r){return U(r).output_tokens;},text:function(r){return num(U(r).output_tokens,ms);}},
+    {label:'Cost',title:'total cost where the provider priced the answers',get:function(r){return U(r).cost;},text:function(r){return num(U(r).cost,function(v){return '$'+v.toFixed(v<1?4:2);});}},
+    {label:'Latency p50 / p95 ms',title:'total time per answer, 50th / 95th percentile (cached answers left out)',get:function(r){return U(r).latency_ms.p50;},text:function(r){return pp(U(r).latency_ms);}},
+    {label:'TTFT p50 / p95 ms',title:'time to first token (streamed answers), 50th / 95th percentile',get:function(r){return U(r).ttft_ms.p50;},text:function(r){return pp(U(r).ttft_ms);}}];
+  var ut=el('table',{id:'usage'});
+  lb.appendChild(el('h3',{text:'Cost and speed'}));
+  lb.appendChild(el('div',{class:'card'},[el('p',{class:'note',text:"Totals over each model's answers (cost where the provider priced them); latency and time to first token: 50th / 95th percentiles. - = not recorded."}),ut]));
+  sortable(ut,D.leaderboard,ucols,function(r){var tr=el('tr',{'data-model':r.model});ucols.forEach(function(c){tr.appendChild(el('td',{class:c.left?'l':'',text:c.text?c.text(r):String(c.get(r))}));});return tr;});
+}
 lenientSection();
 
 // Per-source tables (paper Tables 4-6), sorted by Value Accuracy, with 95% intervals and ranks
@@ -149,11 +172,15 @@ dq.appendChild(el('div',{class:'card'},[tb]));})();
 
 // Figure 2: JSON Pass vs Value Accuracy
 var fig=section('fig','JSON Pass vs Value Accuracy','Each point a model on one source: valid JSON is not the same as right values.');
-(function(){var W=720,H=420,P=48,svg='<svg width="'+W+'" height="'+H+'" role="img" aria-label="JSON Pass versus Value Accuracy">';var colors={text:'#2563eb',image:'#d97706',audio:'#059669'};
-svg+='<line x1="'+P+'" y1="'+(H-P)+'" x2="'+(W-10)+'" y2="'+(H-P)+'" stroke="#999"/><line x1="'+P+'" y1="10" x2="'+P+'" y2="'+(H-P)+'" stroke="#999"/>';
-for(var g=0;g<=10;g+=2){var x=P+(W-P-10)*g/10,y=H-P-(H-P-10)*g/10;svg+='<text x="'+(x-8)+'" y="'+(H-P+16)+'">'+(g/10).toFixed(1)+'</text><text x="'+(P-30)+'" y="'+(y+4)+'">'+(g/10).toFixed(1)+'</text>';}
-svg+='<text x="'+(W/2-40)+'" y="'+(H-8)+'">JSON Pass Rate</text><text x="6" y="20">Value Accuracy</text>';
-SOURCES.forEach(function(s,si){(own(D.perSource,s)||[]).forEach(function(r){var jp=own(r.weighted,'schema_compliance')||0,va=own(r.weighted,'leaf_value_em')||0;var x=P+(W-P-10)*jp,y=H-P-(H-P-10)*va;svg+='<circle cx="'+x.toFixed(1)+'" cy="'+y.toFixed(1)+'" r="4" fill="'+colors[s]+'" fill-opacity="0.75"><title>'+esc(nameOf(r.m))+' ('+s+'): JSON Pass '+f3(jp)+', Value Accuracy '+f3(va)+'</title></circle>';});svg+='<circle cx="'+(W-120)+'" cy="'+(24+si*16)+'" r="4" fill="'+colors[s]+'"/><text x="'+(W-110)+'" y="'+(28+si*16)+'">'+s+'</text>';});
+// The plot area is [P, R] x [T, H-P]; the axis titles sit outside the tick labels and the legend
+// right of the plot, so no text lies over another; the legend lists only the sources present.
+(function(){var W=760,H=430,P=56,T=30,R=W-110,svg='<svg id="scatter" width="'+W+'" height="'+H+'" role="img" aria-label="JSON Pass versus Value Accuracy">';var colors={text:'#2563eb',image:'#d97706',audio:'#059669'};
+var X=function(v){return P+(R-P)*v;},Y=function(v){return H-P-(H-P-T)*v;};
+svg+='<line x1="'+P+'" y1="'+(H-P)+'" x2="'+R+'" y2="'+(H-P)+'" stroke="#999"/><line x1="'+P+'" y1="'+T+'" x2="'+P+'" y2="'+(H-P)+'" stroke="#999"/>';
+for(var g=0;g<=10;g+=2){svg+='<text class="tick" x="'+(X(g/10)-8)+'" y="'+(H-P+16)+'">'+(g/10).toFixed(1)+'</text><text class="tick" x="'+(P-30)+'" y="'+(Y(g/10)+4)+'">'+(g/10).toFixed(1)+'</text>';}
+svg+='<text class="axis-title" x="'+((P+R)/2-48)+'" y="'+(H-12)+'">JSON Pass Rate</text><text class="axis-title" x="'+(P-30)+'" y="14">Value Accuracy</text>';
+var present=SOURCES.filter(function(s){return (own(D.perSource,s)||[]).length>0;});
+present.forEach(function(s,si){(own(D.perSource,s)||[]).forEach(function(r){var jp=own(r.weighted,'schema_compliance')||0,va=own(r.weighted,'leaf_value_em')||0;svg+='<circle cx="'+X(jp).toFixed(1)+'" cy="'+Y(va).toFixed(1)+'" r="4" fill="'+colors[s]+'" fill-opacity="0.75"><title>'+esc(nameOf(r.m))+' ('+s+'): JSON Pass '+f3(jp)+', Value Accuracy '+f3(va)+'</title></circle>';});svg+='<g class="legend-item" data-source="'+s+'"><circle cx="'+(R+24)+'" cy="'+(T+6+si*18)+'" r="4" fill="'+colors[s]+'"/><text x="'+(R+34)+'" y="'+(T+10+si*18)+'">'+s+'</text></g>';});
 svg+='</svg>';fig.appendChild(el('div',{class:'card',html:svg}));})();
 
 // Rank shifts between sources
@@ -238,13 +265,32 @@ function show(x){var row=x[2],rec=D.records[row[0]],key=x[0]+'|'+row[0],d=own(D.
     c.appendChild(el('p',null,[el('b',{text:'Question: '}),clipped('span','question',rec.question,rec.qlen,SHOWN.question)]));
     c.appendChild(el('details',{id:'context-box'},[el('summary',{text:'Context'}),clipped('pre','context',rec.context,rec.clen,SHOWN.context)]));
     c.appendChild(el('details',null,[el('summary',{text:'Schema'}),clipped('pre','schema',rec.schema,rec.slen,SHOWN.schema)]));}
+  // The exact prompt this model was sent (its run's template, rendered as the runner rendered it)
+  var pr=own(D.prompts||{},key);
+  if(pr){var ps=D.promptTexts[pr[0]],pu=D.promptTexts[pr[1]];var cutNote=function(t){return t[1]?' [the report keeps the first '+t[0].length+' of '+t[1]+' characters]':'';};
+    c.appendChild(el('details',{id:'prompt-box'},[el('summary',{text:'Prompt sent (exact)'})].concat(ps[0]?[el('div',{class:'muted',text:'system'+cutNote(ps)}),el('pre',{id:'prompt-system',text:ps[0]})]:[]).concat([el('div',{class:'muted',text:'user'+cutNote(pu)}),el('pre',{id:'prompt-user',text:pu[0]})])));}
+  else c.appendChild(el('p',{class:'muted',id:'prompt-box',text:'Prompt sent: not known (the answers are not in a run directory with its manifest).'}));
   if(!d){c.appendChild(el('p',{class:'muted',text:D.diffsOmitted>0?('This diff is not embedded: the report keeps at most '+D.maxDiffLeaves+' leaves, wrong answers first ('+D.diffsOmitted+' diffs left out; raise --max-diff-leaves or report fewer models).'):'No response file was given for this model, so there is no leaf diff (scores only).'}));}
   else if(d.raw===undefined){var gt=own(D.gates,key);if(gt){var fired=row[3]===0?'schema hardening: the answer fails its schema (JSON Pass 0), so every value and structure metric is multiplied by 0':gt[1]<1?('coverage gate x'+gt[1].toFixed(3)+' on Value Accuracy and Faithfulness (path-set F1 '+gt[0].toFixed(3)+(x[1]==='text'?' < 0.95':', gate = min(1, (F1/0.9)^2)')+')'):'none (JSON Pass 1, path-set F1 '+gt[0].toFixed(3)+', coverage gate 1)';c.appendChild(el('p',{id:'gate'},[el('b',{text:'Gate that fired: '}),fired]));}}
   if(!d){}else if(d.raw!==undefined){c.appendChild(el('p',null,[el('b',{text:'The answer is not a JSON object or array: '}),el('pre',{text:d.raw})]));}
   else{var tb=el('table',{class:'diff',id:'diff'});tb.appendChild(el('thead',null,[el('tr',null,['path','status','ground truth','answer','token F1'].map(function(h){return el('th',{class:'l',text:h});}))]));var body=el('tbody');
     expandDiff(d,rec).forEach(function(l){var q=qpaths.get(l[0]);body.appendChild(el('tr',{class:'s'+l[1],'data-path':l[0],'data-status':String(l[1])},[el('td',{class:'l'},[l[0],q?el('span',{class:'quirk',title:"the sob profile's quirk decided this leaf: "+q[1]+(q[2]?': '+q[2]:''),text:' ⚑'}):null]),el('td',{class:'l',text:STATUS[l[1]]}),el('td',{class:'l',text:l[2]}),el('td',{class:'l',text:l[3]}),el('td',{text:l[1]===3?'':l[4].toFixed(3)})]));});
     tb.appendChild(body);lenientDiffColumn(tb,x,rec);c.appendChild(tb);}
+  sideBySide(c,x,rec);
   detail.appendChild(c);c.scrollIntoView({block:'start'});}
+/** The answers of this record from this model and one other chosen model, leaf by leaf, side by side. */
+function sideBySide(c,x,rec){var ri=x[2][0];var others=D.models.map(function(_,mi){return mi;}).filter(function(mi){return mi!==x[0]&&own(D.diffs,mi+'|'+ri);});
+  if(!others.length||!own(D.diffs,x[0]+'|'+ri))return;
+  var sel=el('select',{id:'compare-with'},[el('option',{value:'',text:'choose a model'})].concat(others.map(function(mi){return el('option',{value:String(mi),text:nameOf(mi)});})));
+  var box=el('div',{id:'side-by-side'});
+  c.appendChild(el('div',{class:'filters'},['Side by side with ',sel]));c.appendChild(box);
+  function leaves(mi){var d=own(D.diffs,mi+'|'+ri);var m=new Map();if(d.raw!==undefined)return {raw:d.raw,m:m};expandDiff(d,rec).forEach(function(l){m.set(l[0],l);});return {m:m};}
+  sel.addEventListener('change',function(){box.textContent='';if(sel.value==='')return;var mb=Number(sel.value);var A=leaves(x[0]),B=leaves(mb);
+    var paths=[];var seen=new Set();[A.m,B.m].forEach(function(m){m.forEach(function(_,p){if(!seen.has(p)){seen.add(p);paths.push(p);}});});
+    var tb=el('table',{class:'diff',id:'side-table'});tb.appendChild(el('thead',null,[el('tr',null,['path','ground truth',nameOf(x[0]),nameOf(mb)].map(function(h){return el('th',{class:'l',text:h});}))]));var body=el('tbody');
+    var cell=function(S,p){if(S.raw!==undefined)return el('td',{class:'l s1',text:'(not JSON) '+S.raw.slice(0,80)});var l=S.m.get(p);if(!l)return el('td',{class:'l s2',text:'(no such leaf)'});return el('td',{class:'l s'+l[1],title:STATUS[l[1]],text:l[1]===2?'(missing)':l[3]});};
+    paths.forEach(function(p){var g=(A.m.get(p)||B.m.get(p));body.appendChild(el('tr',{'data-path':p},[el('td',{class:'l',text:p}),el('td',{class:'l',text:g&&g[1]!==3?g[2]:''}),cell(A,p),cell(B,p)]));});
+    tb.appendChild(body);box.appendChild(tb);});}
 refresh();
 if(D.compliance)SOB_COMPLIANCE.render(D,app,H);
 ${LENIENT_CLIENT}

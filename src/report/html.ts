@@ -15,7 +15,7 @@ import { UserError } from '../core/errors.ts';
 import { writeFileAtomic } from '../core/files.ts';
 import { readJsonl } from '../core/jsonl.ts';
 import { modelDirName } from '../core/modality.ts';
-import { type PyValue, pyStr, toPlain } from '../core/pyjson.ts';
+import { dumpsPy, type PyValue, toPlain } from '../core/pyjson.ts';
 import { MODALITIES, type Modality } from '../core/record.ts';
 import { type ModelRows, matrixTable, pairwiseMatrix } from './compare.ts';
 import { compactCompliance, complianceReportData, emptyEvaluation, hasSobResults } from './compliance.ts';
@@ -25,6 +25,7 @@ import { explainRow } from './explain.ts';
 import { REPORT_CLIENT, REPORT_CSS } from './html-client.ts';
 import { LenientReport } from './lenient-report.ts';
 import { shortNames } from './names.ts';
+import { attachUsage } from './usage.ts';
 
 export interface ReportOptions {
   /** An eval directory (sob eval), a run directory (sob run), or an evaluation folder. */
@@ -39,6 +40,27 @@ export interface ReportOptions {
   maxDiffLeaves?: number;
   /** Where to say which folders were left out and what to be wary of (stderr in the CLI). */
   log?: (line: string) => void;
+  /** What only the runner knows of a run directory (its model folder name, its prompt). */
+  runs?: RunAccess;
+}
+
+/** The prompt a run sent for a record, exactly as its runner rendered it. */
+export type PromptRenderer = (f: {
+  context: string;
+  question: string;
+  schema: unknown;
+  recordId: string;
+}) => {
+  system: string;
+  user: string;
+};
+
+/** Given by the command line (the runner's knowledge; this module does not import the runner). */
+export interface RunAccess {
+  /** The model folder `sob score`/`sob eval` name a run directory's scores by, or undefined when not a run. */
+  modelDir(runDir: string): string | undefined;
+  /** The renderer of the run a response file belongs to (its manifest's prompt template), if any. */
+  prompt(responseFile: string): PromptRenderer | undefined;
 }
 
 interface Layout {
@@ -74,9 +96,34 @@ function layoutOf(opts: ReportOptions): Layout {
   }
   if (opts.responses) {
     if (!isDir(opts.responses)) throw new UserError(`no such folder: ${opts.responses}`);
-    for (const f of readdirSync(opts.responses).filter((x) => x.endsWith('.jsonl'))) {
+    const before = new Set(responses.keys());
+    const files = readdirSync(opts.responses)
+      .sort()
+      .filter((x) => x.endsWith('.jsonl'));
+    for (const f of files) {
       for (const m of MODALITIES) add(modelDirName(f, m), join(opts.responses, f));
     }
+    // A folder of run directories (sob run's runs/, sob eval's <eval>/runs/): each run's
+    // responses.jsonl under its folder's name and under the model folder its scores are named by.
+    const runs: string[] = [];
+    for (const sub of readdirSync(opts.responses).sort()) {
+      const file = join(opts.responses, sub, 'responses.jsonl');
+      if (sub.startsWith('.') || !isDir(join(opts.responses, sub)) || !existsSync(file)) continue;
+      runs.push(sub);
+      for (const name of new Set([sub, opts.runs?.modelDir(join(opts.responses, sub)) ?? sub]))
+        add(name, file);
+    }
+    const scored = new Set<string>();
+    for (const m of MODALITIES)
+      if (isDir(join(evalDir, m))) for (const d of readdirSync(join(evalDir, m))) scored.add(d);
+    const matched = [...responses.keys()].filter((k) => !before.has(k) && scored.has(k)).sort();
+    const what = [
+      files.length > 0 ? `${files.length} response file${files.length === 1 ? '' : 's'}` : '',
+      runs.length > 0 ? `${runs.length} run director${runs.length === 1 ? 'y' : 'ies'}` : '',
+    ].filter(Boolean);
+    opts.log?.(
+      `--responses ${opts.responses}: ${what.length > 0 ? what.join(' and ') : 'no *.jsonl file and no run directory'}; matched ${matched.length} of ${scored.size} scored model${scored.size === 1 ? '' : 's'}${matched.length > 0 ? ` (${matched.join(', ')})` : ''}`,
+    );
   }
   return { evalDir, responses };
 }
@@ -102,9 +149,10 @@ function short(s: string, max: number): string {
   return s.length > max ? `${s.slice(0, max)}…` : s;
 }
 
+/** A leaf as JSON writes it (`true`, `null`, `"text"`, `1.0` as in the file), never Python's `True`. */
 function leafText(v: PyValue | undefined): string {
   if (v === undefined) return '';
-  return short(v === null ? 'null' : typeof v === 'string' ? JSON.stringify(v) : pyStr(v), 200);
+  return short(dumpsPy(v, { ensureAscii: false }), 200);
 }
 
 /** Status codes of the leaf diff: 0 match, 1 wrong value, 2 missing, 3 extra. */
@@ -163,7 +211,7 @@ function compactDiff(full: DiffLeaf[], rec: { leaves?: [string, string][] }): un
 }
 
 /** Embedded at most (characters); the page shows less and expands to this on request. */
-const EMBED = { question: 4000, context: 20_000, schema: 20_000 };
+const EMBED = { question: 4000, context: 20_000, schema: 20_000, prompt: 60_000 };
 
 interface ReportRecord {
   id: string;
@@ -208,6 +256,7 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
   for (const s of ev.skipped) opts.log?.(`skipped ${s.folder}: ${s.reason}`);
   for (const w of ev.warnings) opts.log?.(`warning: ${w}`);
   const leaderboard = buildLeaderboard(ev, names);
+  await attachUsage(leaderboard, ev);
 
   // Models by index: folder names are a user's (`constructor`, `__proto__`, `a|b`), never keys.
   const models: string[] = [...ev.models.keys()].sort();
@@ -291,8 +340,24 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
   const maxLeaves = opts.maxDiffLeaves ?? 400_000;
   let leavesEmbedded = 0;
   let diffsOmitted = 0;
+  // The exact prompt each answer was asked with (run directories only: their manifest has the
+  // template); texts stored once ([text, full length when cut]), `mi|ri` -> [system, user] indexes.
+  const promptTexts: [string, number?][] = [];
+  const promptIndex = new Map<string, number>();
+  const prompts: Record<string, [number, number]> = Object.create(null);
+  const textIndex = (s: string) => {
+    let i = promptIndex.get(s);
+    if (i === undefined) {
+      i = promptTexts.length;
+      promptIndex.set(s, i);
+      const [t, full] = embed(s, EMBED.prompt);
+      promptTexts.push(full === undefined ? [t] : [t, full]);
+    }
+    return i;
+  };
   for (const [mi, model] of models.entries()) {
     for (const file of new Set(layout.responses.get(model) ?? [])) {
+      const render = opts.runs?.prompt(file);
       for await (const l of readJsonl(file)) {
         if (!l.ok || !(l.value instanceof Map)) continue;
         const md = l.value.get('metadata');
@@ -316,9 +381,24 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
         }
         const key = `${mi}|${idx}`;
         if (Object.hasOwn(diffs, key)) continue;
+        if (render && !Object.hasOwn(prompts, key)) {
+          try {
+            const p = render({
+              context: String(input.get('context') ?? ''),
+              question: String(input.get('question') ?? ''),
+              schema: toPlain(input.get('json_schema') ?? null),
+              recordId: id,
+            });
+            prompts[key] = [textIndex(p.system), textIndex(p.user)];
+          } catch {
+            // A schema too deep to print: the run could not ask it either; no prompt to show.
+          }
+        }
         const cand = output.get('candidate_response');
         if (!(cand instanceof Map || Array.isArray(cand))) {
-          diffs[key] = { raw: short(typeof cand === 'string' ? cand : pyStr(cand ?? null), 2000) };
+          diffs[key] = {
+            raw: short(typeof cand === 'string' ? cand : dumpsPy(cand ?? null, { ensureAscii: false }), 2000),
+          };
           continue;
         }
         // A size budget keeps a huge benchmark's report openable: wrong answers first, then
@@ -409,6 +489,8 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
     },
     diffs,
     gates,
+    prompts,
+    promptTexts,
     lenient: lenient.data(leaderboard),
     diffsOmitted,
     maxDiffLeaves: maxLeaves,

@@ -4,6 +4,7 @@
 import { stringify } from 'csv-stringify/sync';
 import type { LeaderboardRow, SourceTotals } from '../../metrics/leaderboard.ts';
 import type { SourceRow } from '../../metrics/ranks.ts';
+import type { Usage } from '../../metrics/usage.ts';
 import { MODALITIES } from '../core/record.ts';
 import {
   hasLenient,
@@ -31,9 +32,62 @@ function fmt(v: unknown, digits = 3): string {
   return typeof v === 'number' ? v.toFixed(digits) : '-';
 }
 
-function cells(r: LeaderboardRow, rank: number, ranks?: RankMap, lenient = false): string[] {
+// -- Cost and speed (eval_info of the answers), after the accuracy columns ---------------------
+
+export const USAGE_CSV_KEYS = [
+  'answers',
+  'input_tokens',
+  'output_tokens',
+  'cost',
+  'latency_ms_p50',
+  'latency_ms_p95',
+  'ttft_ms_p50',
+  'ttft_ms_p95',
+] as const;
+
+export const USAGE_HEADER = ['Tok. in', 'Tok. out', 'Cost', 'Latency p50/p95 ms', 'TTFT p50/p95 ms'];
+
+function hasUsage(rows: LeaderboardRow[]): boolean {
+  return rows.some((r) => r.usage);
+}
+
+function money(v: number | null | undefined): string {
+  return typeof v === 'number' ? `$${v.toFixed(v < 1 ? 4 : 2)}` : '-';
+}
+
+function ms(v: number | null | undefined): string {
+  return typeof v === 'number' ? String(Math.round(v)) : '-';
+}
+
+function pair(p: { p50: number | null; p95: number | null } | undefined): string {
+  return p && p.p50 !== null ? `${ms(p.p50)}/${ms(p.p95)}` : '-';
+}
+
+export function usageCellsOf(u: Usage | undefined): string[] {
+  if (!u) return USAGE_HEADER.map(() => '-');
+  const int = (v: number | null) => (v === null ? '-' : String(Math.round(v)));
+  return [int(u.input_tokens), int(u.output_tokens), money(u.cost), pair(u.latency_ms), pair(u.ttft_ms)];
+}
+
+/** CSV columns of the usage (empty where not recorded). */
+export function usageCsvOf(u: Usage | undefined): Record<(typeof USAGE_CSV_KEYS)[number], string | number> {
+  const v = (x: number | null | undefined) => (typeof x === 'number' ? x : '');
+  return {
+    answers: v(u?.answers),
+    input_tokens: v(u?.input_tokens),
+    output_tokens: v(u?.output_tokens),
+    cost: v(u?.cost),
+    latency_ms_p50: v(u?.latency_ms.p50),
+    latency_ms_p95: v(u?.latency_ms.p95),
+    ttft_ms_p50: v(u?.ttft_ms.p50),
+    ttft_ms_p95: v(u?.ttft_ms.p95),
+  };
+}
+
+function cells(r: LeaderboardRow, rank: number, ranks?: RankMap, lenient = false, usage = false): string[] {
   const out = [String(rank), r.display_name, ...COLUMNS.map(([k]) => fmt(r[k])), r.modalities.join('+')];
   if (ranks) out.push(rankText(ranks.get(r.model)));
+  if (usage) out.push(...usageCellsOf(r.usage));
   // Exact and lenient side by side: the lenient columns follow Val.Acc.
   if (lenient) out.splice(4, 0, ...lenientCells(r));
   return out;
@@ -43,8 +97,9 @@ const HEADER = ['#', 'Model', ...COLUMNS.map(([, h]) => h), 'Sources'];
 /** With per-source ranks (`--ranks`): how each model's Value Accuracy rank shifts between sources. */
 const RANKS_HEADER = 'Ranks t/i/a';
 
-function header(ranks?: RankMap, lenient = false): string[] {
+function header(ranks?: RankMap, lenient = false, usage = false): string[] {
   const out = ranks ? [...HEADER, RANKS_HEADER] : [...HEADER];
+  if (usage) out.push(...USAGE_HEADER);
   if (lenient) out.splice(4, 0, ...LENIENT_HEADER);
   return out;
 }
@@ -83,13 +138,18 @@ function footer(rows: LeaderboardRow[]): string[] {
   const mixed = mixedProfileNote(rows);
   if (mixed) out.push(mixed);
   out.push(...lenientFooter(rows));
+  if (hasUsage(rows))
+    out.push(
+      "Tokens and cost: totals over each model's answers (cost where the provider priced them); latency and TTFT (time to first token, streamed answers only): 50th/95th percentiles in ms, cached answers left out.",
+    );
   return out;
 }
 
 export function leaderboardTable(rows: LeaderboardRow[], ranks?: RankMap): string {
   const len = hasLenient(rows);
-  const HEADER = header(ranks, len);
-  const body = rows.map((r, i) => cells(r, i + 1, ranks, len));
+  const use = hasUsage(rows);
+  const HEADER = header(ranks, len, use);
+  const body = rows.map((r, i) => cells(r, i + 1, ranks, len, use));
   const widths = HEADER.map((h, c) => Math.max(h.length, ...body.map((b) => b[c].length)));
   const line = (cs: string[]) =>
     cs.map((c, i) => (i <= 1 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
@@ -104,13 +164,14 @@ export function leaderboardTable(rows: LeaderboardRow[], ranks?: RankMap): strin
 
 export function leaderboardMarkdown(rows: LeaderboardRow[], ranks?: RankMap): string {
   const len = hasLenient(rows);
-  const HEADER = header(ranks, len);
+  const use = hasUsage(rows);
+  const HEADER = header(ranks, len, use);
   const out = [
     `| ${HEADER.join(' | ')} |`,
     `|${HEADER.map((_, i) => (i <= 1 ? ' --- ' : ' ---: ')).join('|')}|`,
   ];
   rows.forEach((r, i) => {
-    out.push(`| ${cells(r, i + 1, ranks, len).join(' | ')} |`);
+    out.push(`| ${cells(r, i + 1, ranks, len, use).join(' | ')} |`);
   });
   for (const f of footer(rows)) out.push('', f);
   return out.join('\n');
@@ -132,6 +193,7 @@ export function leaderboardCsv(rows: LeaderboardRow[], ranks?: RankMap): string 
         ? Object.fromEntries(MODALITIES.map((m) => [`rank_${m}`, ranks.get(r.model)?.[m] ?? '']))
         : {}),
       ...(hasLenient(rows) ? lenientCsv(r) : {}),
+      ...(hasUsage(rows) ? usageCsvOf(r.usage) : {}),
     })),
     { header: true },
   );

@@ -64,6 +64,12 @@ export interface RunOptions {
   cacheDir?: string;
   /** Ask through the provider's batch interface (--batch). */
   batch?: BatchSettings;
+  /**
+   * `sob eval --epochs N`: which sample of each record this run is (1..N). Written on every
+   * answer (`metadata.epoch`); epochs after the first are part of the run's identity and of the
+   * cache key, so a resumed epoch never takes another epoch's answers.
+   */
+  epoch?: number;
 }
 
 export interface Progress {
@@ -195,6 +201,8 @@ function identity(o: RunOptions, benchmarkSha: string) {
     max_tokens: o.maxTokens,
     constrained: o.constrained,
     source: o.source ?? null,
+    // Epoch 1 is the run a plain `sob eval` makes (the same identity): --epochs can be added later.
+    ...(o.epoch !== undefined && o.epoch > 1 ? { epoch: o.epoch } : {}),
   };
 }
 
@@ -295,6 +303,7 @@ function responseLine(item: Item, o: RunOptions, res: ProviderResponse | undefin
   const metadata = new Map(item.record.get('metadata') as PyObject);
   metadata.set('model_id', o.provider.id);
   if (o.source && !metadata.has('source')) metadata.set('source', o.source);
+  if (o.epoch !== undefined) metadata.set('epoch', BigInt(o.epoch));
   const output: PyObject = new Map();
   output.set('ground_truth', getField(item.record.get('output'), 'ground_truth') ?? null);
   output.set('candidate_response', res ? candidateOf(res.text) : null);
@@ -454,6 +463,7 @@ async function runLocked(
       max_tokens: o.maxTokens,
       constrained: o.constrained,
       source: o.source ?? null,
+      ...(o.epoch !== undefined ? { epoch: o.epoch } : {}),
       limit: o.limit ?? null,
       concurrency: o.concurrency,
       timeout_ms: o.timeoutMs,
@@ -509,7 +519,10 @@ async function runLocked(
   let pausedUntil = 0;
   const cacheable = o.provider.kind !== 'baseline' && o.provider.kind !== 'replay';
   const cache = o.cacheDir && cacheable ? new ResponseCache(o.cacheDir) : undefined;
-  const cacheScope = o.provider.describe();
+  const cacheScope =
+    o.epoch !== undefined && o.epoch > 1
+      ? { ...o.provider.describe(), epoch: o.epoch }
+      : o.provider.describe();
 
   const errorLine = (item: Item, attempt: number, pe: ProviderError, outcome: string) => {
     progress.errors++;

@@ -420,6 +420,8 @@ export async function startProtocolServer(opts: ServerOptions = {}): Promise<Pro
             prompt_tokens: usage.input,
             completion_tokens: usage.output,
             total_tokens: usage.input + usage.output,
+            // As OpenRouter does: the answer's price in the usage chunk.
+            ...('cost' in usage && usage.cost !== undefined ? { cost: usage.cost } : {}),
           },
         });
       res.write('data: [DONE]\n\n');

@@ -4,11 +4,12 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { holm, pairedBootstrap } from '../../metrics/compare.ts';
-import { comparePair, loadModelRows, pairwiseMatrix } from '../../src/report/compare.ts';
+import { comparePair, loadModelRows, pairwiseMatrix, wrapName } from '../../src/report/compare.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const IMAGE = join(ROOT, '../shared/data/sob/evaluation/image');
@@ -83,10 +84,102 @@ test('sob compare prints the table; usage errors exit 2', () => {
     },
   );
   assert.equal(r.status, 0, r.stderr);
-  assert.match(r.stdout, /gpt-oss vs phi-4: 209 records both answered/);
+  // Which model is A and which is B, said first.
+  assert.match(
+    r.stdout,
+    /^A = phi-4, B = gpt-oss: 209 records both answered .*; B - A > 0: B scores higher$/m,
+  );
   assert.match(r.stdout, /Value Accuracy\s+0\.557\s+0\.427\s+-0\.130/);
   const bad = spawnSync(process.execPath, [join(ROOT, 'bin/sob.js'), 'compare', join(IMAGE, 'phi-4')], {
     encoding: 'utf8',
   });
   assert.equal(bad.status, 2);
+});
+
+const tmp = mkdtempSync(join(tmpdir(), 'sob-compare-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+function sob(...args: string[]) {
+  return spawnSync(process.execPath, [join(ROOT, 'bin/sob.js'), ...args], { encoding: 'utf8', cwd: tmp });
+}
+
+/** A `sob eval` folder (runs/ beside evaluation/) holding three SOB image models' scores. */
+function evalFolder(): string | undefined {
+  if (!existsSync(IMAGE)) return undefined;
+  const ev = join(tmp, 'eval');
+  if (existsSync(ev)) return ev;
+  mkdirSync(join(ev, 'runs'), { recursive: true });
+  for (const m of ['phi-4', 'NVIDIA-Nemotron-3-Nano-30B-A3B-BF16', 'Qwen3-235B-A22B-Instruct-2507'])
+    cpSync(join(IMAGE, m), join(ev, 'evaluation/image', m), { recursive: true });
+  return ev;
+}
+
+test('sob compare --format json names every metric and says the difference is B - A', (t) => {
+  if (!existsSync(IMAGE)) return t.skip(`no ${IMAGE}: the SOB evaluation data is absent`);
+  const r = sob(
+    'compare',
+    join(IMAGE, 'phi-4'),
+    join(IMAGE, 'gpt-oss'),
+    '--samples',
+    '200',
+    '--format',
+    'json',
+  );
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.equal(out.a, 'phi-4');
+  assert.equal(out.b, 'gpt-oss');
+  assert.equal(out.difference, 'B - A');
+  assert.deepEqual(
+    out.results.map((x: { metric: string; name: string }) => [x.metric, x.name]),
+    [
+      ['leaf_value_em', 'Value Accuracy'],
+      ['value_token_f1', 'Faithfulness'],
+      ['schema_compliance', 'JSON Pass'],
+      ['hier_path_recall', 'Path Recall'],
+      ['path_set_f1', 'Structure Coverage'],
+      ['type_precision', 'Type Safety'],
+      ['strict_json_em', 'Perfect Response'],
+    ],
+  );
+  assert.equal(out.results[0].difference.toFixed(3), '-0.130');
+});
+
+test('sob compare <eval folder> --model a,b reads its evaluation/ as --all does', (t) => {
+  const ev = evalFolder();
+  if (!ev) return t.skip(`no ${IMAGE}: the SOB evaluation data is absent`);
+  const r = sob('compare', ev, '--model', 'phi-4,Qwen3-235B-A22B-Instruct-2507', '--samples', '200');
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stderr, /reading .*eval\/evaluation \(the scores of this eval folder\)/);
+  assert.match(r.stdout, /^A = phi-4, B = Qwen3-235B-A22B-Instruct-2507: 209 records both answered/m);
+});
+
+test('the --all matrix: full model names wrapped over the columns, and a legend of its marks', (t) => {
+  const ev = evalFolder();
+  if (!ev) return t.skip(`no ${IMAGE}: the SOB evaluation data is absent`);
+  const r = sob('compare', ev, '--all', '--modality', 'image', '--samples', '200');
+  assert.equal(r.status, 0, r.stderr);
+  const lines = r.stdout.split('\n');
+  // Header lines under the title, up to the first row: each column's name is whole when its pieces are joined.
+  const first = lines.findIndex((l) => l.startsWith('NVIDIA-Nemotron'));
+  const heads = lines.slice(1, first);
+  const cols = (l: string) =>
+    Array.from({ length: 3 }, (_, j) => l.slice(36 + 13 * j, 36 + 13 * (j + 1)).trim());
+  const names = [0, 1, 2].map((j) => heads.map((h) => cols(h)[j]).join(''));
+  assert.deepEqual(names, ['NVIDIA-Nemotron-3-Nano-30B-A3B-BF16', 'Qwen3-235B-A22B-Instruct-2507', 'phi-4']);
+  // 35 characters in pieces of at most 11, cut after a hyphen: NVIDIA- / Nemotron-3- / Nano-30B- / A3B-BF16
+  assert.equal(heads.length, 4);
+  assert.equal(cols(heads[3])[0], 'A3B-BF16');
+  assert.match(
+    r.stdout,
+    /^Each cell: B - A with A = the row's model, B = the column's .*Marks: \* significant \(Holm p < 0\.05\); no mark: not significant; - the model itself\.$/m,
+  );
+  // Rows keep the full names too.
+  assert.match(r.stdout, /^NVIDIA-Nemotron-3-Nano-30B-A3B-BF16\s+-\s/m);
+});
+
+test('wrapName cuts after a separator in the second half of a piece, else at the width', () => {
+  assert.deepEqual(wrapName('claude-opus-4-7', 11), ['claude-', 'opus-4-7']);
+  assert.deepEqual(wrapName('abcdefghijklmnop', 5), ['abcde', 'fghij', 'klmno', 'p']);
+  assert.deepEqual(wrapName('phi-4', 11), ['phi-4']);
 });

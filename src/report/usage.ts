@@ -1,0 +1,116 @@
+/**
+ * Each leaderboard model's cost and speed (tokens in/out, cost, latency and time-to-first-token
+ * percentiles), read from the response files its summaries were scored from (`response_file`,
+ * else `<eval-dir>/runs/<model>/responses.jsonl` as `sob eval` lays them out).
+ */
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { ComplianceBoard } from '../../metrics/compliance-track.ts';
+import type { LeaderboardRow } from '../../metrics/leaderboard.ts';
+import { summarizeUsage, type Usage, type UsageRow } from '../../metrics/usage.ts';
+import { readLinesSync } from '../core/jsonl.ts';
+import { MODALITIES } from '../core/record.ts';
+import type { ComplianceFolder } from './compliance.ts';
+import type { EvaluationFolder } from './evaluation.ts';
+
+function isFile(p: string): boolean {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function num(v: unknown): number | null {
+  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+}
+
+/**
+ * A response line's `eval_info`. Writers (ours, the SOB reference's) put it last: the text after
+ * the last `"eval_info":` up to the line's closing brace is parsed alone (a fraction of the line);
+ * when that is not a whole JSON value (the key is elsewhere, or nested deeper), the whole line is.
+ */
+export function evalInfoOf(text: string): unknown {
+  const k = text.lastIndexOf('"eval_info":');
+  const end = text.lastIndexOf('}');
+  if (k > 0 && end > k) {
+    try {
+      return JSON.parse(text.slice(k + '"eval_info":'.length, end));
+    } catch {
+      // not the last key: read the whole line
+    }
+  }
+  try {
+    return (JSON.parse(text) as { eval_info?: unknown } | null)?.eval_info;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The `eval_info` of every answer in the files (a line that is not JSON is skipped). */
+export async function readUsage(files: string[]): Promise<Usage | null> {
+  const rows: UsageRow[] = [];
+  let any = false;
+  for (const file of files) {
+    for (const l of readLinesSync(file)) {
+      const info = evalInfoOf(l.text);
+      if (typeof info !== 'object' || info === null) continue;
+      any = true;
+      const i = info as Record<string, unknown>;
+      if (i.schema_rejected === true) continue; // no answer: nothing spent on the model
+      rows.push({
+        input_tokens: num(i.input_tokens),
+        output_tokens: num(i.output_tokens),
+        cost: i.cached === true ? 0 : num(i.cost),
+        // A cached answer took no time of the model's: not a latency.
+        latency_ms: i.cached === true ? null : num(i.latency_ms),
+        ttft_ms: i.cached === true ? null : num(i.ttft_ms),
+      });
+    }
+  }
+  return any ? summarizeUsage(rows) : null;
+}
+
+/** The response files a model's summaries name, or the `sob eval` layout's; those that exist. */
+export function responseFilesOf(ev: EvaluationFolder, model: string): string[] {
+  const files = new Set<string>();
+  const info = ev.info.get(model) ?? {};
+  for (const m of MODALITIES) {
+    const f = info[m]?.responseFile;
+    if (f && isFile(f)) files.add(f);
+  }
+  if (files.size === 0) {
+    const evalLayout = join(dirname(ev.dir), 'runs', model, 'responses.jsonl');
+    if (existsSync(join(dirname(ev.dir), 'runs')) && isFile(evalLayout)) files.add(evalLayout);
+  }
+  return [...files];
+}
+
+/** Sets `usage` on every row whose answers can be found. */
+export async function attachUsage(rows: LeaderboardRow[], ev: EvaluationFolder): Promise<void> {
+  for (const r of rows) {
+    const files = responseFilesOf(ev, r.model);
+    if (files.length === 0) continue;
+    const u = await readUsage(files);
+    if (u) r.usage = u;
+  }
+}
+
+/** The compliance track's rows: each model's answers from its summary's response file. */
+export async function attachComplianceUsage(
+  board: ComplianceBoard,
+  folders: ComplianceFolder[],
+): Promise<void> {
+  for (const r of board.rows) {
+    const f = folders.find((x) => x.model === r.model);
+    const files = [f?.entry.responseFile].filter((x): x is string => typeof x === 'string' && isFile(x));
+    if (files.length === 0 && f) {
+      // sob eval's layout: <eval-dir>/evaluation/schema/<model> and <eval-dir>/runs/<model>
+      const evalLayout = join(f.path, '../../../runs', r.model, 'responses.jsonl');
+      if (isFile(evalLayout)) files.push(evalLayout);
+    }
+    if (files.length === 0) continue;
+    const u = await readUsage(files);
+    if (u) r.usage = u;
+  }
+}
