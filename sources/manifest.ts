@@ -33,6 +33,8 @@ export interface BenchmarkManifest {
   tool_version: string;
   /** The records file this manifest describes (its name, relative to the manifest). */
   benchmark?: string;
+  /** Records that gave no `schema_complexity`: it was derived from their schema's shape. */
+  schema_complexity_derived?: number;
 }
 
 export function toolVersion(): string {

@@ -212,6 +212,11 @@ export interface CheckOptions {
    * (default), a warning for records read as they are (`run`, `eval`, `score --benchmark`).
    */
   fewProperties?: 'error' | 'warning';
+  /**
+   * A ground truth its own schema rejects: a rejection (default), or a warning where the record
+   * is to be asked anyway (the SOB image set has one such record, and the reference scores it).
+   */
+  invalidGroundTruth?: 'error' | 'warning';
 }
 
 /** All checks on one candidate record; never throws. Adds the id to `seenIds` when accepted. */
@@ -244,7 +249,9 @@ export function checkRecord(candidate: unknown, opts: CheckOptions = {}): CheckR
   } else {
     const gt = validateInstance(schema, record.output.ground_truth);
     if (record.output.ground_truth !== undefined && !gt.valid)
-      errors.push(`ground truth does not validate against the schema: ${gt.reason}`);
+      (opts.invalidGroundTruth === 'warning' ? warnings : errors).push(
+        `ground truth does not validate against the schema: ${gt.reason}`,
+      );
     const nProps = countProperties(schema);
     if (nProps < MIN_PROPERTIES) {
       (opts.fewProperties === 'warning' ? warnings : errors).push(
