@@ -131,3 +131,12 @@ export function writeManifest(recordsFile: string, manifest: BenchmarkManifest):
   writeJsonAtomic(path, manifest);
   return path;
 }
+
+/** The manifest beside a records file, or undefined when there is none or it does not parse. */
+export function readManifest(recordsFile: string): BenchmarkManifest | undefined {
+  try {
+    return JSON.parse(readFileSync(manifestPathFor(recordsFile), 'utf8')) as BenchmarkManifest;
+  } catch {
+    return undefined;
+  }
+}

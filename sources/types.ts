@@ -63,6 +63,8 @@ export interface LoaderOptions {
   /** SOB rows: the source of every row, whatever the row, config or file name says. */
   source?: Modality;
   download?: Omit<DownloadOptions, 'log'>;
+  /** Records: our field -> the user's column (`--map context=passage`). */
+  map?: Record<string, string>;
   /** PDF: options handed to pdfToTranscripts as they are (e.g. minOcrPass). */
   pdf?: Record<string, unknown>;
 }

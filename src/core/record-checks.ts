@@ -20,7 +20,9 @@ import { checkDraft7Schema, validateInstance } from './schema.ts';
  * How a record is checked: `extraction` = every check (schema, ground truth valid under it, >= 3
  * properties, grounding warnings); `probe` = the same without grounding (a probe's values are
  * transformed from the context on purpose); `compliance` = schema-only records (no ground truth):
- * the shape and a unique id, the schema an object.
+ * the shape and a unique id, the schema an object; `records` = a user's own records (`sob build
+ * records`): every check, but a schema of fewer than 3 properties is a warning, as `run` and
+ * `eval` read such a record.
  */
 export {
   COMPLEXITY_WEIGHT,
@@ -30,7 +32,7 @@ export {
   SHAPE_BUDGET,
 } from './complexity.ts';
 
-export type CheckMode = 'extraction' | 'probe' | 'compliance';
+export type CheckMode = 'extraction' | 'probe' | 'compliance' | 'records';
 
 export const MIN_PROPERTIES = 3;
 
@@ -254,7 +256,10 @@ export function checkRecord(candidate: unknown, opts: CheckOptions = {}): CheckR
       );
     const nProps = countProperties(schema);
     if (nProps < MIN_PROPERTIES) {
-      (opts.fewProperties === 'warning' ? warnings : errors).push(
+      ((opts.fewProperties ?? (opts.mode === 'records' ? 'warning' : 'error')) === 'warning'
+        ? warnings
+        : errors
+      ).push(
         `the schema declares ${nProps} propert${nProps === 1 ? 'y' : 'ies'}; at least ${MIN_PROPERTIES} are needed`,
       );
     }
