@@ -6,7 +6,6 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
-import type { BenchmarkCheck } from '../core/benchmark-records.ts';
 import { UserError } from '../core/errors.ts';
 import {
   type AskFlags,
@@ -127,6 +126,16 @@ to the provider's structured-output mode, where declared coverage means somethin
         : await buildExampleBenchmark(join(evalDir, 'benchmark'));
       if (!existsSync(benchmark)) throw new UserError(`no such benchmark: ${benchmark}`);
       log(`sob eval: ${models.length} model(s) over ${benchmark} -> ${evalDir}`);
+      // Every record checked once, before any model is asked: a rejected one stops here (exit 2)
+      // or, with --skip-invalid, is left out for every model.
+      const { checkBenchmark, enforceCheck } = await import('../core/benchmark-records.ts');
+      const { resolveBenchmark: benchmarkFile } = await import('../runner/run.ts');
+      const check = await checkBenchmark(resolve(benchmarkFile(benchmark)), {
+        source: flags.source,
+        limit: flags.limit,
+        allowInvalidGroundTruth: flags.allowInvalidGroundTruth,
+      });
+      enforceCheck(check, { skipInvalid: flags.skipInvalid, log });
       const profile = flags.profile ?? 'strict';
       const profileReason = flags.profile
         ? 'as asked (--profile)'
@@ -152,8 +161,6 @@ to the provider's structured-output mode, where declared coverage means somethin
         : undefined;
       let failed = 0;
       let answeredModels = 0;
-      /** The benchmark check of the first run (the same benchmark and selection for every model). */
-      let check: BenchmarkCheck | undefined;
       let progress: InstanceType<typeof ProgressReporter> | undefined;
       const stop = interruptible(() => progress?.clear());
       const interrupted = () => {
@@ -178,6 +185,7 @@ to the provider's structured-output mode, where declared coverage means somethin
         maxRetries: flags.maxRetries,
         template,
         cacheDir: cacheDirOf(flags.cache),
+        check,
         skipInvalid: flags.skipInvalid,
         allowInvalidGroundTruth: flags.allowInvalidGroundTruth,
         signal: stop.signal,
@@ -237,7 +245,6 @@ to the provider's structured-output mode, where declared coverage means somethin
               continue;
             }
             answeredModels++;
-            check ??= res.check;
             const scored = await scoreFiles(
               [
                 {
@@ -249,7 +256,7 @@ to the provider's structured-output mode, where declared coverage means somethin
                     path: resolveBenchmark(benchmark),
                     source: flags.source,
                     limit: flags.limit,
-                    exclude: res.check?.rejected.map((r) => r.line),
+                    exclude: check.rejected.map((r) => r.line),
                   },
                 },
               ],
@@ -282,7 +289,7 @@ to the provider's structured-output mode, where declared coverage means somethin
       // Written by rename, so a symlink planted in the eval directory is replaced, never followed.
       const { writeFileAtomic, writeJsonAtomic } = await import('../core/files.ts');
       if (existsSync(manifest)) writeFileAtomic(join(evaluation, 'manifest.json'), readFileSync(manifest));
-      else if (check) {
+      else {
         // Records written by hand (no sob build, no manifest): the loader's totals stand in, and
         // say how many complexities it derived.
         const { makeManifest } = await import('../../sources/manifest.ts');

@@ -122,7 +122,7 @@ export function registerScore(program: Command): void {
   const cmd = program.command('score');
   scoreOptions(
     cmd,
-    "sob (parity with the published leaderboard) | strict (the reference's defects fixed); default: by the answers' origin: strict for answers sob run wrote, sob for the reference's response format",
+    "sob (parity with the published leaderboard) | strict (the reference's defects fixed); default: strict for the answers of a sob run (its directory or its responses.jsonl), sob for other response files",
   );
   recordCheckOptions(cmd);
   cmd
@@ -303,15 +303,7 @@ records (the compliance track) are not scored leniently.`,
         match,
         log,
       });
-      // Each row names the profile that scored it (why: the line above and the summary's profile_reason).
-      const header = [
-        'file',
-        'source',
-        'n',
-        ...SHOWN.map(([, h]) => h),
-        ...(match ? LENIENT_SHOWN : []),
-        'profile',
-      ];
+      const header = ['file', 'source', 'n', ...SHOWN.map(([, h]) => h), ...(match ? LENIENT_SHOWN : [])];
       const rows: string[][] = [];
       const schemaLines: string[] = [];
       let failures = 0;

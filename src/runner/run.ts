@@ -69,6 +69,8 @@ export interface RunOptions {
   cacheDir?: string;
   /** Ask through the provider's batch interface (--batch). */
   batch?: BatchSettings;
+  /** The benchmark's check already made (sob eval checks once for all its models, and says it once). */
+  check?: BenchmarkCheck;
   /** Go on without the records the benchmark check rejects (default: stop, exit 2, nothing asked). */
   skipInvalid?: boolean;
   /** Ask records whose ground truth fails its own schema (the reference does). */
@@ -330,11 +332,14 @@ export async function runBenchmark(o: RunOptions): Promise<RunResult> {
       2,
     );
   // Check and count the selection before asking anything: a rejected record is never asked.
-  const check = await checkBenchmark(benchmark, {
-    source: o.source,
-    limit: o.limit,
-    allowInvalidGroundTruth: o.allowInvalidGroundTruth,
-  });
+  const check =
+    o.check?.file === benchmark
+      ? o.check
+      : await checkBenchmark(benchmark, {
+          source: o.source,
+          limit: o.limit,
+          allowInvalidGroundTruth: o.allowInvalidGroundTruth,
+        });
   const total = check.total;
   const repeats = check.repeats.map((r) => `"${r.id}" (line ${r.line}, first at line ${r.first})`);
   // Said, not silent: the model is asked each id once, for the record on its first line.
@@ -342,7 +347,7 @@ export async function runBenchmark(o: RunOptions): Promise<RunResult> {
     log(
       `${benchmark}: ${repeats.length} ${repeats.length === 1 ? 'line repeats' : 'lines repeat'} an earlier record id, skipped (each id is asked once, for its first line): ${repeats.slice(0, 5).join(', ')}${repeats.length > 5 ? ', ...' : ''}`,
     );
-  enforceCheck(check, { skipInvalid: o.skipInvalid, log });
+  enforceCheck(check, { skipInvalid: o.skipInvalid, log: check === o.check ? () => {} : log });
   if (total === 0)
     throw new UserError(
       `${benchmark}: no records${o.source ? ` of source ${o.source}` : ''} to run (an empty benchmark?)`,
