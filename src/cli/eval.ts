@@ -138,7 +138,7 @@ to the provider's structured-output mode, where declared coverage means somethin
       enforceCheck(check, { skipInvalid: flags.skipInvalid, log });
       const profile = flags.profile ?? 'strict';
       const profileReason = flags.profile
-        ? 'as asked (--profile)'
+        ? 'as asked'
         : "the default for sob eval: your own benchmark, the reference's defects fixed; --profile sob for parity";
       log(`profile: ${profile} (${profileReason})`);
 

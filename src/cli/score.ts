@@ -226,12 +226,12 @@ records (the compliance track) are not scored leniently.`,
         assertFormats: p === 'strict' && flags.assertFormats === true,
         reason,
       });
-      const chosen = flags.profile ? profileOf(flags.profile, 'as asked (--profile)') : undefined;
+      const chosen = flags.profile ? profileOf(flags.profile, 'as asked') : undefined;
       const runProfile =
         chosen ??
         profileOf(
           'strict',
-          "answers of a sob run: your own benchmark, the reference's defects fixed; --profile sob for parity",
+          "the default for a run's answers (its directory or its responses.jsonl): your own benchmark, the reference's defects fixed; --profile sob for parity",
         );
       const fileProfile =
         chosen ??
@@ -239,7 +239,7 @@ records (the compliance track) are not scored leniently.`,
           ? profileOf('strict', '--assert-formats is a strict-profile option')
           : profileOf(
               'sob',
-              'a response file in the SOB layout: parity with the SOB reference; --profile strict fixes its quirks',
+              'the default for response files: parity with the SOB reference; --profile strict fixes its quirks',
             ));
       // A run directory (manifest.json + responses.jsonl) is scored into its own evaluation/.
       const { runDirTargets } = await import('../runner/run-dir.ts');

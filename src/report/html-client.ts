@@ -92,6 +92,8 @@ app.appendChild(el('h1',{text:'sob-eval report'}));
 var H={el:el,sortable:sortable,clipped:clipped,section:section};
 if(D.compliance&&!D.leaderboard.length){SOB_COMPLIANCE.render(D,app,H);return;}
 app.appendChild(el('p',{class:'muted',text:D.models.length+' models, '+D.records.length+' records; generated '+D.generated+' from '+D.where}));
+// Which profile scored these numbers, and why (each summary's profile_reason).
+if(D.profile)app.appendChild(el('p',{id:'profile',class:'muted',text:D.profile}));
 if(D.skipped.length||D.warnings.length){
   var nb=el('div',{class:'card notice',id:'notices'});
   if(D.skipped.length){nb.appendChild(el('b',{text:'Left out of this report'}));var ul=el('ul',{id:'skipped'});D.skipped.forEach(function(s){ul.appendChild(el('li',null,[el('code',{text:s.folder}),': '+s.reason]));});nb.appendChild(ul);}

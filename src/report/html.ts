@@ -20,7 +20,7 @@ import { MODALITIES, type Modality } from '../core/record.ts';
 import { type ModelRows, matrixTable, pairwiseMatrix } from './compare.ts';
 import { compactCompliance, complianceReportData, emptyEvaluation, hasSobResults } from './compliance.ts';
 import { COMPLIANCE_CLIENT, COMPLIANCE_CSS } from './compliance-client.ts';
-import { buildLeaderboard, loadEvaluation, readDisplayNames } from './evaluation.ts';
+import { buildLeaderboard, loadEvaluation, profileHeader, readDisplayNames } from './evaluation.ts';
 import { explainRow } from './explain.ts';
 import { REPORT_CLIENT, REPORT_CSS } from './html-client.ts';
 import { LenientReport } from './lenient-report.ts';
@@ -410,6 +410,7 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
     diffs,
     gates,
     lenient: lenient.data(leaderboard),
+    profile: profileHeader(ev.info),
     diffsOmitted,
     maxDiffLeaves: maxLeaves,
     compliance,

@@ -166,7 +166,7 @@ test('eval --match default --temperature 0 --max-retries 1 --timeout-ms 2000 (an
   // Scoring: --profile, --seed, --bootstrap-samples reach the summary; --match adds the lenient block.
   const summary = JSON.parse(readFileSync(join(dir, 'evaluation/text/openai_m/eval_summary.json'), 'utf8'));
   assert.equal(summary.profile, 'strict');
-  assert.equal(summary.profile_reason, 'as asked (--profile)');
+  assert.equal(summary.profile_reason, 'as asked');
   assert.ok(summary.lenient, 'lenient block');
   // e1 exact; e2 right up to case (name, city): exact Value Accuracy below 1, lenient 1.
   const [row] = JSON.parse(readFileSync(join(dir, 'leaderboard.json'), 'utf8'));
@@ -185,4 +185,6 @@ test('eval --match default --temperature 0 --max-retries 1 --timeout-ms 2000 (an
   );
   assert.ok(data.lenient, 'the report carries the lenient data');
   assert.equal(data.lenient.policy, 'default');
+  // The report's header names the profile and why.
+  assert.equal(data.profile, 'Profile: strict (as asked)');
 });

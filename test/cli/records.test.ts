@@ -366,19 +366,22 @@ test('score <run> and score <run>/responses.jsonl give byte-identical rows, with
   assert.equal(JSON.parse(dirWise.rows).leaf_value_em, 2 / 3);
   for (const s of [dirWise, fileWise]) {
     assert.equal(s.summary.profile, 'strict');
-    assert.match(s.summary.profile_reason, /^answers of a sob run: your own benchmark/);
     assert.match(
-      s.stderr,
-      /^profile: strict \(answers of a sob run: your own benchmark, the reference's defects fixed; --profile sob for parity\)$/m,
+      s.summary.profile_reason,
+      /^the default for a run's answers \(its directory or its responses\.jsonl\): your own benchmark/,
     );
     assert.match(
       s.stderr,
-      /^scored 1\/1 files in .* \(weighted means shown; profile: strict \(answers of a sob run/m,
+      /^profile: strict \(the default for a run's answers \(its directory or its responses\.jsonl\): your own benchmark, the reference's defects fixed; --profile sob for parity\)$/m,
+    );
+    assert.match(
+      s.stderr,
+      /^scored 1\/1 files in .* \(weighted means shown; profile: strict \(the default for a run's answers/m,
     );
   }
   // --profile sob is said as asked, and gives the other number.
   const asSob = await sob(['score', run, '--profile', 'sob', '--bootstrap-samples', '0'], { cwd: tmp }).done;
   assert.equal(asSob.code, 0, asSob.stderr);
-  assert.match(asSob.stderr, /^profile: sob \(as asked \(--profile\)\)$/m);
+  assert.match(asSob.stderr, /^profile: sob \(as asked\)$/m);
   assert.equal(JSON.parse(readFileSync(rows, 'utf8')).leaf_value_em, 1);
 });
