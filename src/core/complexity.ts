@@ -102,8 +102,9 @@ function shapeOf(root: Json, node: Json, seen: Set<string>, guard: number, budge
 export const SHAPE_BUDGET = 20_000;
 
 /**
- * DESIGN.md's rule: easy = an object of scalars; medium = nested objects or arrays of scalars
- * (depth 2); hard = arrays of objects or depth >= 3.
+ * The rule of docs/records.md (and docs/design.md "Records and benchmarks"): easy = an object of
+ * scalars; medium = nested objects or arrays of scalars (depth 2); hard = arrays of objects or
+ * depth >= 3.
  */
 export function deriveComplexity(schema: Json): Complexity {
   const budget = { left: SHAPE_BUDGET };
