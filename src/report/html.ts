@@ -254,6 +254,8 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
           hier_path_recall: num(r.get('hier_path_recall')),
           type_precision: num(r.get('type_precision')),
           leaf_value_em: num(r.get('leaf_value_em')),
+          // The gate from the row's own path-set F1 (= the raw F1 where the answer passed its schema).
+          coverage_gate: coverageGate(m, num(r.get('path_set_f1'))),
           missing_gt_paths: Array.isArray(r.get('missing_gt_paths'))
             ? (r.get('missing_gt_paths') as PyValue[]).map((p) => String(p))
             : undefined,
