@@ -385,3 +385,44 @@ test('score <run> and score <run>/responses.jsonl give byte-identical rows, with
   assert.match(asSob.stderr, /^profile: sob \(as asked\)$/m);
   assert.equal(JSON.parse(readFileSync(rows, 'utf8')).leaf_value_em, 1);
 });
+
+test('score --benchmark checks the benchmark with the same loader: exit 2 before scoring, --skip-invalid leaves the rejected record out', async () => {
+  const [a, b, c] = handWritten('k');
+  const bench = write('score-bench.jsonl', [a, b.replace('"ground_truth"', '"ground_truht"'), c]);
+  // Answers for all three (the gold answers, as a response file).
+  const answersFile = write(
+    'response_k.jsonl',
+    [a, b, c].map((l) => {
+      const r = JSON.parse(l);
+      r.metadata.model_id = 'k';
+      r.output.candidate_response = r.output.ground_truth;
+      return JSON.stringify(r);
+    }),
+  );
+  const out = join(tmp, 'score-k');
+  const stop = await sob(['score', answersFile, '--benchmark', bench, '--out', out], { cwd: tmp }).done;
+  assert.equal(stop.code, 2, stop.stderr);
+  assert.match(
+    stop.stderr,
+    /score-bench\.jsonl:2 \(record k2\): unknown key `ground_truht` in output; did you mean `ground_truth`\?/,
+  );
+  assert.match(stop.stderr, /nothing was scored; fix it, or pass --skip-invalid/);
+  assert.equal(existsSync(out), false);
+  const go = await sob(
+    ['score', answersFile, '--benchmark', bench, '--out', out, '--skip-invalid', '--bootstrap-samples', '0'],
+    { cwd: tmp },
+  ).done;
+  assert.equal(go.code, 0, go.stderr);
+  const rows = readFileSync(join(out, 'text/k/eval_records.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  // k2's answer is not in the (checked) benchmark: not scored; k1 and k3 weigh what their schemas give.
+  assert.deepEqual(
+    rows.map((r) => [r.record_id, r.schema_complexity, r.leaf_value_em]),
+    [
+      ['k1', 'easy', 1],
+      ['k3', 'medium', 1],
+    ],
+  );
+});
