@@ -21,6 +21,13 @@ export const LENIENT_METRICS = [
   ['field_f1', 'Field F1'],
   /** Lenient minus exact Value Accuracy, per record: the part of the loss that is formatting. */
   ['value_accuracy_gap', 'Value Accuracy Gap'],
+  /**
+   * The lenient Value Accuracy the hardening gate holds at 0: values lenient matching accepts in
+   * an answer that fails its schema (`"1,000"` for a number). Loss the gap cannot show, so the
+   * formatting share is not understated unseen. Last, so the other metrics' intervals stay as
+   * they were (each metric's draws come after the ones before it).
+   */
+  ['held_by_hardening', 'Lenient Value Accuracy Held by Hardening'],
 ] as const;
 export type LenientMetric = (typeof LENIENT_METRICS)[number][0];
 
@@ -41,6 +48,8 @@ export interface LenientPart {
   counts: number[];
   /** Leaves accepted per matcher (`exact`, `text`, `number`, ..., `judge`). */
   matchers: Record<string, number>;
+  /** Accepted leaves of the wrong JSON type (`"1,000"` for a number). */
+  typeSlips?: number;
 }
 
 /** What the lenient block is computed from (structured-cloneable, like `SummaryData`). */
@@ -52,6 +61,8 @@ export interface LenientData {
   weights: Float64Array;
   counts: number[];
   matchers: Record<string, number>;
+  /** Accepted leaves of the wrong JSON type, summed. */
+  typeSlips?: number;
 }
 
 /** Collects one file's (one source's) lenient numbers, record by record. */
@@ -62,6 +73,7 @@ export class LenientAccumulator {
   private readonly counts = LEAF_COUNTS.map(() => 0);
   private readonly matchers = new Map<string, number>();
   private withJudge = false;
+  private typeSlips = 0;
 
   add(part: LenientPart, weight: number): void {
     part.values.forEach((v, i) => {
@@ -77,6 +89,7 @@ export class LenientAccumulator {
       this.counts[i] += c;
     });
     for (const [k, n] of Object.entries(part.matchers)) this.matchers.set(k, (this.matchers.get(k) ?? 0) + n);
+    this.typeSlips += part.typeSlips ?? 0;
   }
 
   /** `policy` as the summary names it; `judge` the judge's provider id (null: none answered). */
@@ -91,6 +104,7 @@ export class LenientAccumulator {
       weights: this.weights.view().slice(),
       counts: [...this.counts],
       matchers,
+      typeSlips: this.typeSlips,
     };
   }
 }
@@ -155,6 +169,32 @@ function block(
   return out;
 }
 
+/**
+ * Where the exact Value Accuracy's loss goes (weighted means): the formatting lenient matching
+ * forgives (the gap), the accepted values the hardening gate holds (an answer that fails its
+ * schema scores 0 under both), and the rest (wrong or missing values, the coverage gate). Shares
+ * are of the exact loss; null when nothing is lost.
+ */
+export function lossBreakdown(d: LenientData): Record<string, unknown> {
+  const col = (k: LenientMetric) =>
+    mean(d.columns[LENIENT_METRICS.findIndex(([key]) => key === k)], d.weights);
+  const lenient = col('lenient_value_accuracy');
+  const gap = col('value_accuracy_gap');
+  const held = col('held_by_hardening');
+  const loss = 1 - (lenient - gap);
+  const share = (x: number) => (loss > 0 ? x / loss : null);
+  return {
+    weighting: 'schema_complexity',
+    exact_loss: loss,
+    formatting: gap,
+    held_by_hardening: held,
+    rest: loss - gap - held,
+    formatting_share: share(gap),
+    held_by_hardening_share: share(held),
+    type_slip_leaves: BigInt(d.typeSlips ?? 0),
+  };
+}
+
 /** The summary's `lenient` block (bigints are ints, numbers floats, as `buildSummary` writes). */
 export function buildLenientSummary(
   d: LenientData,
@@ -177,6 +217,7 @@ export function buildLenientSummary(
       overall_weighted: block(d.noJudge, d.weights, true, iv.noJudgeWeighted),
     };
   }
+  out.loss = lossBreakdown(d);
   const leaves: Record<string, bigint> = {};
   LEAF_COUNTS.forEach((k, i) => {
     leaves[k] = BigInt(d.counts[i]);

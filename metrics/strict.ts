@@ -231,8 +231,11 @@ export function scoreRecordStrict(view: ScoringView, opts: StrictOptions): Stric
       continue; // strict: a missing path scores 0 everywhere
     }
     overlap++;
-    if (leafEquals(g, c)) exact++;
-    tokens += isEmptyContainer(g) || isEmptyContainer(c) ? (leafEquals(g, c) ? 1 : 0) : tokenF1(g, c);
+    const equal = leafEquals(g, c);
+    if (equal) exact++;
+    // Equal values are fully faithful: `1500000.0` and `1500000` are one number here (fix 2), for
+    // Faithfulness as for Value Accuracy; only unequal values are compared token by token.
+    tokens += equal ? 1 : isEmptyContainer(g) || isEmptyContainer(c) ? 0 : tokenF1(g, c);
   }
   const structure = f1(overlap, pred.size, gt.size);
   const gate = coverageGate(opts.modality, structure);

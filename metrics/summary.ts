@@ -91,6 +91,8 @@ export interface SummaryOptions {
   errorAnalysis: boolean;
   /** The profile that scored the rows, written as the summary's `profile` (ours; omitted when unset). */
   profile?: 'sob' | 'strict';
+  /** Why that profile was chosen, written as `profile_reason` (ours; omitted when unset). */
+  profileReason?: string;
 }
 
 export const DEFAULT_SUMMARY_OPTIONS: SummaryOptions = {
@@ -621,6 +623,7 @@ export function buildSummary(
 ): Record<string, unknown> {
   const payload: Record<string, unknown> = { response_file: responseFile };
   if (opts.profile) payload.profile = opts.profile;
+  if (opts.profileReason) payload.profile_reason = opts.profileReason;
   Object.assign(payload, {
     num_records: BigInt(acc.weights.length),
     model_ids: [...acc.modelIds].sort(compareCodePoints),

@@ -4,6 +4,8 @@
  *   parse_failure      the answer is not a JSON object or array
  *   schema_violation   parsed, but fails its schema (or the schema itself is invalid)
  *   missing_paths      valid, but some ground-truth paths are absent
+ *   coverage_gate      valid, all paths there, but extra paths put the path-set F1 under the
+ *                      coverage gate, which takes Value Accuracy down (whatever the values)
  *   type_mismatch      valid, all paths there, some leaf of the wrong type
  *   value_error        valid, all paths there, types right, some value wrong
  *   correct            every leaf right
@@ -12,6 +14,7 @@ export const ERROR_CLASSES = [
   'parse_failure',
   'schema_violation',
   'missing_paths',
+  'coverage_gate',
   'type_mismatch',
   'value_error',
   'correct',
@@ -27,12 +30,16 @@ export interface TaxonomyRow {
   type_precision: number;
   leaf_value_em: number;
   missing_gt_paths?: string[];
+  /** The coverage gate the row's Value Accuracy was multiplied by (1: none fired). */
+  coverage_gate?: number;
 }
 
 export function classify(r: TaxonomyRow): ErrorClassName {
   if (r.json_root_structured === 0) return 'parse_failure';
   if (r.schema_valid_input === 0 || r.schema_compliance === 0) return 'schema_violation';
   if (r.hier_path_recall < 1) return 'missing_paths';
+  // The gate that fired names the record, never "value error": its values may all be right.
+  if (r.leaf_value_em < 1 && (r.coverage_gate ?? 1) < 1) return 'coverage_gate';
   if (r.type_precision < 1) return 'type_mismatch';
   if (r.leaf_value_em < 1) return 'value_error';
   return 'correct';

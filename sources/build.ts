@@ -21,6 +21,7 @@ import {
   type BenchmarkManifest,
   makeManifest,
   manifestPathFor,
+  readManifest,
   totalsOfFile,
   type Uncounted,
   writeManifest,
@@ -208,6 +209,8 @@ async function writeOutputs(
   }
   let written = 0;
   let rejected = 0;
+  /** Records of this build whose schema_complexity was derived from the schema. */
+  let derived = 0;
   const warnings: BuildWarning[] = [];
   const maxLogged = opts.maxWarningsLogged ?? 50;
   const reject = (p: Problem) => {
@@ -215,7 +218,8 @@ async function writeOutputs(
     rejects.write(
       `${JSON.stringify({ origin: p.origin, record_id: p.record_id ?? null, reasons: p.reasons, record: p.record })}\n`,
     );
-    log(`rejected ${p.record_id ?? p.origin}: ${p.reasons.join('; ')}`);
+    // One line: the record id (else where it came from), the reasons, then where it came from.
+    log(`rejected ${p.record_id ?? p.origin}: ${p.reasons.join('; ')}${p.record_id ? ` (${p.origin})` : ''}`);
   };
   let after: Awaited<ReturnType<typeof totalsOfFile>>;
   try {
@@ -235,6 +239,7 @@ async function writeOutputs(
       }
       const rec = c.record as { metadata: Record<string, unknown> };
       if (rec.metadata.schema_complexity === undefined) {
+        derived++;
         const { record_id, source, ...rest } = rec.metadata;
         rec.metadata = { record_id, source, schema_complexity: res.derivedComplexity, ...rest };
       }
@@ -272,6 +277,10 @@ async function writeOutputs(
   rejects.commit();
   if (warnings.length > maxLogged) log(`... and ${warnings.length - maxLogged} more warnings`);
   const manifest = makeManifest(after.totals, basename(out), after.uncounted);
+  // Said in the manifest, so a reader knows which weights the records stated and which the tool
+  // derived (an append adds to what the manifest said before).
+  const derivedBefore = opts.append ? (readManifest(out)?.schema_complexity_derived ?? 0) : 0;
+  if (derived + derivedBefore > 0) manifest.schema_complexity_derived = derived + derivedBefore;
   writeManifest(out, manifest);
   return {
     out,

@@ -33,6 +33,8 @@ export interface BenchmarkManifest {
   tool_version: string;
   /** The records file this manifest describes (its name, relative to the manifest). */
   benchmark?: string;
+  /** Records that gave no `schema_complexity`: it was derived from their schema's shape. */
+  schema_complexity_derived?: number;
 }
 
 export function toolVersion(): string {
@@ -128,4 +130,13 @@ export function writeManifest(recordsFile: string, manifest: BenchmarkManifest):
   const path = manifestPathFor(recordsFile);
   writeJsonAtomic(path, manifest);
   return path;
+}
+
+/** The manifest beside a records file, or undefined when there is none or it does not parse. */
+export function readManifest(recordsFile: string): BenchmarkManifest | undefined {
+  try {
+    return JSON.parse(readFileSync(manifestPathFor(recordsFile), 'utf8')) as BenchmarkManifest;
+  } catch {
+    return undefined;
+  }
 }

@@ -63,6 +63,15 @@ export const LOADERS: readonly LoaderEntry[] = [
     file: 'sob-rows.ts',
   },
   {
+    kind: 'records',
+    summary:
+      'your own records: {id, context, question, schema, ground_truth} rows, fields renamed with --map',
+    input: 'a JSONL, JSON or CSV file',
+    annotations: false,
+    source: "the row's own source, else --source, else text",
+    file: 'records.ts',
+  },
+  {
     kind: 'jsonschemabench',
     summary: "JSONSchemaBench's real-world schemas as schema-only records (category = dataset)",
     input: 'its data folder (<dataset>/<id>.json), or one dataset folder',

@@ -11,6 +11,7 @@
  */
 import type { PyValue } from '../src/core/pyjson.ts';
 import type { Modality } from '../src/core/record.ts';
+import type { CheckMode } from '../src/core/record-checks.ts';
 // Type only (erased at run time): no loader is loaded by reading this file.
 import type { DownloadOptions } from './sob-rows.ts';
 
@@ -49,13 +50,8 @@ export interface RecordLoadResult {
   problems: Problem[];
 }
 
-/**
- * How a loader's records are checked (sources/checks.ts): `extraction` = every check (schema,
- * ground truth valid under it, >= 3 properties, grounding warnings); `probe` = the same without
- * grounding (a probe's values are transformed from the context on purpose); `compliance` =
- * schema-only records (no ground truth): the shape and a unique id, the schema an object.
- */
-export type CheckMode = 'extraction' | 'probe' | 'compliance';
+/** How a loader's records are checked (src/core/record-checks.ts). */
+export type { CheckMode };
 
 /** Options `sob build` hands every loader; each reads the ones it knows. */
 export interface LoaderOptions {
@@ -67,6 +63,8 @@ export interface LoaderOptions {
   /** SOB rows: the source of every row, whatever the row, config or file name says. */
   source?: Modality;
   download?: Omit<DownloadOptions, 'log'>;
+  /** Records: our field -> the user's column (`--map context=passage`). */
+  map?: Record<string, string>;
   /** PDF: options handed to pdfToTranscripts as they are (e.g. minOcrPass). */
   pdf?: Record<string, unknown>;
 }

@@ -60,6 +60,13 @@ export interface LeafRow {
   accepted_by: string | null;
   verdict: LeafVerdict;
   similarity: number;
+  /**
+   * `type`: the right value in the wrong JSON type, accepted (a number or boolean written as a
+   * string: `"1,000"` for 1000). A schema that asks for a number fails such an answer, so the
+   * hardening gate holds it at 0 under both the exact and lenient scores: named, so it is not
+   * read as a wrong value.
+   */
+  slip?: 'type';
 }
 
 export interface AlignedPair {
@@ -103,6 +110,8 @@ export interface LenientScore {
   invented_leaves: number;
   /** Leaves waiting for the judge (counted as not accepted) and leaves it could not answer. */
   pending_leaves: number;
+  /** Accepted leaves of the wrong JSON type (`"1,000"` for a number): see `LeafRow.slip`. */
+  type_slip_leaves: number;
   unscored_leaves: number;
   matcher_counts: Record<string, number>;
   leaves: LeafRow[];
@@ -499,6 +508,8 @@ class Explainer {
   accepted = 0;
   unscored = 0;
   pending = 0;
+  /** Accepted leaves of the wrong JSON type (see `LeafRow.slip`). */
+  typeSlips = 0;
   missed = 0;
   faith = 0;
   /** Predicted leaf paths compared with some gold leaf, and those backing an accepted one. */
@@ -625,8 +636,18 @@ class Explainer {
       this.supporting.add(pp);
       this.counts[by!] = (this.counts[by!] ?? 0) + 1;
     } else this.faith += tokenF1(g, p);
-    this.row({ path: gp, pred_path: pp, matcher: m.name, accepted_by: by, verdict, similarity });
+    const row: LeafRow = { path: gp, pred_path: pp, matcher: m.name, accepted_by: by, verdict, similarity };
+    if (verdict === 'match' && isTypeSlip(g, p)) {
+      row.slip = 'type';
+      this.typeSlips++;
+    }
+    this.row(row);
   }
+}
+
+/** A number or boolean in the ground truth answered as a string (`"1,000"`, `"true"`). */
+function isTypeSlip(g: PyValue, p: PyValue): boolean {
+  return typeof p === 'string' && (typeof g === 'number' || typeof g === 'bigint' || typeof g === 'boolean');
 }
 
 function pairHash(m: LeafMatcher, info: PathInfo, g: PyValue, p: PyValue): string {
@@ -733,6 +754,7 @@ export function scoreLenient(
     missed_leaves: ex.missed,
     invented_leaves: predLeaves - ex.paired.size,
     pending_leaves: ex.pending,
+    type_slip_leaves: ex.typeSlips,
     unscored_leaves: ex.unscored,
     matcher_counts: counts,
     leaves: ex.leaves,

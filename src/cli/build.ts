@@ -23,6 +23,7 @@ interface BuildFlags {
   maxPages?: number;
   pageTimeout?: number;
   ocrEngine?: 'both' | 'tesseract' | 'paddle';
+  map?: string;
 }
 
 export function registerBuild(program: Command): void {
@@ -53,8 +54,12 @@ export function registerBuild(program: Command): void {
     .option('--config <name>', "sob from hf: text | image | audio (or the dataset's own config name)")
     .option(
       '--source <source>',
-      'sob: the source of every row (text | image | audio), whatever the row, config or file name says; needed when none of them tells',
+      'sob: the source of every row (text | image | audio), whatever the row, config or file name says; needed when none of them tells. records: the source of a row that names none (default text)',
       modalityOption,
+    )
+    .option(
+      '--map <field=column,...>',
+      'records: which of your columns holds each field (id, context, question, schema, ground_truth, source, schema_complexity, difficulty), e.g. --map context=passage,ground_truth=answer',
     )
     .option('--split <name>', 'sob from hf: split (default: test for text, train for image and audio)')
     .option(
@@ -102,6 +107,7 @@ Examples:
   sob build pdf pdfs/ --annotations pages.jsonl --out bench/records.jsonl --append
   sob build sob hf:interfaze-ai/sob:audio --out sob-audio/records.jsonl
   sob build sob sob-text.parquet --config text --out sob-text/records.jsonl
+  sob build records my-data.csv --map context=passage,ground_truth=answer --out mine/records.jsonl
 
 Annotations (--annotations FILE), the questions, schemas and ground truths for hotpotqa, pdf and
 ami: JSONL (one annotation a line), a JSON array of them, or a JSON object keyed by source id
@@ -136,8 +142,14 @@ build: pass --source.`,
     .action(async (kind: string, input: string | undefined, flags: BuildFlags) => {
       checkBuildRequest(kind, input, flags.annotations);
       if (flags.config && kind !== 'sob') throw new UserError('--config is for sob inputs only', 2);
-      if (flags.source && kind !== 'sob')
-        throw new UserError(`--source is for sob rows only (${kind} records are always of one source)`, 2);
+      if (flags.source && kind !== 'sob' && kind !== 'records')
+        throw new UserError(
+          `--source is for sob and records rows only (${kind} records are always of one source)`,
+          2,
+        );
+      if (flags.map && kind !== 'records') throw new UserError('--map is for records inputs only', 2);
+      const { parseFieldMap } = await import('../../sources/records.ts');
+      const map = parseFieldMap(flags.map);
       const started = Date.now();
       log(`building ${kind} records${input === undefined ? '' : ` from ${input}`} -> ${flags.out}`);
       // Loaded here, not at the top: the PDF side pulls in pdf.js and tesseract.js.
@@ -152,6 +164,7 @@ build: pass --source.`,
         upper: flags.upper,
         config: flags.config,
         source: flags.source,
+        map,
         split: flags.split,
         download: { endpoint: flags.hfEndpoint, cacheDir: flags.cacheDir, refresh: flags.refresh },
         pdf: {

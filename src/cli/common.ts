@@ -1,7 +1,7 @@
 /** Shared CLI plumbing: option parsers that fail as usage errors, and stderr logging. */
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { UserError } from '../core/errors.ts';
 import { MODALITIES, type Modality, SOURCES, type Source } from '../core/record.ts';
 
@@ -120,4 +120,125 @@ export function evaluationDirOf(dir: string): string {
   if (!kind) return dir;
   log(`reading ${join(dir, 'evaluation')} (the scores of this ${kind})`);
   return join(dir, 'evaluation');
+}
+
+export function numberOption(name: string, min: number, max: number): (v: string) => number {
+  return (v: string) => {
+    const n = Number(v);
+    if (v.trim() === '' || !Number.isFinite(n) || n < min || n > max) {
+      throw new InvalidArgumentError(`${name} must be a number from ${min} to ${max}`);
+    }
+    return n;
+  };
+}
+
+const collect = (v: string, prev: string[]) => [...prev, v];
+
+/** The flags `askOptions` defines, as commander hands them over. */
+export interface AskFlags {
+  source?: Source;
+  limit?: number;
+  concurrency: number;
+  baseUrl: string[];
+  temperature: number;
+  maxTokens: number;
+  timeoutMs: number;
+  maxRetries: number;
+  stream: boolean;
+  promptTemplate?: string;
+  cache?: string | boolean;
+  skipInvalid?: boolean;
+  allowInvalidGroundTruth?: boolean;
+}
+
+/**
+ * How a model is asked, one definition for `sob run` and `sob eval` (so the two never drift):
+ * the selection (--source, --limit, --skip-invalid), the endpoint and concurrency, the paper's
+ * generation settings and their limits, the prompt and the response cache.
+ */
+export function askOptions(cmd: Command, what: { concurrency: string }): Command {
+  cmd
+    .option(
+      '--source <s>',
+      'only records of this source: text | image | audio | schema (a record without one takes it)',
+      sourceOption,
+    )
+    .option('--limit <n>', 'only the first N records', intOption('--limit', 1));
+  return recordCheckOptions(cmd)
+    .option('--concurrency <n>', what.concurrency, intOption('--concurrency', 1), 8)
+    .addOption(
+      new Option('--base-url <url>', 'OpenAI-compatible endpoint; repeat to spread requests over several')
+        .argParser(collect)
+        .default([], 'OPENAI_BASE_URL'),
+    )
+    .option('--temperature <t>', 'sampling temperature', numberOption('--temperature', 0, 2), 0)
+    .option('--max-tokens <n>', 'most output tokens per answer', intOption('--max-tokens', 1), 2048)
+    .option('--timeout-ms <n>', 'time limit per request', intOption('--timeout-ms', 1), 120_000)
+    .option(
+      '--max-retries <n>',
+      'retries per record after a rate limit, server error, timeout or network error (0: none)',
+      intOption('--max-retries', 0),
+      5,
+    )
+    .option(
+      '--no-stream',
+      'ask for whole answers instead of streamed ones (then no ttft_ms/tpot_ms; for servers that cannot stream)',
+    )
+    .option(
+      '--prompt-template <file>',
+      'prompt template with {{context}} {{question}} {{schema}} ([system] / [user] sections optional)',
+    )
+    .option(
+      '--cache [dir]',
+      'reuse answers to identical requests from a response cache (default dir runs/.cache)',
+    );
+}
+
+/**
+ * What to do with benchmark records the check rejects (src/core/benchmark-records.ts), one
+ * definition for `run`, `eval` and `score --benchmark`.
+ */
+export function recordCheckOptions(cmd: Command): Command {
+  return cmd
+    .option(
+      '--skip-invalid',
+      'go on with the benchmark records that pass the checks, leaving out the rejected ones (default: a rejected record stops the command, exit 2, before anything is asked or scored)',
+    )
+    .option(
+      '--allow-invalid-ground-truth',
+      'keep records whose ground truth fails its own schema (warned, not rejected): the SOB image set has one, and the reference scores it',
+    );
+}
+
+/** The response cache folder `--cache [dir]` names, if any. */
+export function cacheDirOf(cache: string | boolean | undefined): string | undefined {
+  return cache === true ? join('runs', '.cache') : cache || undefined;
+}
+
+/** The flags `scoreOptions` defines. */
+export interface ScoreOptionFlags {
+  profile?: 'sob' | 'strict';
+  bootstrapSamples: number;
+  seed: number;
+  match?: string;
+}
+
+/**
+ * How answers are scored, one definition for `sob score` and `sob eval`: the profile, the
+ * bootstrap intervals and lenient matching.
+ */
+export function scoreOptions(cmd: Command, profileHelp: string): Command {
+  return cmd
+    .option('--profile <p>', profileHelp, choiceOption(['sob', 'strict'] as const))
+    .option(
+      '--bootstrap-samples <n>',
+      'bootstrap resamples for the 95% intervals',
+      intOption('--bootstrap-samples'),
+      1000,
+    )
+    .option('--seed <n>', 'bootstrap seed (the weighted summary uses seed + 1)', intOption('--seed'), 42)
+    .option(
+      '--match <policy>',
+      'lenient matching beside the seven metrics: "default" or a policy file (JSON or YAML)',
+    );
 }

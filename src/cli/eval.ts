@@ -4,21 +4,28 @@
  * arguments: the bundled example corpus and the two built-in baselines, offline.
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { UserError } from '../core/errors.ts';
-import { batchOptions, interruptible, intOption, log } from './common.ts';
+import {
+  type AskFlags,
+  askOptions,
+  batchOptions,
+  cacheDirOf,
+  interruptible,
+  intOption,
+  log,
+  type ScoreOptionFlags,
+  scoreOptions,
+} from './common.ts';
+
 import { applyGates, type GateFlags, gateOptions, parseGates, rowSubjects } from './gates.ts';
 
-interface EvalFlags extends GateFlags {
+interface EvalFlags extends AskFlags, ScoreOptionFlags, GateFlags {
   model: string[];
   benchmark?: string;
   evalDir: string;
-  concurrency: number;
-  limit?: number;
-  baseUrl: string[];
   constrained: boolean;
-  bootstrapSamples: number;
   report: boolean;
   progressIntervalMs: number;
   batch?: boolean;
@@ -81,21 +88,13 @@ export function registerEval(program: Command): void {
       'benchmark records (JSONL, with manifest.json beside it); default: the bundled example corpus',
     )
     .option('--eval-dir <dir>', 'where everything goes; re-running the same command resumes', 'runs/eval')
-    .option('--concurrency <n>', 'requests in flight per model', intOption('--concurrency', 1), 8)
-    .option('--limit <n>', 'only the first N records', intOption('--limit', 1))
-    .option(
-      '--base-url <url>',
-      'OpenAI-compatible endpoint (repeatable)',
-      (v: string, p: string[]) => [...p, v],
-      [] as string[],
-    )
-    .option('--constrained', "also hand the schema to the provider's structured-output mode", false)
-    .option(
-      '--bootstrap-samples <n>',
-      'bootstrap resamples for the intervals',
-      intOption('--bootstrap-samples'),
-      1000,
-    );
+    .option('--constrained', "also hand the schema to the provider's structured-output mode", false);
+  // The same controls as sob run and sob score, from the same definitions.
+  askOptions(cmd, { concurrency: 'requests in flight per model' });
+  scoreOptions(
+    cmd,
+    "sob (parity with the published leaderboard) | strict (the reference's defects fixed; the default here: your own benchmark)",
+  );
   cmd.option(
     '--epochs <n>',
     'ask each record N times (each answer kept with its epoch); epochs.{md,json}: mean over epochs, between-epoch SD, records that change',
@@ -138,9 +137,21 @@ to the provider's structured-output mode, where declared coverage means somethin
         : await buildExampleBenchmark(join(evalDir, 'benchmark'));
       if (!existsSync(benchmark)) throw new UserError(`no such benchmark: ${benchmark}`);
       log(`sob eval: ${models.length} model(s) over ${benchmark} -> ${evalDir}`);
-      log(
-        "profile: strict (your own benchmark: the reference's defects fixed; sob score --profile sob for parity)",
-      );
+      // Every record checked once, before any model is asked: a rejected one stops here (exit 2)
+      // or, with --skip-invalid, is left out for every model.
+      const { checkBenchmark, enforceCheck } = await import('../core/benchmark-records.ts');
+      const { resolveBenchmark: benchmarkFile } = await import('../runner/run.ts');
+      const check = await checkBenchmark(resolve(benchmarkFile(benchmark)), {
+        source: flags.source,
+        limit: flags.limit,
+        allowInvalidGroundTruth: flags.allowInvalidGroundTruth,
+      });
+      enforceCheck(check, { skipInvalid: flags.skipInvalid, log });
+      const profile = flags.profile ?? 'strict';
+      const profileReason = flags.profile
+        ? 'as asked'
+        : "the default for sob eval: your own benchmark, the reference's defects fixed; --profile sob for parity";
+      log(`profile: ${profile} (${profileReason})`);
 
       const { createProvider } = await import('../providers/index.ts');
       const { runBenchmark, resolveBenchmark } = await import('../runner/run.ts');
@@ -150,7 +161,16 @@ to the provider's structured-output mode, where declared coverage means somethin
       const { ProgressReporter } = await import('../runner/progress.ts');
       const { epochEvaluationDir, epochRunsDir } = await import('../report/epochs.ts');
       const evaluation = join(evalDir, 'evaluation');
-      const template = loadTemplate();
+      const template = loadTemplate(flags.promptTemplate);
+      // Lenient matching (--match): prepared once, used for every model's answers.
+      const match = flags.match
+        ? await (await import('../scoring/lenient-run.ts')).prepareLenientRun({
+            policy: flags.match,
+            cacheDir: join('runs', '.judge-cache'),
+            baseUrls: [],
+            log,
+          })
+        : undefined;
       let failed = 0;
       let answeredModels = 0;
       let progress: InstanceType<typeof ProgressReporter> | undefined;
@@ -167,14 +187,19 @@ to the provider's structured-output mode, where declared coverage means somethin
         provider,
         benchmark,
         runDir: join(evalDir, 'runs', sanitizeModelId(model)),
+        source: flags.source,
         limit: flags.limit,
         concurrency: flags.concurrency,
         constrained: flags.constrained,
-        temperature: 0,
-        maxTokens: 2048,
-        timeoutMs: 120_000,
-        maxRetries: 5,
+        temperature: flags.temperature,
+        maxTokens: flags.maxTokens,
+        timeoutMs: flags.timeoutMs,
+        maxRetries: flags.maxRetries,
         template,
+        cacheDir: cacheDirOf(flags.cache),
+        check,
+        skipInvalid: flags.skipInvalid,
+        allowInvalidGroundTruth: flags.allowInvalidGroundTruth,
         signal: stop.signal,
         // With --epochs, every answer says which sample it is (epoch 1 here; the others below).
         epoch: flags.epochs > 1 ? 1 : undefined,
@@ -189,14 +214,20 @@ to the provider's structured-output mode, where declared coverage means somethin
               modelDir: name,
               outDir,
               // Ground truths and schemas from the benchmark; unanswered records reported.
-              benchmark: { path: resolveBenchmark(benchmark), limit: flags.limit },
+              benchmark: {
+                path: resolveBenchmark(benchmark),
+                source: flags.source,
+                limit: flags.limit,
+                exclude: check.rejected.map((r) => r.line),
+              },
             },
           ],
           {
             outDir,
-            summary: { bootstrapSamples: flags.bootstrapSamples, seed: 42, topKErrors: 20 },
-            // The user's own benchmark: the strict profile (the gold baseline scores 1.000).
-            profile: { profile: 'strict', assertFormats: false },
+            summary: { bootstrapSamples: flags.bootstrapSamples, seed: flags.seed, topKErrors: 20 },
+            // The user's own benchmark: the strict profile unless asked (the gold baseline scores 1.000).
+            profile: { profile, assertFormats: false, reason: profileReason },
+            match,
             log,
           },
         );
@@ -212,7 +243,7 @@ to the provider's structured-output mode, where declared coverage means somethin
         if (flags.batch && models.length > 1) {
           for (const model of models) {
             if (stop.interrupted()) return interrupted();
-            const provider = await createProvider(model, { baseUrls: flags.baseUrl });
+            const provider = await createProvider(model, { baseUrls: flags.baseUrl, stream: flags.stream });
             try {
               if (!provider.batch) continue;
               await runBenchmark({
@@ -230,7 +261,7 @@ to the provider's structured-output mode, where declared coverage means somethin
         }
         for (const model of models) {
           const name = sanitizeModelId(model);
-          const provider = await createProvider(model, { baseUrls: flags.baseUrl });
+          const provider = await createProvider(model, { baseUrls: flags.baseUrl, stream: flags.stream });
           if (flags.batch && !provider.batch)
             log(`${model}: no batch interface (--batch is for openai: and gemini:); asked as usual`);
           // The runner's progress line, one per model, while it runs.
@@ -303,10 +334,18 @@ to the provider's structured-output mode, where declared coverage means somethin
         );
 
       // The benchmark's per-source totals drive the leaderboard's weights and coverage.
-      const manifest = join(benchmark, '..', 'manifest.json');
+      const manifest = join(resolveBenchmark(benchmark), '..', 'manifest.json');
       // Written by rename, so a symlink planted in the eval directory is replaced, never followed.
-      const { writeFileAtomic } = await import('../core/files.ts');
+      const { writeFileAtomic, writeJsonAtomic } = await import('../core/files.ts');
       if (existsSync(manifest)) writeFileAtomic(join(evaluation, 'manifest.json'), readFileSync(manifest));
+      else {
+        // Records written by hand (no sob build, no manifest): the loader's totals stand in, and
+        // say how many complexities it derived.
+        const { makeManifest } = await import('../../sources/manifest.ts');
+        const m = makeManifest(check.totals, basename(check.file));
+        if (check.derived.size > 0) m.schema_complexity_derived = check.derived.size;
+        writeJsonAtomic(join(evaluation, 'manifest.json'), m);
+      }
       const { hasSobResults } = await import('../report/compliance.ts');
       let rows: import('../../metrics/leaderboard.ts').LeaderboardRow[] = [];
       if (hasSobResults(evaluation)) {

@@ -1,51 +1,35 @@
 /** `sob run`: ask one model every record of a benchmark into a resumable run directory. */
-import { join } from 'node:path';
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { UserError } from '../core/errors.ts';
-import type { Source } from '../core/record.ts';
 import { createProvider } from '../providers/index.ts';
 import { ProgressReporter } from '../runner/progress.ts';
 import { loadTemplate } from '../runner/prompt.ts';
 import { runBenchmark } from '../runner/run.ts';
-import { batchOptions, interruptible, intOption, log, sourceOption } from './common.ts';
+import {
+  type AskFlags,
+  askOptions,
+  batchOptions,
+  cacheDirOf,
+  interruptible,
+  intOption,
+  log,
+  numberOption,
+} from './common.ts';
 
-interface RunFlags {
+interface RunFlags extends AskFlags {
   model: string;
   benchmark: string;
-  source?: Source;
-  limit?: number;
-  concurrency: number;
   runDir?: string;
-  baseUrl: string[];
   constrained: boolean;
-  temperature: number;
-  maxTokens: number;
-  timeoutMs: number;
-  maxRetries: number;
-  promptTemplate?: string;
-  cache?: string | boolean;
   retryBaseMs: number;
   progressIntervalMs: number;
   maxResponseMb: number;
-  stream: boolean;
   batch?: boolean;
   batchFallback: 'batch' | 'online';
   batchPollMs: number;
   batchMaxRequests?: number;
   batchMaxMb?: number;
 }
-
-function numberOption(name: string, min: number, max: number): (v: string) => number {
-  return (v: string) => {
-    const n = Number(v);
-    if (v.trim() === '' || !Number.isFinite(n) || n < min || n > max) {
-      throw new InvalidArgumentError(`${name} must be a number from ${min} to ${max}`);
-    }
-    return n;
-  };
-}
-
-const collect = (v: string, prev: string[]) => [...prev, v];
 
 export function registerRun(program: Command): void {
   const run = program
@@ -57,41 +41,16 @@ export function registerRun(program: Command): void {
     )
     .requiredOption('--benchmark <path>', 'benchmark records (JSONL), or a folder holding records.jsonl')
     .option(
-      '--source <s>',
-      'only records of this source: text | image | audio | schema (a record without one takes it)',
-      sourceOption,
-    )
-    .option('--limit <n>', 'only the first N records', intOption('--limit', 1))
-    .option('--concurrency <n>', 'requests in flight at once', intOption('--concurrency', 1), 8)
-    .option(
       '--run-dir <dir>',
       'run directory (default runs/<run-id>, fixed by model, benchmark, prompt and settings)',
     )
-    .addOption(
-      new Option('--base-url <url>', 'OpenAI-compatible endpoint; repeat to spread requests over several')
-        .argParser(collect)
-        .default([], 'OPENAI_BASE_URL'),
-    )
-    .option('--constrained', "also hand the schema to the provider's structured-output mode", false)
-    .option('--temperature <t>', 'sampling temperature', numberOption('--temperature', 0, 2), 0)
-    .option('--max-tokens <n>', 'most output tokens per answer', intOption('--max-tokens', 1), 2048)
-    .option('--timeout-ms <n>', 'time limit per request', intOption('--timeout-ms', 1), 120_000)
-    .option(
-      '--max-retries <n>',
-      'retries per record after a rate limit, server error, timeout or network error (0: none)',
-      intOption('--max-retries', 0),
-      5,
-    )
-    .option(
-      '--no-stream',
-      'ask for whole answers instead of streamed ones (then no ttft_ms/tpot_ms; for servers that cannot stream)',
-    )
-    .option(
-      '--max-response-mb <n>',
-      'a reply larger than this is an error (too_large), not read into memory',
-      numberOption('--max-response-mb', 0.001, 4096),
-      16,
-    );
+    .option('--constrained', "also hand the schema to the provider's structured-output mode", false);
+  askOptions(run, { concurrency: 'requests in flight at once' }).option(
+    '--max-response-mb <n>',
+    'a reply larger than this is an error (too_large), not read into memory',
+    numberOption('--max-response-mb', 0.001, 4096),
+    16,
+  );
   batchOptions(
     run,
     "ask through the provider's batch interface (openai:, gemini:): half the price, answers within 24 h; a killed run resumes polling the same batch",
@@ -105,14 +64,6 @@ export function registerRun(program: Command): void {
       '--batch-max-mb <n>',
       'split into batches of at most N MB of input (default: the provider limit: OpenAI 200, Gemini 20)',
       numberOption('--batch-max-mb', 0.001, 4096),
-    )
-    .option(
-      '--cache [dir]',
-      'reuse answers to identical requests from a response cache (default dir runs/.cache)',
-    )
-    .option(
-      '--prompt-template <file>',
-      'prompt template with {{context}} {{question}} {{schema}} ([system] / [user] sections optional)',
     )
     .addOption(
       new Option('--retry-base-ms <n>', 'first backoff pause')
@@ -168,7 +119,9 @@ answers (it never submits the same records twice).`,
           timeoutMs: flags.timeoutMs,
           maxRetries: flags.maxRetries,
           template,
-          cacheDir: flags.cache === true ? join('runs', '.cache') : flags.cache || undefined,
+          cacheDir: cacheDirOf(flags.cache),
+          skipInvalid: flags.skipInvalid,
+          allowInvalidGroundTruth: flags.allowInvalidGroundTruth,
           backoff: {
             baseMs: flags.retryBaseMs,
             maxMs: Math.max(flags.retryBaseMs, 60_000),

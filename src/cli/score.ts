@@ -11,21 +11,27 @@ import { readManifest } from '../runner/run-dir.ts';
 import { type BenchmarkRef, fileSha256 } from '../scoring/benchmark.ts';
 import { defaultOutDir, expandInputs, type ScoreTarget, scoreFiles } from '../scoring/score-files.ts';
 import type { ProfileOptions } from '../scoring/score-line.ts';
-import { choiceOption, intOption, log, modalityOption } from './common.ts';
+import {
+  intOption,
+  log,
+  modalityOption,
+  recordCheckOptions,
+  type ScoreOptionFlags,
+  scoreOptions,
+} from './common.ts';
+
 import { applyGates, type GateFlags, gateOptions, parseGates } from './gates.ts';
 
-interface ScoreFlags extends GateFlags {
+interface ScoreFlags extends ScoreOptionFlags, GateFlags {
   modality?: Modality;
   benchmark?: string;
-  profile?: 'sob' | 'strict';
   out?: string;
-  bootstrapSamples: number;
-  seed: number;
+  skipInvalid?: boolean;
+  allowInvalidGroundTruth?: boolean;
   topKErrors: number;
   jobs?: number;
   recordTimeoutMs: number;
   assertFormats?: boolean;
-  match?: string;
   matchJudge?: string;
   baseUrl: string[];
   matchCache?: string;
@@ -62,33 +68,67 @@ function runBenchmark(runDir: string, log: (line: string) => void): BenchmarkRef
     );
     return undefined;
   }
+  // The records the run's check rejected (asked with --skip-invalid) are left out here too.
+  const rejected = (b as { rejected?: unknown }).rejected;
+  const exclude = Array.isArray(rejected)
+    ? rejected.map((r) => (r as { line?: unknown }).line).filter((n): n is number => typeof n === 'number')
+    : [];
   return {
     path: b.path,
     source: isModality(settings.source) ? settings.source : undefined,
     limit: typeof settings.limit === 'number' ? settings.limit : undefined,
+    ...(exclude.length > 0 ? { exclude } : {}),
   };
 }
 
-/** Which profile scores what, in one line (printed before scoring). */
-export function profileLine(targets: ScoreTarget[], chosen: boolean): string {
-  const count = (p: string) => targets.filter((t) => t.profile?.profile === p).length;
-  const [sobN, strictN] = [count('sob'), count('strict')];
-  const what = (n: number) => `${n} file${n === 1 ? '' : 's'}`;
-  if (chosen || strictN === 0 || sobN === 0) {
-    const p = strictN > 0 ? 'strict' : 'sob';
-    const why = chosen
-      ? 'as asked'
-      : p === 'sob'
-        ? 'the default for response files: parity with the SOB reference; --profile strict fixes its quirks'
-        : "the default for run directories: the reference's defects fixed; --profile sob for parity";
-    return `profile: ${p} (${why})`;
+/** Which profile scores what and why, in one line (printed before scoring). */
+export function profileLine(targets: ScoreTarget[]): string {
+  const groups = new Map<string, number>();
+  for (const t of targets) {
+    const key = `${t.profile?.profile ?? 'sob'} (${t.profile?.reason ?? 'the default'})`;
+    groups.set(key, (groups.get(key) ?? 0) + 1);
   }
-  return `profile: sob for ${what(sobN)} (response files: parity with the SOB reference), strict for ${what(strictN)} (run directories)`;
+  if (groups.size === 1) return `profile: ${[...groups.keys()][0]}`;
+  return `profile: ${[...groups].map(([k, n]) => `${k} for ${n} file${n === 1 ? '' : 's'}`).join('; ')}`;
+}
+
+/**
+ * The run a response file belongs to, when it is the responses.jsonl of a run directory: scored
+ * as that run (its benchmark, its profile, its evaluation/), so both spellings give one number.
+ */
+function runOfResponses(
+  file: string,
+  runDirTargets: (dir: string) => ScoreTarget[] | null,
+): ScoreTarget[] | null {
+  if (!existsSync(file) || !statSync(file).isFile()) return null;
+  const run = runDirTargets(dirname(resolve(file)));
+  return run && run.length === 1 && resolve(run[0].file) === resolve(file) ? run : null;
+}
+
+/**
+ * `--benchmark`: checked by the loader `sob run` uses (src/core/benchmark-records.ts); a record
+ * it rejects stops the scoring (exit 2) or, with --skip-invalid, is left out.
+ */
+async function checkedBenchmark(
+  path: string,
+  flags: { skipInvalid?: boolean; allowInvalidGroundTruth?: boolean },
+): Promise<BenchmarkRef> {
+  const { checkBenchmark, enforceCheck } = await import('../core/benchmark-records.ts');
+  const { resolveBenchmark } = await import('../runner/run.ts');
+  const file = resolve(resolveBenchmark(path));
+  const check = await checkBenchmark(file, { allowInvalidGroundTruth: flags.allowInvalidGroundTruth });
+  enforceCheck(check, { skipInvalid: flags.skipInvalid, log, what: 'was scored' });
+  return { path: file, exclude: check.rejected.map((r) => r.line) };
 }
 
 export function registerScore(program: Command): void {
-  const cmd = program
-    .command('score')
+  const cmd = program.command('score');
+  scoreOptions(
+    cmd,
+    "sob (parity with the published leaderboard) | strict (the reference's defects fixed); default: strict for the answers of a sob run (its directory or its responses.jsonl), sob for other response files",
+  );
+  recordCheckOptions(cmd);
+  cmd
     .description('score model responses: per-record rows and a summary with bootstrap intervals per file')
     .argument(
       '<file-or-dir...>',
@@ -98,11 +138,6 @@ export function registerScore(program: Command): void {
       '--modality <m>',
       "text | image | audio (default: each record's metadata.source, else the file name)",
       modalityOption,
-    )
-    .option(
-      '--profile <p>',
-      "sob (parity with the published leaderboard) | strict (the reference's defects fixed); default: sob for response files, strict for run directories",
-      choiceOption(['sob', 'strict'] as const),
     )
     .option('--assert-formats', 'strict profile: assert `format` (date, email, uri, ...)')
     .option(
@@ -114,13 +149,6 @@ export function registerScore(program: Command): void {
       'output root: writes <out>/<modality>/<model>/eval_records.jsonl and eval_summary.json',
       undefined,
     )
-    .option(
-      '--bootstrap-samples <n>',
-      'bootstrap resamples for the 95% intervals',
-      intOption('--bootstrap-samples'),
-      1000,
-    )
-    .option('--seed <n>', 'bootstrap seed (the weighted summary uses seed + 1)', intOption('--seed'), 42)
     .option('--top-k-errors <n>', 'most-missed paths kept in error_analysis', intOption('--top-k-errors'), 20)
     .option('--jobs <n>', 'worker threads (default: one per core)', intOption('--jobs', 1))
     .option(
@@ -128,10 +156,6 @@ export function registerScore(program: Command): void {
       'time budget per record; a record over it is reported, not hung on',
       intOption('--record-timeout-ms', 1),
       20000,
-    )
-    .option(
-      '--match <policy>',
-      'lenient matching beside the seven metrics: "default" or a policy file (JSON or YAML)',
     )
     .option(
       '--match-judge <provider:model>',
@@ -198,26 +222,45 @@ records (the compliance track) are not scored leniently.`,
           2,
         );
       }
-      // Response files (the SOB layout) default to the sob profile, where parity is the point; a
-      // run directory is the user's own benchmark: strict, the reference's defects fixed.
-      const strict: ProfileOptions = { profile: 'strict', assertFormats: flags.assertFormats === true };
-      const sobProfile: ProfileOptions = { profile: 'sob', assertFormats: false };
-      const chosen = flags.profile === 'strict' ? strict : flags.profile === 'sob' ? sobProfile : undefined;
+      // The profile follows the answers, never how their path is written: the answers of a sob
+      // run (its directory, or the responses.jsonl in it) are the user's own benchmark, strict,
+      // the reference's defects fixed; response files in the SOB layout get the sob profile,
+      // where parity is the point. Each profile carries its reason into the summary.
+      const profileOf = (p: 'sob' | 'strict', reason: string): ProfileOptions => ({
+        profile: p,
+        assertFormats: p === 'strict' && flags.assertFormats === true,
+        reason,
+      });
+      const chosen = flags.profile ? profileOf(flags.profile, 'as asked') : undefined;
+      const runProfile =
+        chosen ??
+        profileOf(
+          'strict',
+          "the default for a run's answers (its directory or its responses.jsonl): your own benchmark, the reference's defects fixed; --profile sob for parity",
+        );
+      const fileProfile =
+        chosen ??
+        (flags.assertFormats
+          ? profileOf('strict', '--assert-formats is a strict-profile option')
+          : profileOf(
+              'sob',
+              'the default for response files: parity with the SOB reference; --profile strict fixes its quirks',
+            ));
       // A run directory (manifest.json + responses.jsonl) is scored into its own evaluation/.
       const { runDirTargets } = await import('../runner/run-dir.ts');
       const targets: ScoreTarget[] = [];
       const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
-      const benchmark = flags.benchmark ? { path: resolve(flags.benchmark) } : undefined;
+      const benchmark = flags.benchmark ? await checkedBenchmark(resolve(flags.benchmark), flags) : undefined;
       const addRun = (run: ScoreTarget[]) =>
         targets.push(
           ...run.map((t) => ({
             ...(flags.out ? { file: t.file, modelDir: t.modelDir } : t),
-            profile: chosen ?? strict,
+            profile: runProfile,
             benchmark: benchmark ?? runBenchmark(dirname(t.file), log),
           })),
         );
       for (const input of inputs) {
-        const run = isDir(input) ? runDirTargets(input) : null;
+        const run = isDir(input) ? runDirTargets(input) : runOfResponses(input, runDirTargets);
         if (run) {
           addRun(run);
           continue;
@@ -231,13 +274,7 @@ records (the compliance track) are not scored leniently.`,
                 .filter((r): r is NonNullable<typeof r> => r !== null)
             : [];
         if (runs.length > 0) for (const r of runs) addRun(r);
-        else
-          targets.push(
-            ...expandInputs([input]).map((file) => ({
-              file,
-              profile: chosen ?? (flags.assertFormats ? strict : sobProfile),
-            })),
-          );
+        else targets.push(...expandInputs([input]).map((file) => ({ file, profile: fileProfile })));
       }
       const files = targets.map((t) => t.file);
       const outDir = flags.out ?? defaultOutDir();
@@ -245,7 +282,7 @@ records (the compliance track) are not scored leniently.`,
       log(
         `scoring ${files.length} file${files.length === 1 ? '' : 's'} -> ${targets.every((t) => t.outDir) ? "each run directory's evaluation/" : outDir}`,
       );
-      log(profileLine(targets, flags.profile !== undefined));
+      log(profileLine(targets));
       let done = 0;
       const match = flags.match
         ? await (await import('../scoring/lenient-run.ts')).prepareLenientRun({
@@ -309,7 +346,7 @@ records (the compliance track) are not scored leniently.`,
       if (rows.length > 0) process.stdout.write(`${[fmt(header), ...rows.map(fmt)].join('\n')}\n`);
       if (schemaLines.length > 0) process.stdout.write(`${schemaLines.join('\n')}\n`);
       log(
-        `scored ${done - failures}/${files.length} files in ${((Date.now() - started) / 1000).toFixed(2)} s${rows.length > 0 ? ' (weighted means shown)' : ''}`,
+        `scored ${done - failures}/${files.length} files in ${((Date.now() - started) / 1000).toFixed(2)} s${rows.length > 0 ? ` (weighted means shown; ${profileLine(targets)})` : ''}`,
       );
       if (match?.judge) {
         log(match.judge.summaryLine());

@@ -38,6 +38,8 @@ import { lenientWarnings, readLenientBlock } from './lenient.ts';
 export interface SummaryInfo {
   /** `sob` | `strict`; null when the summary does not say (the reference evaluator's files). */
   profile: string | null;
+  /** Why that profile was chosen (`profile_reason`, ours), when the summary says. */
+  profileReason?: string;
   responseFile?: string;
   /** `data_quality` counts (numbers only), in the file's order. */
   dataQuality: [string, number][];
@@ -147,6 +149,8 @@ function readSummary(file: string): { result: SourceResult; info: SummaryInfo } 
   const distinctRaw = dqGet('distinct_record_ids');
   const info: SummaryInfo = {
     profile: typeof own(raw, 'profile') === 'string' ? (own(raw, 'profile') as string) : null,
+    profileReason:
+      typeof own(raw, 'profile_reason') === 'string' ? (own(raw, 'profile_reason') as string) : undefined,
     responseFile:
       typeof own(raw, 'response_file') === 'string' ? (own(raw, 'response_file') as string) : undefined,
     dataQuality,
@@ -484,6 +488,28 @@ export async function loadEvaluation(
   }
   warnings.push(...profileWarnings(info), ...qualityWarnings(info), ...lenientWarnings(models));
   return { dir, models, info, totals, totalsNote: note, skipped, warnings };
+}
+
+/**
+ * The report's header line on the profile: which one scored every summary and why (each
+ * summary's `profile_reason`), or that they differ. A summary that names none is the sob profile.
+ */
+export function profileHeader(info: Map<string, Partial<Record<Modality, SummaryInfo>>>): string {
+  const seen = new Map<string, Set<string>>();
+  for (const sources of info.values())
+    for (const s of Object.values(sources)) {
+      if (!s) continue;
+      const p = s.profile ?? 'sob';
+      const reasons = seen.get(p) ?? new Set<string>();
+      reasons.add(
+        s.profileReason ?? (s.profile ? 'not stated' : "the reference's own summaries: the sob profile"),
+      );
+      seen.set(p, reasons);
+    }
+  if (seen.size === 0) return '';
+  const part = ([p, reasons]: [string, Set<string>]) => `${p} (${[...reasons].join('; ')})`;
+  if (seen.size === 1) return `Profile: ${part([...seen][0])}`;
+  return `Mixed profiles: ${[...seen].map(part).join(', ')}: their numbers do not compare`;
 }
 
 /** One line when the summaries were scored with different profiles (their numbers do not compare). */

@@ -92,6 +92,8 @@ app.appendChild(el('h1',{text:'sob-eval report'}));
 var H={el:el,sortable:sortable,clipped:clipped,section:section};
 if(D.compliance&&!D.leaderboard.length){SOB_COMPLIANCE.render(D,app,H);return;}
 app.appendChild(el('p',{class:'muted',text:D.models.length+' models, '+D.records.length+' records; generated '+D.generated+' from '+D.where}));
+// Which profile scored these numbers, and why (each summary's profile_reason).
+if(D.profile)app.appendChild(el('p',{id:'profile',class:'muted',text:D.profile}));
 if(D.skipped.length||D.warnings.length){
   var nb=el('div',{class:'card notice',id:'notices'});
   if(D.skipped.length){nb.appendChild(el('b',{text:'Left out of this report'}));var ul=el('ul',{id:'skipped'});D.skipped.forEach(function(s){ul.appendChild(el('li',null,[el('code',{text:s.folder}),': '+s.reason]));});nb.appendChild(ul);}
@@ -192,7 +194,7 @@ D.models.forEach(function(_,mi){var pts=[];present.forEach(function(s,i){var r=r
 svg+='</svg>';rk.appendChild(el('div',{class:'card',html:svg}));})();
 
 // Error taxonomy
-var tx=section('tax','Error taxonomy','Each record in the first class that fits: parse failure, schema violation, missing paths, type mismatch, value error, correct.');
+var tx=section('tax','Error taxonomy','Each record in the first class that fits: parse failure, schema violation (the hardening gate), missing paths, coverage gate (all paths there, but extra ones put the path-set F1 under the gate), type mismatch, value error, correct.');
 (function(){var tb=el('table',{id:'taxonomy'});
 var tcols=[{label:'Model',left:true,get:function(x){return nameOf(x[0]);}},{label:'Source',left:true,get:function(x){return x[1];}},{label:'n',get:function(x){return x[2].n;}}]
   .concat(D.classes.map(function(c){return {label:c.replace('_',' '),get:function(x){return x[2].classes[c].count;},cell:function(x){var k=x[2].classes[c];return el('td',{text:k.count+' ('+(100*k.rate).toFixed(0)+'%)',title:'e.g. '+k.examples.join(', ')});}};}))

@@ -20,7 +20,7 @@ import { MODALITIES, type Modality } from '../core/record.ts';
 import { type ModelRows, matrixTable, pairwiseMatrix } from './compare.ts';
 import { compactCompliance, complianceReportData, emptyEvaluation, hasSobResults } from './compliance.ts';
 import { COMPLIANCE_CLIENT, COMPLIANCE_CSS } from './compliance-client.ts';
-import { buildLeaderboard, loadEvaluation, readDisplayNames } from './evaluation.ts';
+import { buildLeaderboard, loadEvaluation, profileHeader, readDisplayNames } from './evaluation.ts';
 import { explainRow } from './explain.ts';
 import { REPORT_CLIENT, REPORT_CSS } from './html-client.ts';
 import { LenientReport } from './lenient-report.ts';
@@ -303,6 +303,8 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
           hier_path_recall: num(r.get('hier_path_recall')),
           type_precision: num(r.get('type_precision')),
           leaf_value_em: num(r.get('leaf_value_em')),
+          // The gate from the row's own path-set F1 (= the raw F1 where the answer passed its schema).
+          coverage_gate: coverageGate(m, num(r.get('path_set_f1'))),
           missing_gt_paths: Array.isArray(r.get('missing_gt_paths'))
             ? (r.get('missing_gt_paths') as PyValue[]).map((p) => String(p))
             : undefined,
@@ -492,6 +494,7 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
     prompts,
     promptTexts,
     lenient: lenient.data(leaderboard),
+    profile: profileHeader(ev.info),
     diffsOmitted,
     maxDiffLeaves: maxLeaves,
     compliance,

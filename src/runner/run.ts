@@ -8,12 +8,17 @@ import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
+import {
+  type BenchmarkCheck,
+  type BenchmarkItem,
+  checkBenchmark,
+  enforceCheck,
+  selectRecords,
+} from '../core/benchmark-records.ts';
 import { errorMessage, UserError } from '../core/errors.ts';
 import { acquireLock, removeStaleTemps } from '../core/files.ts';
-import { readJsonl } from '../core/jsonl.ts';
 import { dumpsPy, getField, type PyObject, type PyValue, parsePyJson, toPlain } from '../core/pyjson.ts';
 import type { Source } from '../core/record.ts';
-import { BenchmarkRecord, parseStrict } from '../core/record-shape.ts';
 import { unreachableCause } from '../providers/http.ts';
 import { redactSecrets } from '../providers/secrets.ts';
 import {
@@ -64,6 +69,12 @@ export interface RunOptions {
   cacheDir?: string;
   /** Ask through the provider's batch interface (--batch). */
   batch?: BatchSettings;
+  /** The benchmark's check already made (sob eval checks once for all its models, and says it once). */
+  check?: BenchmarkCheck;
+  /** Go on without the records the benchmark check rejects (default: stop, exit 2, nothing asked). */
+  skipInvalid?: boolean;
+  /** Ask records whose ground truth fails its own schema (the reference does). */
+  allowInvalidGroundTruth?: boolean;
   /**
    * `sob eval --epochs N`: which sample of each record this run is (1..N). Written on every
    * answer (`metadata.epoch`); epochs after the first are part of the run's identity and of the
@@ -99,6 +110,8 @@ export interface RunResult {
   runDir: string;
   status: RunStatus;
   progress: Progress;
+  /** The benchmark check (rejected lines, derived complexities). */
+  check?: BenchmarkCheck;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -145,51 +158,8 @@ async function fileSha256(file: string): Promise<string> {
   return h.digest('hex');
 }
 
-export interface Item {
-  id: string;
-  line: number;
-  record: PyObject;
-}
-
-/**
- * The benchmark's selected records, in file order: valid records of `source` (a record without
- * a source takes it), first occurrence of each id, at most `limit`. With `check`, a bad line
- * stops with `file:line: what is wrong` before anything is asked.
- */
-async function* selectRecords(
-  file: string,
-  opts: {
-    source?: Source;
-    limit?: number;
-    check: boolean;
-    /** A line whose id an earlier selected line has (it is skipped). */
-    onRepeat?: (id: string, line: number, first: number) => void;
-  },
-): AsyncGenerator<Item> {
-  const seen = new Map<string, number>();
-  let n = 0;
-  for await (const l of readJsonl(file)) {
-    if (opts.limit !== undefined && n >= opts.limit) return;
-    if (!l.ok) throw new UserError(`${file}:${l.line}: not JSON: ${l.error}`);
-    if (opts.check) {
-      const r = parseStrict(BenchmarkRecord, l.value);
-      if (!r.ok) throw new UserError(`${file}:${l.line}: not a benchmark record: ${r.error}`);
-    }
-    const record = l.value as PyObject;
-    const metadata = record.get('metadata') as PyObject;
-    const id = metadata.get('record_id') as string;
-    const src = metadata.get('source');
-    if (opts.source && src !== undefined && src !== opts.source) continue;
-    const first = seen.get(id);
-    if (first !== undefined) {
-      opts.onRepeat?.(id, l.line, first);
-      continue;
-    }
-    seen.set(id, l.line);
-    n++;
-    yield { id, line: l.line, record };
-  }
-}
+/** A benchmark record about to be asked (read by the one loader, src/core/benchmark-records.ts). */
+export type Item = BenchmarkItem;
 
 /** The settings that decide what a model is asked; a resumed run must match them. */
 function identity(o: RunOptions, benchmarkSha: string) {
@@ -370,19 +340,23 @@ export async function runBenchmark(o: RunOptions): Promise<RunResult> {
       `${o.provider.id}: --batch needs a provider with a batch interface (openai:, gemini:)`,
       2,
     );
-  // Validate and count the selection before asking anything.
-  let total = 0;
-  const repeats: string[] = [];
-  const onRepeat = (rid: string, line: number, first: number) => {
-    repeats.push(`"${rid}" (line ${line}, first at line ${first})`);
-  };
-  for await (const _ of selectRecords(benchmark, { source: o.source, limit: o.limit, check: true, onRepeat }))
-    total++;
+  // Check and count the selection before asking anything: a rejected record is never asked.
+  const check =
+    o.check?.file === benchmark
+      ? o.check
+      : await checkBenchmark(benchmark, {
+          source: o.source,
+          limit: o.limit,
+          allowInvalidGroundTruth: o.allowInvalidGroundTruth,
+        });
+  const total = check.total;
+  const repeats = check.repeats.map((r) => `"${r.id}" (line ${r.line}, first at line ${r.first})`);
   // Said, not silent: the model is asked each id once, for the record on its first line.
   if (repeats.length > 0)
     log(
       `${benchmark}: ${repeats.length} ${repeats.length === 1 ? 'line repeats' : 'lines repeat'} an earlier record id, skipped (each id is asked once, for its first line): ${repeats.slice(0, 5).join(', ')}${repeats.length > 5 ? ', ...' : ''}`,
     );
+  enforceCheck(check, { skipInvalid: o.skipInvalid, log: check === o.check ? () => {} : log });
   if (total === 0)
     throw new UserError(
       `${benchmark}: no records${o.source ? ` of source ${o.source}` : ''} to run (an empty benchmark?)`,
@@ -393,7 +367,7 @@ export async function runBenchmark(o: RunOptions): Promise<RunResult> {
   const lock = acquireLock(runDir, 'run directory');
   try {
     removeStaleTemps(runDir);
-    return await runLocked(o, { benchmark, benchmarkSha, id, runDir, total, log });
+    return { ...(await runLocked(o, { benchmark, benchmarkSha, id, runDir, total, check, log })), check };
   } finally {
     lock.release();
   }
@@ -405,12 +379,13 @@ interface Setup {
   id: ReturnType<typeof identity>;
   runDir: string;
   total: number;
+  check: BenchmarkCheck;
   log: (line: string) => void;
 }
 
 async function runLocked(
   o: RunOptions,
-  { benchmark, benchmarkSha, id, runDir, total, log }: Setup,
+  { benchmark, benchmarkSha, id, runDir, total, check, log }: Setup,
 ): Promise<RunResult> {
   const old = readManifest(runDir);
   if (old) checkResumable(runDir, old, id);
@@ -437,7 +412,7 @@ async function runLocked(
     cost: 0,
     startedAt: startedAt.getTime(),
   };
-  for await (const it of selectRecords(benchmark, { source: o.source, limit: o.limit, check: false })) {
+  for await (const it of selectRecords(check, { source: o.source })) {
     if (answered.has(it.id)) progress.resumed++;
   }
   progress.done = progress.resumed;
@@ -482,7 +457,13 @@ async function runLocked(
           }
         : null,
     },
-    benchmark: { path: benchmark, sha256: benchmarkSha },
+    benchmark: {
+      path: benchmark,
+      sha256: benchmarkSha,
+      // What the loader decided: records left out (--skip-invalid) and complexities it derived.
+      rejected: check.rejected.map((r) => ({ line: r.line, record_id: r.id ?? null, reason: r.reason })),
+      schema_complexity_derived: check.derived.size,
+    },
     prompt: { file: o.template.file ?? null, sha256: o.template.sha256, template: o.template.text },
     counts: {
       selected: total,
@@ -664,7 +645,7 @@ async function runLocked(
       };
       await Promise.all(Array.from({ length: Math.max(1, o.concurrency) }, worker));
     };
-    const source = selectRecords(benchmark, { source: o.source, limit: o.limit, check: false });
+    const source = selectRecords(check, { source: o.source });
     if (o.batch) {
       const items: Item[] = [];
       for await (const it of source) if (!answered.has(it.id)) items.push(it);

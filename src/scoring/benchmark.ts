@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
+import { deriveComplexity, isObj } from '../core/complexity.ts';
 import { UserError } from '../core/errors.ts';
 import { parseLine, readLinesSync } from '../core/jsonl.ts';
 import type { PyObject } from '../core/pyjson.ts';
@@ -20,6 +21,8 @@ export interface BenchmarkRef {
   source?: Source;
   /** The run's `sob run --limit`. */
   limit?: number;
+  /** Lines the benchmark check rejected (src/core/benchmark-records.ts): left out, as the run left them. */
+  exclude?: number[];
 }
 
 /** What the scorer takes from a benchmark record. */
@@ -63,13 +66,15 @@ export function loadBenchmark(ref: BenchmarkRef): Benchmark {
     throw new UserError(`no such benchmark: ${ref.path}`);
   }
   if (!st.isFile()) throw new UserError(`not a benchmark file: ${ref.path}`);
-  const key = `${ref.path}\0${st.size}\0${st.mtimeMs}\0${ref.source ?? ''}\0${ref.limit ?? ''}`;
+  const key = `${ref.path}\0${st.size}\0${st.mtimeMs}\0${ref.source ?? ''}\0${ref.limit ?? ''}\0${ref.exclude?.join(',') ?? ''}`;
+  const exclude = new Set(ref.exclude ?? []);
   const hit = cache.get(key);
   if (hit) return hit;
   const records = new Map<string, BenchmarkRecord>();
   const ids = new Map<Source | '', string[]>();
   for (const l of readLinesSync(ref.path)) {
     if (ref.limit !== undefined && records.size >= ref.limit) break;
+    if (exclude.has(l.line)) continue;
     const p = parseLine(l, SPANS, SKIP);
     if (!p.ok) throw new UserError(`${ref.path}:${l.line}: not JSON: ${p.error}`);
     const md = p.value instanceof Map ? p.value.get('metadata') : undefined;
@@ -83,11 +88,12 @@ export function loadBenchmark(ref: BenchmarkRef): Benchmark {
     if (ref.source && src !== undefined && src !== ref.source) continue;
     if (records.has(id)) continue;
     const modality = isSource(src) ? src : ref.source;
+    const schemaText = p.spans?.get('input.json_schema');
     records.set(id, {
       modality,
-      schemaText: p.spans?.get('input.json_schema'),
+      schemaText,
       groundTruthText: p.spans?.get('output.ground_truth'),
-      schemaComplexity: meta.get('schema_complexity'),
+      schemaComplexity: meta.get('schema_complexity') ?? derivedComplexity(schemaText),
       difficulty: meta.get('difficulty'),
     });
     const list = ids.get(modality ?? '');
@@ -98,6 +104,17 @@ export function loadBenchmark(ref: BenchmarkRef): Benchmark {
   if (cache.size >= 4) cache.clear();
   cache.set(key, b);
   return b;
+}
+
+/** A record without `schema_complexity` weighs what its schema's shape gives, as `sob build` derives it. */
+function derivedComplexity(schemaText: string | undefined): string | undefined {
+  if (schemaText === undefined) return undefined;
+  try {
+    const schema: unknown = JSON.parse(schemaText);
+    return isObj(schema) ? deriveComplexity(schema) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The sha256 of a file (to check a run's benchmark is still the one it answered). */

@@ -108,6 +108,9 @@ function sideLine(recordId: PyValue, line: number, s: LenientScore | null): stri
       .filter((l) => l.accepted_by !== 'exact' || l.pred_path !== l.path)
       .map((l) => [l.path, l.pred_path, l.matcher, l.accepted_by, l.verdict, round(l.similarity)]);
     if (leaves.length > 0) out.leaves = leaves;
+    // Right values in the wrong JSON type ("1,000" for a number): the hardening gate holds them.
+    const slips = s.leaves.filter((l) => l.slip === 'type').map((l) => l.path);
+    if (slips.length > 0) out.type_slips = slips;
     const moved = s.alignments.filter(
       (a) =>
         a.missed.length > 0 ||
@@ -147,6 +150,8 @@ function partOf(s: LenientScore, exactVa: number): Omit<LenientRowPart, 'side'> 
       s.field_recall,
       s.field_f1,
       s.lenient_value_accuracy - exactVa,
+      // What lenient matching accepts in an answer the hardening gate holds at 0.
+      (1 - s.hardening) * s.raw_value_accuracy * s.coverage_gate,
     ],
     counts: [
       s.gold_leaves,
@@ -157,6 +162,7 @@ function partOf(s: LenientScore, exactVa: number): Omit<LenientRowPart, 'side'> 
       s.unscored_leaves,
     ],
     matchers: { ...s.matcher_counts },
+    typeSlips: s.type_slip_leaves,
   };
 }
 
@@ -177,6 +183,7 @@ const UNSCORED: LenientScore = {
   missed_leaves: 0,
   invented_leaves: 0,
   pending_leaves: 0,
+  type_slip_leaves: 0,
   unscored_leaves: 0,
   matcher_counts: {},
   leaves: [],

@@ -65,6 +65,8 @@ export interface ProfileOptions {
   profile: Profile;
   /** strict profile: assert `format`. */
   assertFormats: boolean;
+  /** Why this profile scores these answers (said on stderr and in the summary's `profile_reason`). */
+  reason?: string;
 }
 
 /** What a line is scored with besides itself. */

@@ -317,6 +317,7 @@ export async function runScoring(
           ...opts.summary,
           errorAnalysis: out.modality === 'image',
           profile: profileOf(st.target).profile,
+          profileReason: profileOf(st.target).reason,
         },
         track: out.track.data(profileOf(st.target).profile),
       });

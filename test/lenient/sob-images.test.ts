@@ -173,6 +173,8 @@ test('lenient intervals of 34 files drawn at once equal those of each file alone
         r.field_recall,
         r.field_f1,
         r.lenient_value_accuracy - r.leaf_value_em,
+        // held by hardening: what lenient matching accepts (field recall) where JSON Pass is 0.
+        (1 - r.schema_compliance) * r.field_recall * (r.explanation?.coverage_gate ?? 1),
       ];
       acc.add({ values, counts: [0, 0, 0, 0, 0, 0], matchers: {} }, r.difficulty_weight);
     }

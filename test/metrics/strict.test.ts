@@ -63,6 +63,24 @@ test('2. booleans never equal numbers in strict; numbers still equal by value', 
   assert.equal(strict.valueAccuracy, 0.5);
 });
 
+test('2. numbers equal by value are equal for Faithfulness too: 1500000.0 vs 1500000 is 1 in strict (the sob profile keeps the reference: 2/3)', () => {
+  const schema =
+    '{"type":"object","properties":{"price":{"type":"number"},"lot":{"type":"number"},"unit":{"type":"string"}}}';
+  const { sob, strict } = both(
+    '{"price":1500000.0,"lot":7,"unit":"EUR"}',
+    '{"price":1500000,"lot":7.0,"unit":"EUR"}',
+    schema,
+    {
+      modality: 'text',
+    },
+  );
+  assert.equal(strict.valueAccuracy, 1);
+  assert.equal(strict.faithfulness, 1);
+  // Before: "1500000.0" -> tokens 1500000, 0 against 1500000: F1 2/3; "7" against "7.0" the same.
+  assert.equal(sob.valueAccuracy, 1);
+  assert.equal(sob.faithfulness, (2 / 3 + 2 / 3 + 1) / 3);
+});
+
 test('3. a missing path is not a null: Faithfulness 0 for it in strict', () => {
   const schema = '{"type":"object","properties":{"a":{"type":"string"},"b":{"type":["string","null"]}}}';
   const { sob, strict } = both('{"a":"x","b":null}', '{"a":"x"}', schema);

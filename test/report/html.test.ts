@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { flattenLeaves } from '../../metrics/paths.ts';
+import { ERROR_CLASSES } from '../../metrics/taxonomy.ts';
 import { pyEquals } from '../../metrics/values.ts';
 import { readJsonl } from '../../src/core/jsonl.ts';
 import { buildLeaderboard, loadEvaluation, readDisplayNames } from '../../src/report/evaluation.ts';
@@ -234,7 +235,8 @@ test('a diff budget keeps the report small: wrong answers are embedded first, th
   // Every embedded structured diff under the budget belongs to a record that is not fully correct.
   const [mi, , rows] = (small.rows as [number, string, unknown[][]][]).find((x) => x[1] === 'image')!;
   assert.equal((small.models as string[])[mi], 'phi-4');
-  const correct = new Set(rows.filter((r) => r[8] === 5).map((r) => `${mi}|${r[0]}`));
+  const code = ERROR_CLASSES.indexOf('correct');
+  const correct = new Set(rows.filter((r) => r[8] === code).map((r) => `${mi}|${r[0]}`));
   for (const [k, v] of Object.entries(small.diffs as Record<string, unknown>))
     if (Array.isArray(v)) assert.ok(!correct.has(k), k);
 });

@@ -4,7 +4,7 @@
  * logged as `bad_request`; the other records are asked and answered.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -13,7 +13,7 @@ import { readLines, sob } from './sob-cli.ts';
 const tmp = mkdtempSync(join(tmpdir(), 'sob-hostile-rec-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-test('a 3,000-level schema fails its own record only: 2 of 3 answered, exit 1 with one line, resumable', async () => {
+test('a 3,000-level schema is rejected by the benchmark check before anything is asked (exit 2, one line); with --skip-invalid the other 2 are answered', async () => {
   const deep = `${'{"type":"object","properties":{"x":'.repeat(3000)}{"type":"string"}${'}}'.repeat(3000)}`;
   const plain =
     '{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"},"c":{"type":"string"}}}';
@@ -23,22 +23,29 @@ test('a 3,000-level schema fails its own record only: 2 of 3 answered, exit 1 wi
   writeFileSync(bench, `${[line('r1', plain), line('deep', deep), line('r3', plain)].join('\n')}\n`);
   const dir = join(tmp, 'run');
   // Before: "sob: Maximum call stack size exceeded", exit 1, and no record after it was asked.
+  // Then: asked, failed alone as bad_request. Now the loader's check rejects it: nothing asked.
   const r = await sob(['run', '--model', 'baseline:gold', '--benchmark', bench, '--run-dir', dir], {
     cwd: tmp,
   }).done;
-  assert.equal(r.code, 1, r.stderr);
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /^rejected .*records\.jsonl:2 \(record deep\): invalid draft-07 schema: /m);
   assert.equal(
     r.stderr.trim().split('\n').at(-1),
-    `sob: 1 record failed every attempt (see ${join(dir, 'errors.jsonl')}); re-run the same command to retry them`,
+    `sob: ${bench}: 1 record rejected (listed above): nothing was asked; fix it, or pass --skip-invalid to go on without it`,
   );
+  assert.equal(existsSync(join(dir, 'responses.jsonl')), false);
+  const skip = await sob(
+    ['run', '--model', 'baseline:gold', '--benchmark', bench, '--run-dir', dir, '--skip-invalid'],
+    { cwd: tmp },
+  ).done;
+  assert.equal(skip.code, 0, skip.stderr);
   const answered = readLines(join(dir, 'responses.jsonl')).map((l) => JSON.parse(l).metadata.record_id);
   assert.deepEqual(answered.sort(), ['r1', 'r3']);
-  const errors = readLines(join(dir, 'errors.jsonl')).map((l) => JSON.parse(l));
-  assert.equal(errors.length, 1);
-  assert.equal(errors[0].record_id, 'deep');
-  assert.equal(errors[0].error_class, 'bad_request');
-  assert.equal(errors[0].outcome, 'gave_up');
-  assert.match(errors[0].message, /^cannot build the request: Maximum call stack size exceeded/);
+  const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
+  assert.deepEqual(
+    manifest.benchmark.rejected.map((x: { line: number; record_id: string }) => [x.line, x.record_id]),
+    [[2, 'deep']],
+  );
 });
 
 test('a benchmark line repeating an earlier record id is named on stderr, not skipped silently; each id is asked once', async () => {

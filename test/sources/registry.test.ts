@@ -31,7 +31,7 @@ describe('source loaders: one interface, one registry', () => {
         assert.equal(loader.produces, 'records', entry.kind);
         assert.equal(entry.annotations, false, `${entry.kind}: record loaders need no annotations`);
         assert.equal(typeof loader.loadRecords, 'function');
-        assert.match(loader.checks, /^(extraction|probe|compliance)$/);
+        assert.match(loader.checks, /^(extraction|probe|compliance|records)$/);
       }
     }
   });

@@ -1,0 +1,198 @@
+/**
+ * `sob build records <file>`: a user's own data as benchmark records (docs/records.md).
+ *
+ * The file is JSONL (one object a line), a JSON array, or CSV (a header row). A row is flat,
+ * `{id, context, question, schema, ground_truth}` (also `record_id`, `json_schema`, and optionally
+ * `source`, `schema_complexity`, `difficulty`; any other column goes into the metadata), or already
+ * a record (`metadata`, `input`, `output`). `--map context=passage,ground_truth=answer` names the
+ * user's column for each of our fields, as inspect_ai's FieldSpec does. `schema` and
+ * `ground_truth` may be JSON text (a CSV cell always is). Every record then goes through the
+ * build's checks like any other kind's.
+ */
+import { readFileSync } from 'node:fs';
+import { extname } from 'node:path';
+import { UserError } from '../src/core/errors.ts';
+import type { PyValue } from '../src/core/pyjson.ts';
+import { didYouMean } from '../src/core/record-checks.ts';
+import { parseCsv } from './ami.ts';
+import { type RawRow, readSobFile, sobRowLossless, sobRowToRecord } from './sob-rows.ts';
+import type { Candidate, Problem, RecordLoader } from './types.ts';
+
+/** Our fields, each with the names it is also found under. */
+export const RECORD_FIELDS: Record<string, readonly string[]> = {
+  record_id: ['id', 'record_id'],
+  context: ['context'],
+  question: ['question'],
+  json_schema: ['schema', 'json_schema'],
+  ground_truth: ['ground_truth'],
+  source: ['source'],
+  schema_complexity: ['schema_complexity'],
+  difficulty: ['difficulty'],
+};
+const REQUIRED = ['record_id', 'context', 'question', 'json_schema', 'ground_truth'];
+
+/** `--map context=passage,ground_truth=answer` as {our field: their column}; a usage error when malformed. */
+export function parseFieldMap(spec: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!spec) return out;
+  for (const part of spec.split(',')) {
+    const m = /^\s*([^=\s]+)\s*=\s*(.+?)\s*$/.exec(part);
+    if (!m) throw new UserError(`--map: "${part}" is not field=column (e.g. --map context=passage)`, 2);
+    const field = canonicalField(m[1]);
+    if (!field) {
+      const hint = didYouMean(m[1], Object.values(RECORD_FIELDS).flat());
+      throw new UserError(
+        `--map: unknown field "${m[1]}"${hint ? `; did you mean "${hint}"?` : ''} (fields: id, context, question, schema, ground_truth, source, schema_complexity, difficulty)`,
+        2,
+      );
+    }
+    out[field] = m[2];
+  }
+  return out;
+}
+
+function canonicalField(name: string): string | undefined {
+  return Object.keys(RECORD_FIELDS).find((f) => RECORD_FIELDS[f].includes(name));
+}
+
+function isObj(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** A flat row under our field names (the mapped columns renamed, aliases resolved). */
+function renameRow(
+  row: Record<string, unknown>,
+  map: Record<string, string>,
+): { flat: Record<string, unknown>; from: Map<string, string> } {
+  const flat: Record<string, unknown> = {};
+  const from = new Map<string, string>(); // our field -> the column it came from
+  const taken = new Set<string>();
+  for (const field of Object.keys(RECORD_FIELDS)) {
+    const names = map[field] !== undefined ? [map[field]] : RECORD_FIELDS[field];
+    const col = names.find((n) => n in row);
+    if (col === undefined) continue;
+    flat[field] = row[col];
+    from.set(field, col);
+    taken.add(col);
+  }
+  // Every other column is kept in the metadata (a category, a note): nothing is dropped.
+  for (const [k, v] of Object.entries(row)) if (!taken.has(k) && !(k in flat)) flat[k] = v;
+  return { flat, from };
+}
+
+/** What a missing required field most likely is: a column one or two edits from its name. */
+function missingReasons(flat: Record<string, unknown>, map: Record<string, string>): string[] {
+  const out: string[] = [];
+  const spare = Object.keys(flat).filter((k) => !(k in RECORD_FIELDS));
+  for (const field of REQUIRED) {
+    const v = flat[field];
+    if (v !== undefined && v !== '') continue;
+    const names = map[field] !== undefined ? [map[field]] : RECORD_FIELDS[field];
+    const near = spare.find((c) => names.some((n) => didYouMean(c, [n]) !== undefined));
+    out.push(
+      near
+        ? `unknown column \`${near}\`; did you mean \`${names[0]}\`? (or --map ${field === 'record_id' ? 'id' : field === 'json_schema' ? 'schema' : field}=${near})`
+        : `no \`${names.join('` or `')}\` value${map[field] ? ` (--map ${field}=${map[field]})` : ''}`,
+    );
+  }
+  return out;
+}
+
+/** The rows of a CSV file as objects keyed by its header (empty cells left out). */
+function readCsvRows(file: string): RawRow[] {
+  const text = readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
+  const [header, ...rows] = parseCsv(text);
+  if (!header) throw new UserError(`${file}: empty CSV`);
+  return rows.map((cells, i) => {
+    const row: Record<string, unknown> = {};
+    header.forEach((h, j) => {
+      if ((cells[j] ?? '') !== '') row[h.trim()] = cells[j];
+    });
+    return { origin: `${file}:${i + 2}`, row };
+  });
+}
+
+/** A row read losslessly, renamed the same way (so `1.0` in a ground truth stays `1.0`). */
+function renameLossless(lossless: PyValue | undefined, from: Map<string, string>): PyValue | undefined {
+  if (!(lossless instanceof Map)) return undefined;
+  const out = new Map<string, PyValue>();
+  for (const [field, col] of from) {
+    const v = lossless.get(col);
+    if (v !== undefined) out.set(field, v);
+  }
+  return out;
+}
+
+export function recordCandidates(
+  rows: RawRow[],
+  map: Record<string, string>,
+  defaultSource: string,
+): { candidates: Candidate[]; problems: Problem[] } {
+  const candidates: Candidate[] = [];
+  const problems: Problem[] = [];
+  for (const raw of rows) {
+    const { origin, row } = raw;
+    const parseError = (row as { __parseError?: string } | null)?.__parseError;
+    if (parseError) {
+      problems.push({ origin, reasons: [`not valid JSON: ${parseError}`] });
+      continue;
+    }
+    if (!isObj(row)) {
+      problems.push({ origin, reasons: ['a row must be an object'] });
+      continue;
+    }
+    const nested = 'input' in row || 'output' in row || 'metadata' in row;
+    let flatRow = row;
+    let lossless = raw.lossless;
+    if (!nested) {
+      const { flat, from } = renameRow(row, map);
+      const missing = missingReasons(flat, map);
+      const id =
+        typeof flat.record_id === 'string' || typeof flat.record_id === 'number'
+          ? String(flat.record_id)
+          : undefined;
+      if (missing.length > 0) {
+        problems.push({ origin, record_id: id, reasons: missing, record: row });
+        continue;
+      }
+      flat.source ??= defaultSource;
+      flatRow = flat;
+      lossless = renameLossless(raw.lossless, from);
+    }
+    try {
+      const record = sobRowToRecord(flatRow);
+      const md = record.metadata as Record<string, unknown>;
+      md.source ??= defaultSource;
+      if (!nested)
+        for (const [k, v] of Object.entries(flatRow))
+          if (!(k in RECORD_FIELDS) && !(k in md) && v !== undefined) md[k] = v;
+      candidates.push({ origin, record, lossless: sobRowLossless({ origin, row: flatRow, lossless }) });
+    } catch (e) {
+      problems.push({ origin, reasons: [e instanceof Error ? e.message : String(e)], record: row });
+    }
+  }
+  return { candidates, problems };
+}
+
+export const loader: RecordLoader = {
+  produces: 'records',
+  checks: 'records',
+  loadRecords: async (input, ctx) => {
+    if (input === undefined) throw new UserError('records needs an <input>: a JSONL, JSON or CSV file', 2);
+    const ext = extname(input).toLowerCase();
+    const rows = ext === '.csv' ? readCsvRows(input) : await readSobFile(input);
+    const map = ctx.options.map ?? {};
+    const source = ctx.options.source ?? 'text';
+    const out = recordCandidates(rows, map, source);
+    ctx.log(
+      `read ${rows.length} rows from ${input}${
+        Object.keys(map).length
+          ? ` (mapped: ${Object.entries(map)
+              .map(([f, c]) => `${f}=${c}`)
+              .join(', ')})`
+          : ''
+      }; a row without a source is ${source}`,
+    );
+    return out;
+  },
+};

@@ -1,0 +1,217 @@
+/**
+ * Benchmark records in, validated once: the one reader of a benchmark file for `sob run`,
+ * `sob eval` and `sob score --benchmark` (docs/records.md).
+ *
+ * `checkBenchmark` reads the selection (records of `source`, a record without a source taking it;
+ * the first line of each id; at most `limit` accepted records) and checks every selected record
+ * as `sob build` does (src/core/record-checks.ts): known keys, the shape, the schema a valid
+ * draft-07 document, a ground truth present and valid under it. A record that fails is rejected
+ * with one line naming the file, the line, the record id and the reason, and is never asked. A
+ * record without `schema_complexity` gets the one its schema's shape gives, exactly as the build
+ * derives it, so no record weighs 0 unless it says so.
+ *
+ * `selectRecords` then yields the accepted records (complexity filled in) for each pass the
+ * runner makes, without checking them again.
+ */
+
+import { COMPLEXITY_WEIGHT } from './complexity.ts';
+import { UserError, where } from './errors.ts';
+import { readJsonl } from './jsonl.ts';
+import { type PyObject, type PyValue, toPlain } from './pyjson.ts';
+import { type Complexity, SOURCES, type Source } from './record.ts';
+import { checkRecord } from './record-checks.ts';
+
+export interface Selection {
+  /** Only records of this source (`--source`); a record without one takes it. */
+  source?: Source;
+  /** At most this many accepted records (`--limit`). */
+  limit?: number;
+  /** Ask a record whose ground truth fails its own schema (warned, not rejected). */
+  allowInvalidGroundTruth?: boolean;
+}
+
+export interface Rejection {
+  line: number;
+  id?: string;
+  reason: string;
+}
+
+export interface BenchmarkCheck {
+  file: string;
+  /** Accepted records in the selection. */
+  total: number;
+  rejected: Rejection[];
+  /** Lines whose id an earlier selected line has (skipped: each id is asked once). */
+  repeats: { id: string; line: number; first: number }[];
+  /** The complexity derived from the schema, by line, for accepted records that give none. */
+  derived: Map<number, Complexity>;
+  /** Accepted records and their weight (easy 1, medium 2, hard 3) per source, for a manifest. */
+  totals: Record<Source, { records: number; weight: number }>;
+  /** Accepted records whose ground truth fails its schema (kept by --allow-invalid-ground-truth). */
+  warnings: { line: number; id: string; warning: string }[];
+}
+
+export interface BenchmarkItem {
+  id: string;
+  line: number;
+  /** The record, losslessly parsed, `metadata.schema_complexity` filled in when it was derived. */
+  record: PyObject;
+}
+
+/** `file:line (record id): reason`, the one line a rejected record gets. */
+export function rejectionLine(file: string, r: Rejection): string {
+  return `${where(file, r.line, r.id)}: ${r.reason}`;
+}
+
+function idOf(value: PyValue): string | undefined {
+  const md = value instanceof Map ? value.get('metadata') : undefined;
+  const id = md instanceof Map ? md.get('record_id') : undefined;
+  return typeof id === 'string' && id !== '' ? id : undefined;
+}
+
+function sourceOf(value: PyValue): unknown {
+  const md = value instanceof Map ? value.get('metadata') : undefined;
+  return md instanceof Map ? md.get('source') : undefined;
+}
+
+/** Reads the selection and checks each selected record once. */
+export async function checkBenchmark(file: string, sel: Selection = {}): Promise<BenchmarkCheck> {
+  const totals = Object.fromEntries(
+    SOURCES.map((m) => [m, { records: 0, weight: 0 }]),
+  ) as BenchmarkCheck['totals'];
+  const out: BenchmarkCheck = {
+    file,
+    total: 0,
+    rejected: [],
+    repeats: [],
+    derived: new Map(),
+    totals,
+    warnings: [],
+  };
+  const seen = new Map<string, number>();
+  for await (const l of readJsonl(file)) {
+    if (sel.limit !== undefined && out.total >= sel.limit) break;
+    if (!l.ok) {
+      out.rejected.push({ line: l.line, reason: `not JSON: ${l.error}` });
+      continue;
+    }
+    const id = idOf(l.value);
+    const src = sourceOf(l.value);
+    if (sel.source && src !== undefined && src !== sel.source) continue;
+    if (id !== undefined) {
+      const first = seen.get(id);
+      if (first !== undefined) {
+        out.repeats.push({ id, line: l.line, first });
+        continue;
+      }
+    }
+    let plain: unknown;
+    try {
+      plain = toPlain(l.value);
+    } catch (e) {
+      // An untrusted value nested thousands of levels deep: that record alone is rejected.
+      if (!(e instanceof RangeError)) throw e;
+      out.rejected.push({ line: l.line, id, reason: 'nested too deeply to read' });
+      continue;
+    }
+    const res = checkRecord(plain, {
+      mode: src === 'schema' ? 'compliance' : 'extraction',
+      // Grounding is the build's advice on how a record was written; a run asks what it is given.
+      skipGrounding: true,
+      fewProperties: 'warning',
+      invalidGroundTruth: sel.allowInvalidGroundTruth ? 'warning' : 'error',
+    });
+    if (!res.ok || !res.record) {
+      out.rejected.push({ line: l.line, id, reason: res.errors.join('; ') });
+      continue;
+    }
+    const rid = res.record.metadata.record_id;
+    seen.set(rid, l.line);
+    out.total++;
+    // Only a ground truth kept against its schema (--allow-invalid-ground-truth) is worth a line:
+    // a small schema is the user's to choose, and a stated complexity their call.
+    for (const w of res.warnings)
+      if (w.startsWith('ground truth does not validate'))
+        out.warnings.push({ line: l.line, id: rid, warning: w });
+    if (res.record.metadata.schema_complexity === undefined && res.derivedComplexity)
+      out.derived.set(l.line, res.derivedComplexity);
+    const complexity = res.record.metadata.schema_complexity ?? res.derivedComplexity;
+    const source = res.record.metadata.source ?? sel.source;
+    if (source && complexity) {
+      totals[source].records++;
+      totals[source].weight += COMPLEXITY_WEIGHT[complexity];
+    }
+  }
+  return out;
+}
+
+/**
+ * The check's verdict for a command about to ask or score: each rejected record's line goes to
+ * `log` (the first 20, then a count), and unless `skipInvalid`, the command stops (exit 2) before
+ * anything is asked. With `skipInvalid` the others go on and a line says how many were left out.
+ */
+export function enforceCheck(
+  check: BenchmarkCheck,
+  opts: { skipInvalid?: boolean; log: (line: string) => void; what?: string },
+): void {
+  const n = check.rejected.length;
+  for (const r of check.rejected.slice(0, 20)) opts.log(`rejected ${rejectionLine(check.file, r)}`);
+  if (n > 20) opts.log(`... and ${n - 20} more rejected records`);
+  if (check.warnings.length > 0) {
+    const w = check.warnings[0];
+    opts.log(
+      `warning: ${check.warnings.length} record${check.warnings.length === 1 ? '' : 's'} kept though ${check.warnings.length === 1 ? 'its' : 'their'} ground truth fails ${check.warnings.length === 1 ? 'its' : 'their'} schema (--allow-invalid-ground-truth; first: ${where(check.file, w.line, w.id)}: ${w.warning})`,
+    );
+  }
+  if (check.derived.size > 0)
+    opts.log(
+      `${check.file}: ${check.derived.size} record${check.derived.size === 1 ? '' : 's'} without schema_complexity: derived from the schema (easy 1, medium 2, hard 3), as sob build does`,
+    );
+  if (n === 0) return;
+  const records = `${n} record${n === 1 ? '' : 's'}`;
+  if (opts.skipInvalid) {
+    opts.log(`${check.file}: ${records} rejected and left out (--skip-invalid); ${check.total} go on`);
+    return;
+  }
+  throw new UserError(
+    `${check.file}: ${records} rejected (listed above): nothing ${opts.what ?? 'was asked'}; fix ${n === 1 ? 'it' : 'them'}, or pass --skip-invalid to go on without ${n === 1 ? 'it' : 'them'}`,
+    2,
+  );
+}
+
+/** The record with its derived complexity in its metadata (after the id and source, as build writes it). */
+function withComplexity(record: PyObject, complexity: Complexity): PyObject {
+  const md = record.get('metadata') as PyObject;
+  const filled: PyObject = new Map();
+  for (const k of ['record_id', 'source']) if (md.has(k)) filled.set(k, md.get(k) as PyValue);
+  filled.set('schema_complexity', complexity);
+  for (const [k, v] of md) if (!filled.has(k)) filled.set(k, v);
+  const out: PyObject = new Map(record);
+  out.set('metadata', filled);
+  return out;
+}
+
+/**
+ * The accepted records of a checked benchmark, in file order: the same selection `check` made
+ * (rejected lines and repeats skipped), each with its derived complexity. Not checked again.
+ */
+export async function* selectRecords(
+  check: BenchmarkCheck,
+  sel: Selection = {},
+): AsyncGenerator<BenchmarkItem> {
+  const rejected = new Set(check.rejected.map((r) => r.line));
+  const repeats = new Set(check.repeats.map((r) => r.line));
+  let n = 0;
+  for await (const l of readJsonl(check.file)) {
+    if (n >= check.total) return;
+    if (!l.ok || rejected.has(l.line) || repeats.has(l.line)) continue;
+    const src = sourceOf(l.value);
+    if (sel.source && src !== undefined && src !== sel.source) continue;
+    const id = idOf(l.value);
+    if (id === undefined) continue;
+    const derived = check.derived.get(l.line);
+    const record = derived ? withComplexity(l.value as PyObject, derived) : (l.value as PyObject);
+    n++;
+    yield { id, line: l.line, record };
+  }
+}

@@ -1,0 +1,280 @@
+/**
+ * Deterministic checks run on every benchmark record: by `sob build` on what it writes, and by the
+ * benchmark loader (src/core/benchmark-records.ts) on what `run`, `eval` and `score` read.
+ *
+ * Hard failures reject the record (it goes to `rejected.jsonl` with its reasons):
+ * - the record shape (zod `BenchmarkRecord`), a unique `metadata.record_id`;
+ * - the schema is a valid draft-07 schema; the ground truth validates against it;
+ * - the schema declares at least three properties (counted over every nesting level).
+ * Warnings keep the record but are reported:
+ * - a given `schema_complexity` that differs from the one derived from the schema;
+ * - a string leaf of the ground truth that cannot be found in the context (grounding).
+ */
+import { distance } from 'fastest-levenshtein';
+import { countProperties, deriveComplexity, isObj } from './complexity.ts';
+import type { Complexity } from './record.ts';
+import { BenchmarkRecord } from './record-shape.ts';
+import { checkDraft7Schema, validateInstance } from './schema.ts';
+
+/**
+ * How a record is checked: `extraction` = every check (schema, ground truth valid under it, >= 3
+ * properties, grounding warnings); `probe` = the same without grounding (a probe's values are
+ * transformed from the context on purpose); `compliance` = schema-only records (no ground truth):
+ * the shape and a unique id, the schema an object; `records` = a user's own records (`sob build
+ * records`): every check, but a schema of fewer than 3 properties is a warning, as `run` and
+ * `eval` read such a record.
+ */
+export {
+  COMPLEXITY_WEIGHT,
+  countProperties,
+  deriveComplexity,
+  isComplexity,
+  SHAPE_BUDGET,
+} from './complexity.ts';
+
+export type CheckMode = 'extraction' | 'probe' | 'compliance' | 'records';
+
+export const MIN_PROPERTIES = 3;
+
+export interface CheckResult {
+  ok: boolean;
+  /** Hard failures: the record is rejected when there is at least one. */
+  errors: string[];
+  warnings: string[];
+  /** The complexity derived from the schema (undefined when the schema is unusable). */
+  derivedComplexity?: Complexity;
+  record?: BenchmarkRecord;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Grounding
+
+/** Case, whitespace and punctuation folded away: what "the same text" means for grounding. */
+export function normaliseForGrounding(s: string): string {
+  return s
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[\u2018\u2019\u201c\u201d]/g, "'")
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+}
+
+/** Edits allowed when a value is looked for fuzzily: about one per ten characters, at most 3. */
+export function editWindow(length: number): number {
+  if (length < 5) return 0;
+  return Math.min(3, Math.max(1, Math.floor(length / 10)));
+}
+
+/**
+ * Smallest edit distance between `needle` and any substring of `hay` (Sellers' algorithm),
+ * stopping early once it is known to be <= `limit`.
+ */
+export function bestSubstringDistance(needle: string, hay: string, limit: number): number {
+  const m = needle.length;
+  if (m === 0) return 0;
+  let prev = new Array<number>(m + 1);
+  let cur = new Array<number>(m + 1);
+  for (let i = 0; i <= m; i++) prev[i] = i;
+  let best = m;
+  for (let j = 1; j <= hay.length; j++) {
+    cur[0] = 0;
+    const c = hay.charCodeAt(j - 1);
+    for (let i = 1; i <= m; i++) {
+      const sub = prev[i - 1] + (needle.charCodeAt(i - 1) === c ? 0 : 1);
+      const del = prev[i] + 1;
+      const ins = cur[i - 1] + 1;
+      cur[i] = sub < del ? (sub < ins ? sub : ins) : del < ins ? del : ins;
+    }
+    if (cur[m] < best) {
+      best = cur[m];
+      if (best <= limit) return best;
+    }
+    [prev, cur] = [cur, prev];
+  }
+  return best;
+}
+
+/** A prepared context: normalised once, searched for many values. */
+export class GroundingIndex {
+  readonly text: string;
+  constructor(context: string) {
+    this.text = ` ${normaliseForGrounding(context)} `;
+  }
+
+  /** True when the value occurs in the context, exactly after normalisation or within the edit window. */
+  has(value: string): boolean {
+    const v = normaliseForGrounding(value);
+    if (v.length === 0) return true;
+    // Exact: whole words (the text is padded with spaces), so "x" is not found inside "next".
+    if (this.text.includes(` ${v} `)) return true;
+    const k = editWindow(v.length);
+    if (k === 0) return false;
+    return bestSubstringDistance(v, this.text, k) <= k;
+  }
+}
+
+/** String leaves of a value with their paths (`items[0].name`). */
+export function stringLeaves(value: unknown, path = ''): { path: string; value: string }[] {
+  const out: { path: string; value: string }[] = [];
+  const walk = (v: unknown, p: string): void => {
+    if (typeof v === 'string') out.push({ path: p || '(root)', value: v });
+    else if (Array.isArray(v)) for (const [i, x] of v.entries()) walk(x, `${p}[${i}]`);
+    else if (isObj(v)) for (const [k, x] of Object.entries(v)) walk(x, p ? `${p}.${k}` : k);
+  };
+  walk(value, path);
+  return out;
+}
+
+/** Paths of ground-truth strings not found in the context. */
+export function ungroundedPaths(groundTruth: unknown, context: string): string[] {
+  const index = new GroundingIndex(context);
+  return stringLeaves(groundTruth)
+    .filter((l) => !index.has(l.value))
+    .map((l) => l.path);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Known keys
+
+/**
+ * The keys a benchmark record may hold in each block (the response format without the answer; a
+ * response line's `candidate_response`, `raw_response` and `eval_info` are tolerated, so a
+ * response file can serve as a benchmark). `metadata` is open: anything passes through.
+ */
+const KNOWN_KEYS: Record<string, readonly string[]> = {
+  record: ['metadata', 'input', 'output', 'eval_info'],
+  input: ['context', 'question', 'json_schema'],
+  output: ['ground_truth', 'candidate_response', 'raw_response'],
+};
+/** Metadata keys the tool reads: a key one or two edits from one of them (and it absent) is a typo. */
+const READ_METADATA = ['record_id', 'source', 'schema_complexity', 'difficulty', 'model_id'];
+
+/** The known key `key` is most likely a typo of, or undefined when none is close. */
+export function didYouMean(key: string, known: readonly string[], maxEdits?: number): string | undefined {
+  let best: string | undefined;
+  let bestD = Number.POSITIVE_INFINITY;
+  for (const k of known) {
+    const d = distance(key.toLowerCase(), k);
+    if (d < bestD) [best, bestD] = [k, d];
+  }
+  const limit = maxEdits ?? Math.max(2, Math.floor((best?.length ?? 0) / 3));
+  return bestD <= limit ? best : undefined;
+}
+
+/**
+ * Keys a record holds that no reader knows, each as one reason: "unknown key `ground_truht` in
+ * output; did you mean `ground_truth`?". A misspelt key would otherwise read as a missing value
+ * (a null ground truth, a weight of 0) and be scored as the model's fault.
+ */
+export function unknownKeys(candidate: unknown): string[] {
+  const out: string[] = [];
+  if (!isObj(candidate)) return out;
+  const check = (block: string, obj: unknown) => {
+    if (!isObj(obj)) return;
+    const known = KNOWN_KEYS[block];
+    for (const key of Object.keys(obj)) {
+      if (known.includes(key)) continue;
+      const hint = didYouMean(key, known);
+      const where = block === 'record' ? 'the record' : block;
+      out.push(
+        `unknown key \`${key}\` in ${where}${hint ? `; did you mean \`${hint}\`?` : ` (known: ${known.join(', ')})`}`,
+      );
+    }
+  };
+  check('record', candidate);
+  check('input', candidate.input);
+  check('output', candidate.output);
+  if (isObj(candidate.metadata)) {
+    for (const key of Object.keys(candidate.metadata)) {
+      if (READ_METADATA.includes(key)) continue;
+      const hint = didYouMean(key, READ_METADATA, 2);
+      if (hint && !(hint in candidate.metadata))
+        out.push(`unknown key \`${key}\` in metadata; did you mean \`${hint}\`?`);
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The record check
+
+export interface CheckOptions {
+  /** record ids already written: a repeat is a hard failure. Updated with accepted ids. */
+  seenIds?: Set<string>;
+  /** Skip the grounding check (a source whose values are not meant to be quoted). */
+  skipGrounding?: boolean;
+  /**
+   * `extraction` (default): every check. `probe`: no grounding (values transformed on purpose).
+   * `compliance`: a schema-only record (no ground truth; the schema need not pass draft-07's
+   * meta-schema, since it is the thing under test): the shape and a unique id only.
+   */
+  mode?: CheckMode;
+  /**
+   * The ">= 3 properties" rule (the paper's curation of a benchmark): a rejection for `sob build`
+   * (default), a warning for records read as they are (`run`, `eval`, `score --benchmark`).
+   */
+  fewProperties?: 'error' | 'warning';
+  /**
+   * A ground truth its own schema rejects: a rejection (default), or a warning where the record
+   * is to be asked anyway (the SOB image set has one such record, and the reference scores it).
+   */
+  invalidGroundTruth?: 'error' | 'warning';
+}
+
+/** All checks on one candidate record; never throws. Adds the id to `seenIds` when accepted. */
+export function checkRecord(candidate: unknown, opts: CheckOptions = {}): CheckResult {
+  const errors: string[] = unknownKeys(candidate);
+  const warnings: string[] = [];
+  const parsed = BenchmarkRecord.safeParse(candidate);
+  if (errors.length > 0) return { ok: false, errors, warnings };
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues.slice(0, 3)) {
+      errors.push(`record shape: ${issue.path.join('.') || 'record'}: ${issue.message}`);
+    }
+    return { ok: false, errors, warnings };
+  }
+  const record = parsed.data;
+  const id = record.metadata.record_id;
+  if (opts.seenIds?.has(id)) errors.push(`duplicate record_id "${id}"`);
+
+  const schema = record.input.json_schema;
+  if (opts.mode === 'compliance') {
+    const ok = errors.length === 0;
+    if (ok) opts.seenIds?.add(id);
+    return { ok, errors, warnings, derivedComplexity: deriveComplexity(schema), record };
+  }
+  if (record.output.ground_truth === undefined) errors.push('no ground truth (output.ground_truth)');
+  let derived: Complexity | undefined;
+  const schemaCheck = checkDraft7Schema(schema);
+  if (!schemaCheck.valid) {
+    errors.push(`invalid draft-07 schema: ${schemaCheck.reason}`);
+  } else {
+    const gt = validateInstance(schema, record.output.ground_truth);
+    if (record.output.ground_truth !== undefined && !gt.valid)
+      (opts.invalidGroundTruth === 'warning' ? warnings : errors).push(
+        `ground truth does not validate against the schema: ${gt.reason}`,
+      );
+    const nProps = countProperties(schema);
+    if (nProps < MIN_PROPERTIES) {
+      ((opts.fewProperties ?? (opts.mode === 'records' ? 'warning' : 'error')) === 'warning'
+        ? warnings
+        : errors
+      ).push(
+        `the schema declares ${nProps} propert${nProps === 1 ? 'y' : 'ies'}; at least ${MIN_PROPERTIES} are needed`,
+      );
+    }
+    derived = deriveComplexity(schema);
+    const given = record.metadata.schema_complexity;
+    if (given !== undefined && given !== derived) {
+      warnings.push(`schema_complexity is "${given}" but the schema's shape makes it "${derived}"`);
+    }
+  }
+  if (!opts.skipGrounding && opts.mode !== 'probe') {
+    for (const path of ungroundedPaths(record.output.ground_truth, record.input.context)) {
+      warnings.push(`ground truth value at ${path} is not found in the context`);
+    }
+  }
+  const ok = errors.length === 0;
+  if (ok) opts.seenIds?.add(id);
+  return { ok, errors, warnings, derivedComplexity: derived, record };
+}
