@@ -3,6 +3,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import { UserError } from '../core/errors.ts';
+import { printable } from '../core/files.ts';
 import { MODALITIES, type Modality, SOURCES, type Source } from '../core/record.ts';
 
 export function intOption(name: string, min = 0): (v: string) => number {
@@ -37,8 +38,9 @@ export function choiceOption<T extends string>(choices: readonly T[]): (v: strin
   };
 }
 
+/** One progress line on stderr; a control character in it (a file name's newline) is escaped. */
 export function log(line: string): void {
-  process.stderr.write(`${line}\n`);
+  process.stderr.write(`${printable(line)}\n`);
 }
 
 /**
