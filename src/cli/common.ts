@@ -74,7 +74,7 @@ export function interruptible(onFirst?: () => void): {
 }
 
 /**
- * --batch, --batch-fallback, --batch-poll-ms (sob run and sob eval). A `--batch-*` option given
+ * --batch, --batch-fallback, --batch-poll-ms, --batch-deadline (sob run and sob eval). A `--batch-*` option given
  * without `--batch` is a usage error (exit 2), not silently ignored while the run goes online.
  */
 export function batchOptions(cmd: Command, batchHelp: string): Command {
@@ -102,6 +102,11 @@ export function batchOptions(cmd: Command, batchHelp: string): Command {
       'time between batch status checks',
       intOption('--batch-poll-ms', 1),
       30_000,
+    )
+    .option(
+      '--batch-deadline <seconds>',
+      'stop waiting for the batches after this long: their records stay pending at the provider, and a re-run collects them (default: no deadline)',
+      intOption('--batch-deadline', 1),
     );
 }
 

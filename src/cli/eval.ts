@@ -23,6 +23,7 @@ interface EvalFlags {
   batch?: boolean;
   batchFallback: 'batch' | 'online';
   batchPollMs: number;
+  batchDeadline?: number;
 }
 
 const DEFAULT_MODELS = ['baseline:gold', 'baseline:skeleton'];
@@ -201,7 +202,11 @@ to the provider's structured-output mode, where declared coverage means somethin
               ...runOptions(model, provider),
               batch:
                 flags.batch && provider.batch
-                  ? { fallback: flags.batchFallback, pollMs: flags.batchPollMs }
+                  ? {
+                      fallback: flags.batchFallback,
+                      pollMs: flags.batchPollMs,
+                      deadlineMs: flags.batchDeadline === undefined ? undefined : flags.batchDeadline * 1000,
+                    }
                   : undefined,
               onProgress: (p) => bar.update(p),
               // Several models write here one after another: each line says whose it is.

@@ -25,7 +25,7 @@ import {
   type ProviderResponse,
   RETRYABLE,
 } from '../providers/types.ts';
-import { type BatchSettings, runBatches, uncollectedBatches } from './batch.ts';
+import { type BatchSettings, heldByBatches, runBatches, uncollectedBatches } from './batch.ts';
 import { cacheKey, ResponseCache } from './cache.ts';
 import { type PromptTemplate, renderPrompt, sha256 } from './prompt.ts';
 import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, sleep } from './retry.ts';
@@ -527,10 +527,11 @@ async function runLocked(
   };
 
   /** Writes an answer (or a refused schema) and counts it; never asked again after this. */
-  const record = (item: Item, res: ProviderResponse | undefined, a: AnswerInfo) => {
+  /** `counted`: false for a record outside this run's --limit (an earlier batch's answer, kept). */
+  const record = (item: Item, res: ProviderResponse | undefined, a: AnswerInfo, counted = true) => {
     responses.append(responseLine(item, o, res, a));
     answered.add(item.id);
-    progress.done++;
+    if (counted) progress.done++;
     if (a.schemaRejected) {
       progress.schemaRejected = (progress.schemaRejected ?? 0) + 1;
       errorLine(item, a.attempts, a.schemaRejected, 'recorded');
@@ -654,11 +655,25 @@ async function runLocked(
     const source = selectRecords(benchmark, { source: o.source, limit: o.limit, check: false });
     if (o.batch) {
       const items: Item[] = [];
-      for await (const it of source) if (!answered.has(it.id)) items.push(it);
+      const inLimit = new Set<string>();
+      for await (const it of source) {
+        inLimit.add(it.id);
+        if (!answered.has(it.id)) items.push(it);
+      }
+      // Records an earlier session's batches hold beyond this --limit: collected, never lost
+      // (and never submitted again).
+      const held = heldByBatches(runDir);
+      const earlier: Item[] = [];
+      for (const id of inLimit) held.delete(id);
+      for (const id of answered) held.delete(id);
+      if (held.size > 0)
+        for await (const it of selectRecords(benchmark, { source: o.source, check: false }))
+          if (held.has(it.id)) earlier.push(it);
       fatal ??= await runBatches({
         provider: o.provider,
         runDir,
         items,
+        earlier,
         request: (it) => requestOf(it, o),
         answered,
         constrained: o.constrained,
@@ -667,7 +682,7 @@ async function runLocked(
         session: session.started_at as string,
         signal: stop.signal,
         record: (it, res, a) => {
-          record(it, res, a);
+          record(it, res, a, inLimit.has(it.id));
           o.onProgress?.(progress);
         },
         error: (it, attempt, pe, outcome) => errorLine(it, attempt, pe, outcome),
