@@ -28,6 +28,7 @@ interface ScoreFlags {
   baseUrl: string[];
   matchCache?: string;
   judgeConcurrency?: number;
+  judgeTimeout?: number;
 }
 
 const SHOWN = [
@@ -147,6 +148,11 @@ export function registerScore(program: Command): void {
       'judge requests in flight (default 4)',
       intOption('--judge-concurrency', 1),
     )
+    .option(
+      '--judge-timeout <seconds>',
+      "the judge's deadline for the whole run: past it nothing more is asked and the pairs without a verdict stay pending (exit 1); default: none",
+      intOption('--judge-timeout', 1),
+    )
     .addHelpText(
       'after',
       `
@@ -186,8 +192,14 @@ records (the compliance track) are not scored leniently.`,
     .action(async (inputs: string[], flags: ScoreFlags) => {
       if (flags.matchJudge && !flags.match)
         throw new UserError('--match-judge needs --match (default or a policy file)', 2);
-      if ((flags.baseUrl.length > 0 || flags.matchCache || flags.judgeConcurrency) && !flags.matchJudge)
-        throw new UserError('--base-url, --match-cache and --judge-concurrency go with --match-judge', 2);
+      if (
+        (flags.baseUrl.length > 0 || flags.matchCache || flags.judgeConcurrency || flags.judgeTimeout) &&
+        !flags.matchJudge
+      )
+        throw new UserError(
+          '--base-url, --match-cache, --judge-concurrency and --judge-timeout go with --match-judge',
+          2,
+        );
       if (flags.assertFormats && flags.profile === 'sob') {
         throw new UserError(
           '--assert-formats needs --profile strict (the sob profile never asserts formats)',
@@ -250,6 +262,7 @@ records (the compliance track) are not scored leniently.`,
             baseUrls: flags.baseUrl,
             cacheDir: flags.matchCache ?? join('runs', '.judge-cache'),
             concurrency: flags.judgeConcurrency,
+            judgeDeadlineMs: flags.judgeTimeout === undefined ? undefined : flags.judgeTimeout * 1000,
             log,
           })
         : undefined;
