@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs
 import { join, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { UserError } from '../core/errors.ts';
+import { plainDirs } from '../core/files.ts';
 import { batchOptions, interruptible, intOption, log } from './common.ts';
 
 interface EvalFlags {
@@ -156,7 +157,8 @@ to the provider's structured-output mode, where declared coverage means somethin
       const runOptions = (model: string, provider: Provider) => ({
         provider,
         benchmark,
-        runDir: join(evalDir, 'runs', sanitizeModelId(model)),
+        // Made without following links: a symlinked runs/ or runs/<model> is refused.
+        runDir: plainDirs(evalDir, ['runs', sanitizeModelId(model)], 'run directory'),
         limit: flags.limit,
         concurrency: flags.concurrency,
         constrained: flags.constrained,

@@ -22,6 +22,7 @@ import {
   fsyncSync,
   ftruncateSync,
   lstatSync,
+  mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -66,6 +67,40 @@ export function isSymlink(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * `root/parts...` made as plain folders: each part below `root` that exists must be a folder,
+ * not a symbolic link (a link planted inside a cache or an eval folder would send its writes
+ * elsewhere); one that does not exist is made. Returns the path.
+ */
+export function plainDirs(root: string, parts: string[], what = 'folder'): string {
+  mkdirSync(root, { recursive: true });
+  let at = root;
+  for (const part of parts) {
+    at = join(at, part);
+    let st: ReturnType<typeof lstatSync> | undefined;
+    try {
+      st = lstatSync(at);
+    } catch {
+      st = undefined;
+    }
+    if (st?.isSymbolicLink())
+      throw new UserError(
+        `refusing to write through a symbolic link: ${at} (a ${what} inside ${root} must be a plain folder)`,
+      );
+    if (st && !st.isDirectory())
+      throw new UserError(`refusing to write ${at}: it is not a folder (a ${what} inside ${root})`);
+    if (!st) {
+      try {
+        mkdirSync(at);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+        if (isSymlink(at)) throw new UserError(`refusing to write through a symbolic link: ${at}`);
+      }
+    }
+  }
+  return at;
 }
 
 /** Refuses a path that is a symbolic link, with one line saying where. */

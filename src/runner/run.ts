@@ -510,6 +510,17 @@ async function runLocked(
   const cacheable = o.provider.kind !== 'baseline' && o.provider.kind !== 'replay';
   const cache = o.cacheDir && cacheable ? new ResponseCache(o.cacheDir) : undefined;
   const cacheScope = o.provider.describe();
+  let cacheRefused = false;
+  /** Stores an answer; a cache that refuses the write (a symlinked shard) costs the answer nothing. */
+  const cacheAnswer = (key: string, res: ProviderResponse) => {
+    if (cacheRefused) return;
+    try {
+      cache?.set(key, res);
+    } catch (e) {
+      cacheRefused = true;
+      log(`response cache: ${errorMessage(e)}; answers are no longer cached in this run`);
+    }
+  };
 
   const errorLine = (item: Item, attempt: number, pe: ProviderError, outcome: string) => {
     progress.errors++;
@@ -586,7 +597,7 @@ async function runLocked(
         const key = cache ? cacheKey(o.provider.id, cacheScope, req) : '';
         const hit = cache?.get(key);
         const res = hit ?? (await o.provider.complete(req));
-        if (cache && !hit) cache.set(key, res);
+        if (cache && !hit) cacheAnswer(key, res);
         if (stop.signal.aborted) return; // stopped while it answered: leave it for the resume
         record(item, res, {
           attempts: before + attempt,
