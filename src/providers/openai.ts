@@ -368,6 +368,13 @@ class OpenAIBatch implements BatchApi {
     try {
       return await what();
     } catch (e) {
+      // A 404 of the Files or Batches API is a file or batch missing, not the model.
+      if (e instanceof APIError && e.status === 404)
+        throw new ProviderError(
+          'not_found',
+          `HTTP 404 from ${this.endpoint} (Files/Batches API): ${e.message.replace(/^404\s*/, '')}`,
+          { status: 404, cause: e },
+        );
       throw toProviderError(e, false, this.p.model, this.endpoint) ?? e;
     }
   }
