@@ -442,8 +442,9 @@ class GeminiBatch implements BatchApi {
       // Each entry checked by its typed format: a null or shapeless one is named, never read.
       const entry = InlinedEntry.safeParse(r);
       if (!entry.success) {
+        const issue = entry.error.issues[0];
         yield {
-          bad: `inlined response ${i + 1}: not a batch result (${entry.error.issues[0]?.message ?? 'unknown shape'})`,
+          bad: `inlined response ${i + 1}: not a batch result (${issue ? `${issue.path.join('.') || 'the entry'}: ${issue.message}` : 'unknown shape'})`,
         };
         continue;
       }

@@ -74,6 +74,8 @@ export interface BatchOptions {
    * as it is produced, without Content-Length), or null to answer 404 for that file.
    */
   fileLines?: (b: ServerBatch, kind: 'out' | 'err', lines: string[]) => Iterable<string> | null;
+  /** A Gemini job's inlined responses as sent: `entries` as made, to change (a `null` entry). */
+  inlined?: (b: ServerBatch, entries: unknown[]) => unknown[];
   /** An HTTP status for the n-th (1-based) request listing batches, instead of the list. */
   listStatus?: (n: number) => number | undefined;
 }
@@ -541,17 +543,20 @@ export async function startProtocolServer(opts: ServerOptions = {}): Promise<Pro
     if (done && status === 'completed')
       metadata.output = {
         inlinedResponses: {
-          inlinedResponses: done.map((x) =>
-            x.kind === 'ok'
-              ? { response: geminiReply(x.seen!, x.out!), metadata: { key: x.customId } }
-              : {
-                  error: {
-                    code: x.out?.kind === 'status' ? grpcOf(x.out.status) : 13,
-                    message:
-                      x.out?.kind === 'status' ? (x.out.message ?? `scripted ${x.out.status}`) : 'scripted',
+          inlinedResponses: (opts.batch?.inlined ?? ((_b: ServerBatch, l: unknown[]) => l))(
+            b,
+            done.map((x) =>
+              x.kind === 'ok'
+                ? { response: geminiReply(x.seen!, x.out!), metadata: { key: x.customId } }
+                : {
+                    error: {
+                      code: x.out?.kind === 'status' ? grpcOf(x.out.status) : 13,
+                      message:
+                        x.out?.kind === 'status' ? (x.out.message ?? `scripted ${x.out.status}`) : 'scripted',
+                    },
+                    metadata: { key: x.customId },
                   },
-                  metadata: { key: x.customId },
-                },
+            ),
           ),
         },
       };

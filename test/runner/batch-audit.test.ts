@@ -25,6 +25,7 @@ let server: ProtocolServer;
 let states: (index: number) => string[];
 let fileLines: BatchOptions['fileLines'];
 let listStatus: BatchOptions['listStatus'];
+let inlined: BatchOptions['inlined'];
 
 before(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'sob-batch-audit-'));
@@ -33,6 +34,7 @@ before(async () => {
       states: (i) => states(i),
       fileLines: (b, kind, lines) => (fileLines ? fileLines(b, kind, lines) : lines),
       listStatus: (n) => listStatus?.(n),
+      inlined: (b, entries) => (inlined ? inlined(b, entries) : entries),
     },
   });
 });
@@ -44,6 +46,7 @@ beforeEach(() => {
   states = () => ['validating', 'in_progress', 'completed'];
   fileLines = undefined;
   listStatus = undefined;
+  inlined = undefined;
 });
 
 const env = { OPENAI_API_KEY: 'sk-audit' };
@@ -79,6 +82,30 @@ test('a null line in the output file: named with its line number, every record c
   const again = await run(join(tmp, 'nl.jsonl'), dir).done;
   assert.equal(again.code, 0, again.stderr);
   assert.equal(server.batches.length - first, 1);
+});
+
+test('gemini: a null and a shapeless inlined response are named, every record collected once', async () => {
+  const keys = ids('gn', 3);
+  const first = server.batches.length;
+  inlined = (_b, entries) => [null, { metadata: {} }, ...entries];
+  const dir = join(tmp, 'gemini-null');
+  const res = await sobRun(
+    server,
+    'gemini:gemini-2.5-flash',
+    writeBenchmark(join(tmp, 'gn.jsonl'), keys),
+    dir,
+    {
+      cwd: tmp,
+      env: { GEMINI_API_KEY: 'gm-audit' },
+      extra: ['--batch', '--batch-poll-ms', '20', '--no-stream'],
+    },
+  ).done;
+  assert.equal(res.code, 0, res.stderr);
+  assert.match(res.stderr, /inlined response 1: not a batch result \(metadata: Required\); skipped/);
+  assert.match(res.stderr, /inlined response 2: not a batch result \(metadata\.key: Required\); skipped/);
+  assert.equal(server.batches.length - first, 1, 'batches created');
+  assert.deepEqual(asked(keys), [1, 1, 1]);
+  assert.equal(readLines(join(dir, 'responses.jsonl')).length, 3);
 });
 
 test('custom ids are exact strings: a line for "r01" is not record r1\'s answer', async () => {
