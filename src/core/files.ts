@@ -43,7 +43,6 @@ import { errorMessage, UserError } from './errors.ts';
  * each is refused with one line naming where the name came from.
  */
 export function folderName(name: string, from: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
   const bad = /[\u0000-\u001f\u007f/\\]/.test(name);
   if (name === '' || name === '.' || name === '..' || bad)
     throw new UserError(
@@ -54,7 +53,6 @@ export function folderName(name: string, from: string): string {
 
 /** `s` with control characters (a newline in a file name) escaped, for one line on stderr. */
 export function printable(s: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is escaped
   return s.replace(/[\u0000-\u001f\u007f]/g, (c) =>
     c === '\n' ? '\\n' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
   );

@@ -28,12 +28,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import {
-  type Outcome,
-  type ProtocolServer,
-  type SeenRequest,
-  startProtocolServer,
-} from '../helpers/protocol-server.ts';
+import { type Outcome, type ProtocolServer, startProtocolServer } from '../helpers/protocol-server.ts';
 import { sob } from '../runner/sob-cli.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'sob-judge-audit-'));
