@@ -335,9 +335,9 @@ function checkSchema(view: ScoringView): SchemaFacts {
 export interface ScoreOptions {
   modality: Modality;
   /**
-   * Told when the work that depends on the schema (its check, its validator, the answer's
-   * validation) starts (true) and ends (false): a caller with a time budget can then tell a
-   * schema that stalls from an answer that does.
+   * Told when the work that depends on the schema alone (its check, its validator's compile)
+   * starts (true) and ends (false), before the answer is validated: a caller with a time budget
+   * can then tell a schema that stalls from an answer that does.
    */
   schemaPhase?: (on: boolean) => void;
 }
@@ -373,6 +373,7 @@ function scoreRecordWith(
       schemaCheck.entry,
       () => schemaCheck.schema() as object,
       plainOf(candidate, view.candidateText),
+      opts.schemaPhase,
     );
     if (v.valid) jsonPass = 1;
     else why.push(['validation_error', v.reason]);

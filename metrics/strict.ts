@@ -210,7 +210,7 @@ export function scoreRecordStrict(view: ScoringView, opts: StrictOptions): Stric
 
   let jsonPass = 0;
   if (structured && entry.valid) {
-    const v = validateWithEntry(entry, plain, toPlain(answer.value as PyValue));
+    const v = validateWithEntry(entry, plain, toPlain(answer.value as PyValue), opts.schemaPhase);
     if (v.valid) jsonPass = 1;
     else explanation.validation_error = v.reason;
   }

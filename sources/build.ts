@@ -12,7 +12,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UserError } from '../src/core/errors.ts';
-import { acquireLock, refuseSymlink, removeStaleTemps } from '../src/core/files.ts';
+import { acquireLock, refuseNonFile, refuseSymlink, removeStaleTemps } from '../src/core/files.ts';
 import { readJsonl } from '../src/core/jsonl.ts';
 import { dumpsPy, type PyValue, toPlain } from '../src/core/pyjson.ts';
 import { joinAnnotations, loadAnnotations } from './annotations.ts';
@@ -163,6 +163,9 @@ async function loadCandidates(opts: BuildOptions, log: (line: string) => void): 
 export async function buildBenchmark(opts: BuildOptions): Promise<BuildResult> {
   const log = opts.log ?? (() => {});
   const out = resolve(opts.out);
+  // A device, FIFO or socket (`--out /dev/null`) is refused before anything is read or written
+  // beside it (the lock, manifest.json and rejected.jsonl would go into its folder).
+  refuseNonFile(out, 'records file');
   // 1. Candidates
   const { candidates, problems, contexts, checks } = await loadCandidates(opts, log);
 

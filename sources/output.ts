@@ -6,8 +6,15 @@
  * - `--append` opens with O_NOFOLLOW (a symlink is refused in one line) after dropping a torn
  *   last line a crashed build may have left, so every line stays a whole record.
  */
-import { closeSync, fsyncSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { openNoFollow, refuseSymlink, tempNameFor, truncateNoFollow } from '../src/core/files.ts';
+import { closeSync, fsyncSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  openNoFollow,
+  refuseNonFile,
+  refuseSymlink,
+  renameInto,
+  tempNameFor,
+  truncateNoFollow,
+} from '../src/core/files.ts';
 
 export interface LineSink {
   /** Where the lines are going now (the temp file, or the target when appending). */
@@ -75,6 +82,7 @@ export function openLineSink(target: string, append: boolean): LineSink {
       abort: close,
     };
   }
+  refuseNonFile(target);
   const tmp = tempNameFor(target);
   const fd = openNoFollow(tmp, 'w');
   let open = true;
@@ -85,7 +93,7 @@ export function openLineSink(target: string, append: boolean): LineSink {
       fsyncSync(fd);
       closeSync(fd);
       open = false;
-      renameSync(tmp, target);
+      renameInto(tmp, target);
     },
     abort: () => {
       if (open) closeSync(fd);

@@ -12,7 +12,9 @@
  * - field recall = accepted / |G|; field precision = predicted leaves that back an accepted leaf
  *   / |P| (inventions and wrong values both count against it; 0 when nothing was predicted but
  *   something was expected); field F1 their harmonic mean. Not gated: they describe content.
- * - A leaf the judge could not answer (`unscored`) leaves both denominators.
+ * - A leaf the judge could not answer (`unscored`: its answer was unreadable) counts as not
+ *   accepted in every lenient metric, as a pending one does: an unreadable judge never raises a
+ *   score (issue 21: "Sorry, I cannot help." lifted lenient Value Accuracy 0.5 -> 1.0).
  *
  * Guarantee: with `auto` alignment (the default), an array's alignment is kept only when it
  * accepts at least as many leaves as the positional pairing (SOB's), else the positional pairing
@@ -515,7 +517,6 @@ class Explainer {
   /** Predicted leaf paths compared with some gold leaf, and those backing an accepted one. */
   paired = new Set<string>();
   supporting = new Set<string>();
-  unscoredPred = new Set<string>();
 
   constructor(
     readonly s: Scorer,
@@ -627,10 +628,8 @@ class Explainer {
         }
       }
     }
-    if (verdict === 'unscored') {
-      this.unscored++;
-      this.unscoredPred.add(pp);
-    } else if (verdict === 'match') {
+    if (verdict === 'unscored') this.unscored++;
+    if (verdict === 'match') {
       this.accepted++;
       this.faith += 1;
       this.supporting.add(pp);
@@ -729,8 +728,8 @@ export function scoreLenient(
     gate = coverageGate(opts.modality ?? 'text', pathSetF1(flattenLeaves(gold), flattenLeaves(pred)));
   }
 
-  const gEff = ex.gold - ex.unscored;
-  const pEff = predLeaves - ex.unscoredPred.size;
+  const gEff = ex.gold;
+  const pEff = predLeaves;
   const recall = gEff === 0 ? 1 : ex.accepted / gEff;
   const rawFaith = gEff === 0 ? 1 : ex.faith / gEff;
   const precision = pEff === 0 ? (gEff === 0 ? 1 : 0) : ex.supporting.size / pEff;

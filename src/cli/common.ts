@@ -3,6 +3,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { UserError } from '../core/errors.ts';
+import { printable } from '../core/files.ts';
 import { MODALITIES, type Modality, SOURCES, type Source } from '../core/record.ts';
 
 export function intOption(name: string, min = 0): (v: string) => number {
@@ -37,8 +38,9 @@ export function choiceOption<T extends string>(choices: readonly T[]): (v: strin
   };
 }
 
+/** One progress line on stderr; a control character in it (a file name's newline) is escaped. */
 export function log(line: string): void {
-  process.stderr.write(`${line}\n`);
+  process.stderr.write(`${printable(line)}\n`);
 }
 
 /**
@@ -72,7 +74,7 @@ export function interruptible(onFirst?: () => void): {
 }
 
 /**
- * --batch, --batch-fallback, --batch-poll-ms (sob run and sob eval). A `--batch-*` option given
+ * --batch, --batch-fallback, --batch-poll-ms, --batch-deadline (sob run and sob eval). A `--batch-*` option given
  * without `--batch` is a usage error (exit 2), not silently ignored while the run goes online.
  */
 export function batchOptions(cmd: Command, batchHelp: string): Command {
@@ -100,6 +102,11 @@ export function batchOptions(cmd: Command, batchHelp: string): Command {
       'time between batch status checks',
       intOption('--batch-poll-ms', 1),
       30_000,
+    )
+    .option(
+      '--batch-deadline <seconds>',
+      'stop waiting for the batches after this long: their records stay pending at the provider, and a re-run collects them (default: no deadline)',
+      intOption('--batch-deadline', 1),
     );
 }
 

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs
 import { basename, join, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { UserError } from '../core/errors.ts';
+import { plainDirs } from '../core/files.ts';
 import {
   type AskFlags,
   askOptions,
@@ -32,6 +33,7 @@ interface EvalFlags extends AskFlags, ScoreOptionFlags, GateFlags {
   batchFallback: 'batch' | 'online';
   batchPollMs: number;
   epochs: number;
+  batchDeadline?: number;
 }
 
 const DEFAULT_MODELS = ['baseline:gold', 'baseline:skeleton'];
@@ -186,7 +188,8 @@ to the provider's structured-output mode, where declared coverage means somethin
       const runOptions = (model: string, provider: Provider) => ({
         provider,
         benchmark,
-        runDir: join(evalDir, 'runs', sanitizeModelId(model)),
+        // Made without following links: a symlinked runs/ or runs/<model> is refused.
+        runDir: plainDirs(evalDir, ['runs', sanitizeModelId(model)], 'run directory'),
         source: flags.source,
         limit: flags.limit,
         concurrency: flags.concurrency,
@@ -272,7 +275,11 @@ to the provider's structured-output mode, where declared coverage means somethin
               ...runOptions(model, provider),
               batch:
                 flags.batch && provider.batch
-                  ? { fallback: flags.batchFallback, pollMs: flags.batchPollMs }
+                  ? {
+                      fallback: flags.batchFallback,
+                      pollMs: flags.batchPollMs,
+                      deadlineMs: flags.batchDeadline === undefined ? undefined : flags.batchDeadline * 1000,
+                    }
                   : undefined,
               onProgress: (p) => bar.update(p),
               // Several models write here one after another: each line says whose it is.

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { errorMessage, UserError } from '../core/errors.ts';
+import { printable } from '../core/files.ts';
 import { registerAuthor } from './author.ts';
 import { registerBuild } from './build.ts';
 import { registerCompare } from './compare.ts';
@@ -67,13 +68,15 @@ export async function main(argv: string[]): Promise<void> {
       return;
     }
     const debug = argv.includes('--debug');
-    // Credentials from a --base-url or the environment never reach the terminal (or a log).
+    // Credentials from a --base-url or the environment never reach the terminal (or a log); a
+    // control character (a newline in a file name) is escaped, so the error stays one line.
     const { redactSecrets } = await import('../providers/secrets.ts');
+    const line = (m: string) => process.stderr.write(`sob: ${printable(redactSecrets(m))}\n`);
     if (e instanceof UserError) {
-      process.stderr.write(`sob: ${redactSecrets(e.message)}\n`);
+      line(e.message);
       process.exitCode = e.exitCode;
     } else {
-      process.stderr.write(`sob: ${redactSecrets(errorMessage(e))}\n`);
+      line(errorMessage(e));
       process.exitCode = 1;
     }
     if (debug && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`);

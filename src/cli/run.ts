@@ -27,6 +27,7 @@ interface RunFlags extends AskFlags {
   batch?: boolean;
   batchFallback: 'batch' | 'online';
   batchPollMs: number;
+  batchDeadline?: number;
   batchMaxRequests?: number;
   batchMaxMb?: number;
 }
@@ -131,6 +132,7 @@ answers (it never submits the same records twice).`,
             ? {
                 fallback: flags.batchFallback,
                 pollMs: flags.batchPollMs,
+                deadlineMs: flags.batchDeadline === undefined ? undefined : flags.batchDeadline * 1000,
                 maxRequests: flags.batchMaxRequests,
                 maxBytes:
                   flags.batchMaxMb === undefined ? undefined : Math.round(flags.batchMaxMb * 1024 * 1024),
@@ -152,8 +154,11 @@ answers (it never submits the same records twice).`,
           log(`interrupted: ${p.done}/${p.total} answered; re-run the same command to resume`);
           process.exitCode = 130;
         } else if (res.status === 'incomplete') {
+          const pending = p.total - p.done - p.failed;
           throw new UserError(
-            `${p.failed} record${p.failed === 1 ? '' : 's'} failed every attempt (see ${res.runDir}/errors.jsonl); re-run the same command to retry them`,
+            p.failed > 0
+              ? `${p.failed} record${p.failed === 1 ? '' : 's'} failed every attempt (see ${res.runDir}/errors.jsonl); re-run the same command to retry them`
+              : `${pending} record${pending === 1 ? '' : 's'} still pending in batches at the provider (--batch-deadline); re-run the same command to collect them`,
           );
         } else log(`done: ${res.runDir} (score it with: sob score ${res.runDir})`);
       } finally {

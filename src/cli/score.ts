@@ -36,6 +36,7 @@ interface ScoreFlags extends ScoreOptionFlags, GateFlags {
   baseUrl: string[];
   matchCache?: string;
   judgeConcurrency?: number;
+  judgeTimeout?: number;
 }
 
 const SHOWN = [
@@ -172,6 +173,11 @@ export function registerScore(program: Command): void {
       '--judge-concurrency <n>',
       'judge requests in flight (default 4)',
       intOption('--judge-concurrency', 1),
+    )
+    .option(
+      '--judge-timeout <seconds>',
+      "the judge's deadline for the whole run: past it nothing more is asked and the pairs without a verdict stay pending (exit 1); default: none",
+      intOption('--judge-timeout', 1),
     );
   gateOptions(cmd)
     .addHelpText(
@@ -214,8 +220,14 @@ records (the compliance track) are not scored leniently.`,
       const gates = parseGates(flags, SCORED_GATE_METRICS);
       if (flags.matchJudge && !flags.match)
         throw new UserError('--match-judge needs --match (default or a policy file)', 2);
-      if ((flags.baseUrl.length > 0 || flags.matchCache || flags.judgeConcurrency) && !flags.matchJudge)
-        throw new UserError('--base-url, --match-cache and --judge-concurrency go with --match-judge', 2);
+      if (
+        (flags.baseUrl.length > 0 || flags.matchCache || flags.judgeConcurrency || flags.judgeTimeout) &&
+        !flags.matchJudge
+      )
+        throw new UserError(
+          '--base-url, --match-cache, --judge-concurrency and --judge-timeout go with --match-judge',
+          2,
+        );
       if (flags.assertFormats && flags.profile === 'sob') {
         throw new UserError(
           '--assert-formats needs --profile strict (the sob profile never asserts formats)',
@@ -291,6 +303,7 @@ records (the compliance track) are not scored leniently.`,
             baseUrls: flags.baseUrl,
             cacheDir: flags.matchCache ?? join('runs', '.judge-cache'),
             concurrency: flags.judgeConcurrency,
+            judgeDeadlineMs: flags.judgeTimeout === undefined ? undefined : flags.judgeTimeout * 1000,
             log,
           })
         : undefined;

@@ -215,3 +215,19 @@ export async function* selectRecords(
     yield { id, line: l.line, record };
   }
 }
+
+/**
+ * The records of `file` whose id is in `ids`, first line of each id, as read (not checked again):
+ * the records an earlier session's batches hold beyond today's `--limit`, whose answers are
+ * collected, never submitted again.
+ */
+export async function* recordsWithIds(file: string, ids: ReadonlySet<string>): AsyncGenerator<BenchmarkItem> {
+  const seen = new Set<string>();
+  for await (const l of readJsonl(file)) {
+    if (!l.ok) continue;
+    const id = idOf(l.value);
+    if (id === undefined || !ids.has(id) || seen.has(id)) continue;
+    seen.add(id);
+    yield { id, line: l.line, record: l.value as PyObject };
+  }
+}

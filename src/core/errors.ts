@@ -28,6 +28,40 @@ export function where(file: string, line?: number, recordId?: string): string {
   return s;
 }
 
+/** An error's message as one line for a user; a system error is put in words (see `systemLine`). */
 export function errorMessage(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
+  return systemLine(e) ?? (e instanceof Error ? e.message : String(e));
+}
+
+/** What a system error code means, in words (the codes a file or folder write meets). */
+const SYSTEM_WORDS: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  ENOENT: 'no such file or folder',
+  ENOTDIR: 'a part of the path is not a folder',
+  EISDIR: 'is a folder, not a file',
+  EEXIST: 'already exists',
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'disk quota exceeded',
+  EROFS: 'the file system is read-only',
+  EXDEV: 'cannot move across file systems',
+  ENOTEMPTY: 'the folder is not empty',
+  EMFILE: 'too many open files',
+  ELOOP: 'a symbolic link is in the way',
+  ENAMETOOLONG: 'the name is too long',
+  EBUSY: 'busy',
+  EIO: 'input/output error',
+};
+
+/**
+ * A system error (`EACCES: permission denied, open '/x'`) as `/x: permission denied (EACCES,
+ * open)`, naming the path and what was being done; undefined for any other error.
+ */
+function systemLine(e: unknown): string | undefined {
+  const x = e as NodeJS.ErrnoException;
+  if (!(e instanceof Error) || typeof x.code !== 'string' || typeof x.syscall !== 'string') return undefined;
+  const words = SYSTEM_WORDS[x.code] ?? x.code;
+  const dest = (x as { dest?: unknown }).dest;
+  const path = x.path ? `${x.path}${typeof dest === 'string' ? ` -> ${dest}` : ''}: ` : '';
+  return `${path}${words} (${x.code}, ${x.syscall})`;
 }

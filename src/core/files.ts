@@ -8,7 +8,8 @@
  *   never writes through it.
  * - `openNoFollow` / `truncateNoFollow`: appends and repairs open with `O_NOFOLLOW`, so a
  *   symlink in place of a log is refused with one line instead of followed.
- * - `acquireLock`: an advisory lock file holding the owner's pid; a second writer is refused
+ * - `acquireLock`: an advisory lock file holding the owner's pid, host and start time (never its
+ *   command line: a `--base-url` may carry credentials); a second writer is refused
  *   with one line naming the owner; a lock whose process is gone (or that is unreadable) is
  *   stale and taken over.
  * - `removeStaleTemps`: temp files of processes that no longer run are deleted.
@@ -21,6 +22,7 @@ import {
   fsyncSync,
   ftruncateSync,
   lstatSync,
+  mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -34,6 +36,28 @@ import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { errorMessage, UserError } from './errors.ts';
 
+/**
+ * A name made from something outside (a response file's name, a model id) that becomes one
+ * folder name: `.`, `..`, an empty name, a path separator or a control character would make the
+ * folder another one (`<out>/text/..` is `<out>`, which a swap of results would replace), so
+ * each is refused with one line naming where the name came from.
+ */
+export function folderName(name: string, from: string): string {
+  const bad = /[\u0000-\u001f\u007f/\\]/.test(name);
+  if (name === '' || name === '.' || name === '..' || bad)
+    throw new UserError(
+      `${printable(from)}: gives the folder name ${JSON.stringify(name)}, which is not a plain folder name (no ".", "..", separators or control characters); rename the file`,
+    );
+  return name;
+}
+
+/** `s` with control characters (a newline in a file name) escaped, for one line on stderr. */
+export function printable(s: string): string {
+  return s.replace(/[\u0000-\u001f\u007f]/g, (c) =>
+    c === '\n' ? '\\n' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  );
+}
+
 /** True when `path` exists and is a symbolic link (a dangling one included). */
 export function isSymlink(path: string): boolean {
   try {
@@ -43,12 +67,84 @@ export function isSymlink(path: string): boolean {
   }
 }
 
+/**
+ * `root/parts...` made as plain folders: each part below `root` that exists must be a folder,
+ * not a symbolic link (a link planted inside a cache or an eval folder would send its writes
+ * elsewhere); one that does not exist is made. Returns the path.
+ */
+export function plainDirs(root: string, parts: string[], what = 'folder'): string {
+  mkdirSync(root, { recursive: true });
+  let at = root;
+  for (const part of parts) {
+    at = join(at, part);
+    let st: ReturnType<typeof lstatSync> | undefined;
+    try {
+      st = lstatSync(at);
+    } catch {
+      st = undefined;
+    }
+    if (st?.isSymbolicLink())
+      throw new UserError(
+        `refusing to write through a symbolic link: ${at} (a ${what} inside ${root} must be a plain folder)`,
+      );
+    if (st && !st.isDirectory())
+      throw new UserError(`refusing to write ${at}: it is not a folder (a ${what} inside ${root})`);
+    if (!st) {
+      try {
+        mkdirSync(at);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+        if (isSymlink(at)) throw new UserError(`refusing to write through a symbolic link: ${at}`);
+      }
+    }
+  }
+  return at;
+}
+
 /** Refuses a path that is a symbolic link, with one line saying where. */
 export function refuseSymlink(path: string, what = 'file'): void {
   if (isSymlink(path))
     throw new UserError(
       `refusing to write through a symbolic link: ${path} (the ${what} must be a plain file)`,
     );
+}
+
+/** What a non-regular file is, in words, or undefined for a regular file, a folder or a link. */
+function specialKind(path: string): string | undefined {
+  let st: ReturnType<typeof lstatSync>;
+  try {
+    st = lstatSync(path);
+  } catch {
+    return undefined;
+  }
+  if (st.isFile() || st.isDirectory() || st.isSymbolicLink()) return undefined;
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'device';
+  if (st.isFIFO()) return 'named pipe (FIFO)';
+  if (st.isSocket()) return 'socket';
+  return 'special file';
+}
+
+/**
+ * Outputs are written only as regular files or folders: a device, FIFO or socket in the place of
+ * one (`--out /dev/null`) is refused with one line, never replaced or written into.
+ */
+export function refuseSpecial(path: string, what = 'output'): void {
+  const kind = specialKind(path);
+  if (kind)
+    throw new UserError(
+      `refusing to write ${path}: it is a ${kind}, and the ${what} is written only as a regular file or folder`,
+    );
+}
+
+/** Refuses (one line) an output file whose place holds a folder, a device, a FIFO or a socket. */
+export function refuseNonFile(path: string, what = 'output file'): void {
+  refuseSpecial(path, what);
+  try {
+    if (lstatSync(path).isDirectory())
+      throw new UserError(`refusing to write ${path}: it is a folder, and the ${what} must be a file`);
+  } catch (e) {
+    if (e instanceof UserError) throw e;
+  }
 }
 
 const TEMP_MARK = '.tmp-';
@@ -63,6 +159,7 @@ export function tempNameFor(file: string): string {
 
 /** Writes `data` to `file` whole or not at all (temp file, fsync, rename). */
 export function writeFileAtomic(file: string, data: string | Uint8Array): void {
+  refuseNonFile(file);
   const tmp = tempNameFor(file);
   const fd = openSync(
     tmp,
@@ -78,7 +175,17 @@ export function writeFileAtomic(file: string, data: string | Uint8Array): void {
     throw e;
   }
   closeSync(fd);
-  renameSync(tmp, file);
+  renameInto(tmp, file);
+}
+
+/** `rename(tmp, target)`; when it fails the temp file (or folder) is removed, never left behind. */
+export function renameInto(tmp: string, target: string): void {
+  try {
+    renameSync(tmp, target);
+  } catch (e) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw e;
+  }
 }
 
 /** `writeFileAtomic` of pretty-printed JSON with a final newline. */
@@ -98,6 +205,7 @@ export function openNoFollow(file: string, flags: 'a' | 'w' | 'r+'): number {
       : flags === 'w'
         ? f.O_WRONLY | f.O_TRUNC | f.O_CREAT
         : f.O_RDWR;
+  if (flags !== 'r+') refuseNonFile(file);
   try {
     return openSync(file, mode | f.O_NOFOLLOW, 0o644);
   } catch (e) {
@@ -145,7 +253,6 @@ export function removeStaleTemps(dir: string): number {
 export interface LockOwner {
   pid: number;
   host: string;
-  command: string;
   started: string;
 }
 
@@ -167,7 +274,6 @@ export function acquireLock(dir: string, what: string, name = '.sob.lock'): Lock
   const me: LockOwner = {
     pid: process.pid,
     host: hostname(),
-    command: process.argv.slice(2).join(' ').slice(0, 200),
     started: new Date().toISOString(),
   };
   for (let attempt = 0; attempt < 5; attempt++) {
@@ -197,7 +303,7 @@ export function acquireLock(dir: string, what: string, name = '.sob.lock'): Lock
         (owner.host === undefined || owner.host === me.host);
       if (live)
         throw new UserError(
-          `${what} ${dir} is in use by another sob process (pid ${owner.pid}${owner.command ? `: sob ${owner.command}` : ''}, since ${owner.started ?? '?'}); wait for it to finish, or remove ${file} if that process is gone`,
+          `${what} ${dir} is in use by another sob process (pid ${owner.pid} on ${owner.host ?? '?'}, since ${owner.started ?? '?'}); wait for it to finish, or remove ${file} if that process is gone`,
         );
       // Stale: the owner is gone. Move it aside (atomic) so only one taker wins, then retry.
       try {

@@ -3,6 +3,7 @@
  * DESIGN.md `sob score`), mirroring the reference's `infer_modality` / `resolve_output_dir`.
  */
 import { basename } from 'node:path';
+import { folderName } from './files.ts';
 import type { PyObject } from './pyjson.ts';
 import { isModality, type Modality } from './record.ts';
 
@@ -40,12 +41,15 @@ export function recordModality(metadata: PyObject, fromPath: Modality, forced?: 
   return fromPath;
 }
 
-/** `response_<model>_image.jsonl` -> `<model>` (the SOB repository's folder names). */
+/**
+ * `response_<model>_image.jsonl` -> `<model>` (the SOB repository's folder names). A name that
+ * is no plain folder name (`response_..jsonl` gives `..`) is refused with one line.
+ */
 export function modelDirName(file: string, modality: Modality): string {
   let stem = basename(file);
   if (stem.toLowerCase().endsWith('.jsonl')) stem = stem.slice(0, -'.jsonl'.length);
   if (stem.startsWith('response_')) stem = stem.slice('response_'.length);
   if (modality === 'audio' && stem.endsWith('_audio')) stem = stem.slice(0, -'_audio'.length);
   else if (modality === 'image' && stem.endsWith('_image')) stem = stem.slice(0, -'_image'.length);
-  return stem.split('/').pop() || stem;
+  return folderName(stem, file);
 }

@@ -279,7 +279,18 @@ export function isKnownSchemaText(key: string): boolean {
 }
 
 /** Validates with an entry's validator, compiling it on first use; never throws. */
-export function validateWithEntry(entry: SchemaEntry, plain: () => object, instance: unknown): InstanceCheck {
+/**
+ * Validates `instance` with `entry`'s validator (compiled here when it has none yet). `schemaDone`
+ * is told (false) once the work that depends on the schema alone is over, before the answer is
+ * validated: a time budget may remember a schema that stalls its compile, never one answer's
+ * validation (a catastrophic-backtracking answer says nothing about other answers).
+ */
+export function validateWithEntry(
+  entry: SchemaEntry,
+  plain: () => object,
+  instance: unknown,
+  schemaDone?: (on: boolean) => void,
+): InstanceCheck {
   if (entry.validate === undefined) {
     const compile = (): ValidateFunction | string => {
       try {
@@ -292,6 +303,7 @@ export function validateWithEntry(entry: SchemaEntry, plain: () => object, insta
     entry.validate = validatorSource && entry.key ? validatorSource(entry.key, compile) : compile();
   }
   const v = entry.validate;
+  schemaDone?.(false);
   if (typeof v === 'string') return { valid: false, reason: v };
   try {
     if (v(instance)) return { valid: true };

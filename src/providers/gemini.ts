@@ -9,15 +9,17 @@ import {
   type GenerateContentConfig,
   GoogleGenAI,
   type InlinedRequest,
+  type InlinedResponse,
   type ThinkingConfig,
 } from '@google/genai';
+import { z } from 'zod';
 import { UserError } from '../core/errors.ts';
 import { guardedFetch } from './http.ts';
 import { type ParsedEndpoint, parseEndpoint } from './secrets.ts';
 import {
   type BatchApi,
   type BatchJob,
-  type BatchResult,
+  type BatchLine,
   classifyStatus,
   type ErrorClass,
   mentionsSchema,
@@ -315,6 +317,16 @@ const GEMINI_DONE = new Set([
  * 2 GB, not used here); larger runs are split. The request count per batch is not documented
  * for inlined requests: 50,000 as OpenAI's.
  */
+/** One inlined response of a finished batch job, as far as it is read here. */
+const InlinedEntry = z.object({
+  metadata: z.object({ key: z.string() }).passthrough(),
+  error: z
+    .object({ code: z.number().nullable().optional(), message: z.string().nullable().optional() })
+    .passthrough()
+    .nullable()
+    .optional(),
+});
+
 class GeminiBatch implements BatchApi {
   // The documented limit is 20 MB per batch creation request; 1 MB is kept for its envelope.
   readonly limits = {
@@ -423,26 +435,37 @@ class GeminiBatch implements BatchApi {
     );
   }
 
-  async results(job: BatchJob, constrained: boolean, signal: AbortSignal): Promise<BatchResult[]> {
+  async *results(job: BatchJob, constrained: boolean, signal: AbortSignal): AsyncIterable<BatchLine> {
     const j = await this.call(signal, () => this.ai.batches.get({ name: job.id, config: this.http(signal) }));
-    const out: BatchResult[] = [];
-    for (const r of j.dest?.inlinedResponses ?? []) {
-      const customId = r.metadata?.key;
-      if (typeof customId !== 'string') continue;
-      if (r.error) {
-        const code = typeof r.error.code === 'number' ? r.error.code : 13;
+    const list: unknown[] = j.dest?.inlinedResponses ?? [];
+    for (const [i, r] of list.entries()) {
+      // Each entry checked by its typed format: a null or shapeless one is named, never read.
+      const entry = InlinedEntry.safeParse(r);
+      if (!entry.success) {
+        const issue = entry.error.issues[0];
+        yield {
+          bad: `inlined response ${i + 1}: not a batch result (${issue ? `${issue.path.join('.') || 'the entry'}: ${issue.message}` : 'unknown shape'})`,
+        };
+        continue;
+      }
+      const customId = entry.data.metadata.key;
+      const err = entry.data.error;
+      if (err) {
+        const code = typeof err.code === 'number' ? err.code : 13;
         let cls = code >= 100 ? classifyStatus(code) : (GRPC[code] ?? 'server');
-        const message = r.error.message ?? `error ${code}`;
+        const message = err.message ?? `error ${code}`;
         if (cls === 'bad_request' && constrained && mentionsSchema(message)) cls = 'schema_rejected';
-        out.push({ customId, error: new ProviderError(cls, `error ${code}: ${message}`) });
+        yield { customId, error: new ProviderError(cls, `error ${code}: ${message}`) };
         continue;
       }
       try {
-        out.push({ customId, response: { ...geminiResponse(r.response), endpoint: undefined } });
+        yield {
+          customId,
+          response: { ...geminiResponse((r as InlinedResponse).response), endpoint: undefined },
+        };
       } catch (e) {
-        out.push({ customId, error: e as ProviderError });
+        yield { customId, error: e as ProviderError };
       }
     }
-    return out;
   }
 }

@@ -93,6 +93,16 @@ export interface GuardOptions {
   /** The endpoint as shown to the user (secrets redacted), for messages. */
   display?: string;
   base?: typeof fetch;
+  /**
+   * Whether the body of a reply to `url` is handed on as a stream (counted against maxBytes as it
+   * is read) instead of read whole first: a batch results file may be larger than memory allows.
+   */
+  streamBody?: (url: string) => boolean;
+}
+
+/** The URL a fetch was called with, as text. */
+function urlOf(input: Parameters<typeof fetch>[0]): string {
+  return typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
 }
 
 /** A fetch that applies the checks above. */
@@ -120,7 +130,7 @@ export function guardedFetch(opts: GuardOptions = {}): typeof fetch {
     }
     if (!res.body) return res;
     const type = res.headers.get('content-type') ?? '';
-    if (type.includes('text/event-stream')) {
+    if (type.includes('text/event-stream') || (res.ok && opts.streamBody?.(urlOf(input)))) {
       return new Response(counted(res.body, maxBytes), {
         status: res.status,
         statusText: res.statusText,

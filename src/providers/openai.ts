@@ -7,6 +7,10 @@
  * a --base-url (`user:pass@`, `?api-key=`) are sent as an Authorization header and a query,
  * and shown redacted everywhere else.
  */
+
+import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import OpenAI, {
   APIConnectionError,
   APIConnectionTimeoutError,
@@ -19,6 +23,7 @@ import type {
   ChatCompletion,
   ChatCompletionCreateParamsNonStreaming,
 } from 'openai/resources/chat/completions';
+import { z } from 'zod';
 import { UserError } from '../core/errors.ts';
 import { EndpointPool, type PoolOptions } from './endpoints.ts';
 import { guardedFetch } from './http.ts';
@@ -26,7 +31,7 @@ import { type ParsedEndpoint, parseEndpoint } from './secrets.ts';
 import {
   type BatchApi,
   type BatchJob,
-  type BatchResult,
+  type BatchLine,
   classifyStatus,
   type ErrorClass,
   mentionsSchema,
@@ -146,7 +151,12 @@ export class OpenAIProvider implements Provider {
       defaultHeaders: e.authorization ? { Authorization: e.authorization } : undefined,
       maxRetries: 0,
       timeout: 3600 * 1000,
-      fetch: guardedFetch({ maxBytes: 2 * 1024 ** 3, display: e.display }),
+      fetch: guardedFetch({
+        maxBytes: 2 * 1024 ** 3,
+        display: e.display,
+        // A results file is read line by line as it arrives, never whole.
+        streamBody: (url) => /\/files\/[^/?]+\/content(?:\?|$)/.test(url),
+      }),
     });
     this.batch = new OpenAIBatch(this, batchClient, e.display);
   }
@@ -310,6 +320,27 @@ function jobOf(b: Batch): BatchJob {
   };
 }
 
+/** One line of a batch's output or error file (OpenAI's documented format), checked as read. */
+const BatchOutputLine = z.object({
+  custom_id: z.string(),
+  response: z
+    .object({ status_code: z.number().optional(), body: z.unknown().optional() })
+    .passthrough()
+    .nullable()
+    .optional(),
+  error: z
+    .object({ code: z.string().nullable().optional(), message: z.string().nullable().optional() })
+    .passthrough()
+    .nullable()
+    .optional(),
+});
+
+/** The first problem zod found, in a few words. */
+function zodWhy(e: z.ZodError): string {
+  const i = e.issues[0];
+  return i ? `${i.path.join('.') || 'the line'}: ${i.message}` : 'unknown shape';
+}
+
 /**
  * The Files + Batches API: the requests as a JSONL file (`purpose: batch`), one batch over
  * `/v1/chat/completions`, polled until done; then the output file (answers) and the error
@@ -337,6 +368,13 @@ class OpenAIBatch implements BatchApi {
     try {
       return await what();
     } catch (e) {
+      // A 404 of the Files or Batches API is a file or batch missing, not the model.
+      if (e instanceof APIError && e.status === 404)
+        throw new ProviderError(
+          'not_found',
+          `HTTP 404 from ${this.endpoint} (Files/Batches API): ${e.message.replace(/^404\s*/, '')}`,
+          { status: 404, cause: e },
+        );
       throw toProviderError(e, false, this.p.model, this.endpoint) ?? e;
     }
   }
@@ -380,35 +418,64 @@ class OpenAIBatch implements BatchApi {
     return this.call(async () => jobOf(await this.client.batches.retrieve(id, { signal })));
   }
 
-  async results(job: BatchJob, constrained: boolean, signal: AbortSignal): Promise<BatchResult[]> {
+  async *results(job: BatchJob, constrained: boolean, signal: AbortSignal): AsyncIterable<BatchLine> {
     const b = await this.call(() => this.client.batches.retrieve(job.id, { signal }));
-    const out: BatchResult[] = [];
-    for (const fileId of [b.output_file_id, b.error_file_id]) {
+    for (const [fileId, what] of [
+      [b.output_file_id, 'output file'],
+      [b.error_file_id, 'error file'],
+    ] as const) {
       if (!fileId) continue;
-      const text = await this.call(async () => (await this.client.files.content(fileId, { signal })).text());
-      for (const raw of text.split('\n')) {
-        if (!raw.trim()) continue;
-        let line: {
-          custom_id?: string;
-          response?: { status_code?: number; body?: unknown } | null;
-          error?: { code?: string; message?: string } | null;
-        };
-        try {
-          line = JSON.parse(raw);
-        } catch {
-          continue; // a line we cannot read is a request without a result: asked again
+      let res: Response;
+      try {
+        res = await this.client.files.content(fileId, { signal });
+      } catch (e) {
+        // A 404 here is the file, not the model: said as such.
+        if (e instanceof APIError && e.status === 404)
+          throw new ProviderError(
+            'server',
+            `batch ${job.id}: its ${what} ${fileId} is not found at ${this.endpoint} (HTTP 404); its answers stay uncollected: re-run to try again`,
+            { status: 404 },
+          );
+        throw toProviderError(e, false, this.p.model, this.endpoint) ?? e;
+      }
+      if (!res.body) continue;
+      // Line by line as the file arrives: memory holds one line, not the file.
+      const rl = createInterface({
+        input: Readable.fromWeb(res.body as NodeReadableStream<Uint8Array>).setEncoding('utf8'),
+        crlfDelay: Number.POSITIVE_INFINITY,
+      });
+      let n = 0;
+      try {
+        for await (const raw of rl) {
+          n++;
+          if (!raw.trim()) continue;
+          const bad = (why: string) => ({ bad: `${what} ${fileId} line ${n}: ${why}` });
+          let value: unknown;
+          try {
+            value = JSON.parse(raw);
+          } catch {
+            yield bad('not JSON');
+            continue;
+          }
+          const line = BatchOutputLine.safeParse(value);
+          if (!line.success) {
+            yield bad(`not a batch result line (${zodWhy(line.error)})`);
+            continue;
+          }
+          yield { customId: line.data.custom_id, ...this.outcome(line.data, constrained) };
         }
-        if (typeof line.custom_id !== 'string') continue;
-        out.push({ customId: line.custom_id, ...this.outcome(line, constrained) });
+      } catch (e) {
+        throw toProviderError(e, false, this.p.model, this.endpoint) ?? e;
+      } finally {
+        rl.close();
       }
     }
-    return out;
   }
 
   private outcome(
     line: {
       response?: { status_code?: number; body?: unknown } | null;
-      error?: { code?: string; message?: string } | null;
+      error?: { code?: string | null; message?: string | null } | null;
     },
     constrained: boolean,
   ): { response?: ProviderResponse; error?: ProviderError } {

@@ -94,6 +94,9 @@ export interface BatchResult {
   error?: ProviderError;
 }
 
+/** A line of a batch's results: a request's outcome, or a line that is not one (`bad`: where and why). */
+export type BatchLine = BatchResult | { bad: string };
+
 /**
  * A provider's batch interface (OpenAI's Files + Batches API, Gemini's batch mode): requests go
  * in as lines, one job answers them all later at the batch price.
@@ -108,8 +111,12 @@ export interface BatchApi {
   /** A batch created earlier with this key (after a crash between create and saving its id). */
   find(key: string, signal: AbortSignal): Promise<BatchJob | undefined>;
   poll(id: string, signal: AbortSignal): Promise<BatchJob>;
-  /** Every request's outcome once the job is done (requests without one are left out). */
-  results(job: BatchJob, constrained: boolean, signal: AbortSignal): Promise<BatchResult[]>;
+  /**
+   * Every request's outcome once the job is done, read line by line as it arrives (a results
+   * file may be larger than one string can hold); a line that is not a typed result is given as
+   * `bad`, never thrown. Requests without an outcome are left out.
+   */
+  results(job: BatchJob, constrained: boolean, signal: AbortSignal): AsyncIterable<BatchLine>;
 }
 
 export interface Provider {

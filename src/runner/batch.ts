@@ -14,7 +14,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { UserError } from '../core/errors.ts';
+import { errorMessage, UserError } from '../core/errors.ts';
 import { writeJsonAtomic } from '../core/files.ts';
 import {
   type BatchApi,
@@ -31,6 +31,9 @@ import { sleep } from './retry.ts';
 
 export const BATCHES = 'batches.json';
 
+/** More asks of the provider's batch list after a failed one, before the run stops. */
+const FIND_RETRIES = 3;
+
 export interface BatchSettings {
   /** Where retryable failures go after the first batch: another batch, or one request each. */
   fallback: 'batch' | 'online';
@@ -45,6 +48,12 @@ export interface BatchSettings {
    * run directory with a batch already at the provider submits nothing: the next run polls it.
    */
   submitOnly?: boolean;
+  /**
+   * How long this session waits for its batches (ms, from its start): past it the wait ends with
+   * the batches still at the provider and their records pending, collected by a re-run
+   * (`--batch-deadline`). Default: no deadline.
+   */
+  deadlineMs?: number;
 }
 
 interface Entry {
@@ -81,6 +90,11 @@ export interface BatchRun<I extends BatchItem> {
   runDir: string;
   /** Records still to answer, in benchmark order. */
   items: I[];
+  /**
+   * Records held by batches an earlier session submitted that are outside `items` (a smaller
+   * `--limit` now): their answers are collected and written, never submitted again.
+   */
+  earlier?: I[];
   request(item: I): Omit<ProviderRequest, 'signal'>;
   answered: Set<string>;
   constrained: boolean;
@@ -143,6 +157,21 @@ export function uncollectedBatches(
     .filter((e) => e.records > 0);
 }
 
+/** The record ids held by batches of `runDir` not collected yet (any --limit they were sent under). */
+export function heldByBatches(runDir: string): Set<string> {
+  const file = join(runDir, BATCHES);
+  if (!existsSync(file)) return new Set();
+  try {
+    const v = JSON.parse(readFileSync(file, 'utf8')) as State;
+    if (!v || !Array.isArray(v.batches)) return new Set();
+    return new Set(
+      v.batches.filter((e) => e && !e.collected && Array.isArray(e.ids)).flatMap((e) => e.ids.map(String)),
+    );
+  } catch {
+    return new Set();
+  }
+}
+
 /**
  * One call to the provider's batch API under a signal of its own that follows the run's: the
  * SDKs leave a listener on the signal of every request they make, and a run polls every 30 s for
@@ -150,15 +179,21 @@ export function uncollectedBatches(
  * after 42 polls, and one more listener kept per poll). Ours is removed when the call ends.
  */
 export async function own<T>(parent: AbortSignal, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const child = ownSignal(parent);
+  try {
+    return await call(child.signal);
+  } finally {
+    child.done();
+  }
+}
+
+/** A signal that follows `parent` until `done()` (for a call that outlives one promise: a stream). */
+function ownSignal(parent: AbortSignal): { signal: AbortSignal; done(): void } {
   const ctl = new AbortController();
   const relay = () => ctl.abort(parent.reason);
   if (parent.aborted) ctl.abort(parent.reason);
   else parent.addEventListener('abort', relay, { once: true });
-  try {
-    return await call(ctl.signal);
-  } finally {
-    parent.removeEventListener('abort', relay);
-  }
+  return { signal: ctl.signal, done: () => parent.removeEventListener('abort', relay) };
 }
 
 /** Splits lines into batches under the request and byte limits (a line over the byte limit stands alone). */
@@ -200,7 +235,11 @@ export async function runBatches<I extends BatchItem>(r: BatchRun<I>): Promise<P
   const file = join(r.runDir, BATCHES);
   const state = loadState(file, r.provider.id);
   const save = () => writeJsonAtomic(file, state);
-  const byId = new Map(r.items.map((it) => [it.id, it]));
+  const byId = new Map([...(r.earlier ?? []), ...r.items].map((it) => [it.id, it]));
+  const started = Date.now();
+  const pastDeadline = () =>
+    r.settings.deadlineMs !== undefined && Date.now() - started >= r.settings.deadlineMs;
+  let deadlineHit = false;
   // Attempts at a record: every batch that held it (eval_info.attempts); retries are counted in
   // this session only, so a re-run retries what an earlier one gave up, as online.
   const attempts = (id: string) => state.batches.filter((e) => e.ids.includes(id)).length;
@@ -210,7 +249,6 @@ export async function runBatches<I extends BatchItem>(r: BatchRun<I>): Promise<P
   let fatal: ProviderError | undefined;
 
   const collect = async (e: Entry, job: BatchJob) => {
-    const results = await own(r.signal, (signal) => api.results(job, r.constrained, signal));
     const seen = new Set<string>();
     const fail = (item: I, pe: ProviderError) => {
       if (FATAL.has(pe.errorClass)) {
@@ -225,22 +263,47 @@ export async function runBatches<I extends BatchItem>(r: BatchRun<I>): Promise<P
         r.failed(item);
       }
     };
-    for (const res of results) {
-      const index = /^r(\d+)$/.exec(res.customId)?.[1];
-      const id = index === undefined ? undefined : e.ids[Number(index)];
-      const item = id === undefined ? undefined : byId.get(id);
-      if (!item || seen.has(item.id)) continue;
-      seen.add(item.id);
-      if (r.answered.has(item.id)) continue; // written by an earlier collection of this batch
-      if (res.response) r.record(item, res.response, { attempts: attempts(item.id), batch: e.id ?? job.id });
-      else if (res.error?.errorClass === 'schema_rejected')
-        r.record(item, undefined, {
-          attempts: attempts(item.id),
-          batch: e.id ?? job.id,
-          schemaRejected: res.error,
-        });
-      else fail(item, res.error ?? new ProviderError('server', 'no outcome'));
+    // Custom ids are matched as exact strings (`r01` is not `r1`).
+    const idOf = new Map(e.ids.map((id, i) => [`r${i}`, id]));
+    const bad = { lines: 0, unknown: 0 };
+    const child = ownSignal(r.signal);
+    try {
+      for await (const res of api.results(job, r.constrained, child.signal)) {
+        if ('bad' in res) {
+          // Its record (if any) gets no outcome here, so it is asked again below.
+          if (++bad.lines <= 5)
+            r.log(`batch ${e.id ?? job.id}: ${res.bad}; skipped (its record is asked again)`);
+          continue;
+        }
+        const id = idOf.get(res.customId);
+        if (id === undefined) {
+          if (++bad.unknown <= 5)
+            r.log(
+              `batch ${e.id ?? job.id}: a result for custom id ${JSON.stringify(res.customId.slice(0, 40))}, which is none of its requests; skipped`,
+            );
+          continue;
+        }
+        const item = byId.get(id);
+        if (!item) continue; // no longer in the benchmark
+        if (seen.has(item.id)) continue;
+        seen.add(item.id);
+        if (r.answered.has(item.id)) continue; // written by an earlier collection of this batch
+        if (res.response)
+          r.record(item, res.response, { attempts: attempts(item.id), batch: e.id ?? job.id });
+        else if (res.error?.errorClass === 'schema_rejected')
+          r.record(item, undefined, {
+            attempts: attempts(item.id),
+            batch: e.id ?? job.id,
+            schemaRejected: res.error,
+          });
+        else fail(item, res.error ?? new ProviderError('server', 'no outcome'));
+      }
+    } finally {
+      child.done();
     }
+    if (bad.lines > 5) r.log(`batch ${e.id ?? job.id}: ${bad.lines} unreadable result lines in all`);
+    if (bad.unknown > 5)
+      r.log(`batch ${e.id ?? job.id}: ${bad.unknown} results for unknown custom ids in all`);
     // Requests the batch never answered: it expired, failed or was cancelled first.
     for (const id of e.ids) {
       const item = byId.get(id);
@@ -260,16 +323,42 @@ export async function runBatches<I extends BatchItem>(r: BatchRun<I>): Promise<P
     save();
   };
 
+  /**
+   * The batch created with `key` before a kill, or undefined when the provider's list has none.
+   * A failing list is not "not found" (that would submit, and bill, the batch again): it is asked
+   * again, and if it still fails the run stops without submitting anything.
+   */
+  const findBatch = async (key: string): Promise<BatchJob | undefined> => {
+    let last: unknown;
+    for (let attempt = 0; attempt <= FIND_RETRIES; attempt++) {
+      if (attempt > 0) await sleep(Math.min(r.settings.pollMs, 1000) * attempt, r.signal);
+      if (r.signal.aborted) throw last ?? new ProviderError('server', 'stopped');
+      try {
+        return await own(r.signal, (signal) => api.find(key, signal));
+      } catch (e) {
+        last = e;
+        if (e instanceof ProviderError && FATAL.has(e.errorClass)) throw e;
+      }
+    }
+    throw new UserError(
+      `could not list the provider's batches to find one an interrupted run created (key ${key}): ${errorMessage(last)}; nothing was submitted, so it is not billed twice: re-run the same command later`,
+    );
+  };
+
   /** Polls every open batch until each is done and collected (or the run is stopped). */
   const settle = async () => {
     for (;;) {
       const open = state.batches.filter((e) => !e.collected);
       if (open.length === 0 || r.signal.aborted || fatal) return;
+      if (pastDeadline()) {
+        deadlineHit = true;
+        return;
+      }
       for (const e of open) {
         if (r.signal.aborted) return;
         if (e.id === null) {
           // Killed between "about to create" and "created": find it by its key, or create it now.
-          const found = await own(r.signal, (signal) => api.find(e.key, signal)).catch(() => undefined);
+          const found = await findBatch(e.key);
           if (found) e.id = found.id;
           else {
             const lines = e.ids.map((id, i) =>
@@ -294,7 +383,13 @@ export async function runBatches<I extends BatchItem>(r: BatchRun<I>): Promise<P
           await collect(e, job);
         }
       }
-      if (state.batches.some((e) => !e.collected)) await sleep(r.settings.pollMs, r.signal);
+      if (state.batches.some((e) => !e.collected)) {
+        const left =
+          r.settings.deadlineMs === undefined
+            ? r.settings.pollMs
+            : Math.max(0, Math.min(r.settings.pollMs, r.settings.deadlineMs - (Date.now() - started)));
+        await sleep(left, r.signal);
+      }
     }
   };
 
@@ -355,7 +450,7 @@ export async function runBatches<I extends BatchItem>(r: BatchRun<I>): Promise<P
     await settle();
     // 2. Rounds: the first batch, then follow-ups (or online) for what failed and may be retried.
     for (;;) {
-      if (r.signal.aborted || fatal) break;
+      if (r.signal.aborted || fatal || deadlineHit) break;
       const pending = r.items.filter((it) => !r.answered.has(it.id) && !gaveUp.has(it.id));
       const eligible = pending.filter((it) => tries(it.id) <= r.maxRetries);
       for (const it of pending) {
@@ -378,7 +473,13 @@ export async function runBatches<I extends BatchItem>(r: BatchRun<I>): Promise<P
     if (e instanceof ProviderError && FATAL.has(e.errorClass)) return e;
     throw e;
   }
-  if (r.signal.aborted && state.batches.some((e) => !e.collected))
+  if (deadlineHit) {
+    const open = state.batches.filter((e) => !e.collected);
+    const pending = new Set(open.flatMap((e) => e.ids.filter((id) => !r.answered.has(id))));
+    r.log(
+      `--batch-deadline reached: ${pending.size} record${pending.size === 1 ? '' : 's'} still pending in ${open.map((e) => `batch ${e.id ?? '(creating)'} (${e.state})`).join(', ')}; they stay at the provider, nothing is lost: re-run the same command to collect them`,
+    );
+  } else if (r.signal.aborted && state.batches.some((e) => !e.collected))
     r.log(
       `the batch keeps running at the provider: re-run the same command to collect its answers (${state.batches
         .filter((e) => !e.collected)

@@ -8,7 +8,7 @@
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../core/files.ts';
+import { plainDirs, writeFileAtomic } from '../core/files.ts';
 import type { ProviderRequest, ProviderResponse } from '../providers/types.ts';
 import { sha256 } from './prompt.ts';
 
@@ -64,7 +64,8 @@ export class ResponseCache {
 
   set(key: string, res: ProviderResponse): void {
     const f = this.file(key);
-    mkdirSync(join(this.dir, key.slice(0, 2)), { recursive: true });
+    // Made without following links: a symlinked shard is refused, not written through.
+    plainDirs(this.dir, [key.slice(0, 2)], 'response cache folder');
     const { endpoint: _endpoint, ttftMs: _ttft, tpotMs: _tpot, ...stored } = res;
     writeFileAtomic(f, JSON.stringify(stored));
   }

@@ -13,6 +13,7 @@ import {
   type BenchmarkItem,
   checkBenchmark,
   enforceCheck,
+  recordsWithIds,
   selectRecords,
 } from '../core/benchmark-records.ts';
 import { errorMessage, UserError } from '../core/errors.ts';
@@ -30,7 +31,7 @@ import {
   type ProviderResponse,
   RETRYABLE,
 } from '../providers/types.ts';
-import { type BatchSettings, runBatches, uncollectedBatches } from './batch.ts';
+import { type BatchSettings, heldByBatches, runBatches, uncollectedBatches } from './batch.ts';
 import { cacheKey, ResponseCache } from './cache.ts';
 import { type PromptTemplate, renderPrompt, sha256 } from './prompt.ts';
 import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, sleep } from './retry.ts';
@@ -504,6 +505,17 @@ async function runLocked(
     o.epoch !== undefined && o.epoch > 1
       ? { ...o.provider.describe(), epoch: o.epoch }
       : o.provider.describe();
+  let cacheRefused = false;
+  /** Stores an answer; a cache that refuses the write (a symlinked shard) costs the answer nothing. */
+  const cacheAnswer = (key: string, res: ProviderResponse) => {
+    if (cacheRefused) return;
+    try {
+      cache?.set(key, res);
+    } catch (e) {
+      cacheRefused = true;
+      log(`response cache: ${errorMessage(e)}; answers are no longer cached in this run`);
+    }
+  };
 
   const errorLine = (item: Item, attempt: number, pe: ProviderError, outcome: string) => {
     progress.errors++;
@@ -521,10 +533,11 @@ async function runLocked(
   };
 
   /** Writes an answer (or a refused schema) and counts it; never asked again after this. */
-  const record = (item: Item, res: ProviderResponse | undefined, a: AnswerInfo) => {
+  /** `counted`: false for a record outside this run's --limit (an earlier batch's answer, kept). */
+  const record = (item: Item, res: ProviderResponse | undefined, a: AnswerInfo, counted = true) => {
     responses.append(responseLine(item, o, res, a));
     answered.add(item.id);
-    progress.done++;
+    if (counted) progress.done++;
     if (a.schemaRejected) {
       progress.schemaRejected = (progress.schemaRejected ?? 0) + 1;
       errorLine(item, a.attempts, a.schemaRejected, 'recorded');
@@ -579,7 +592,7 @@ async function runLocked(
         const key = cache ? cacheKey(o.provider.id, cacheScope, req) : '';
         const hit = cache?.get(key);
         const res = hit ?? (await o.provider.complete(req));
-        if (cache && !hit) cache.set(key, res);
+        if (cache && !hit) cacheAnswer(key, res);
         if (stop.signal.aborted) return; // stopped while it answered: leave it for the resume
         record(item, res, {
           attempts: before + attempt,
@@ -648,11 +661,23 @@ async function runLocked(
     const source = selectRecords(check, { source: o.source });
     if (o.batch) {
       const items: Item[] = [];
-      for await (const it of source) if (!answered.has(it.id)) items.push(it);
+      const inLimit = new Set<string>();
+      for await (const it of source) {
+        inLimit.add(it.id);
+        if (!answered.has(it.id)) items.push(it);
+      }
+      // Records an earlier session's batches hold beyond this --limit: collected, never lost
+      // (and never submitted again).
+      const held = heldByBatches(runDir);
+      const earlier: Item[] = [];
+      for (const id of inLimit) held.delete(id);
+      for (const id of answered) held.delete(id);
+      if (held.size > 0) for await (const it of recordsWithIds(benchmark, held)) earlier.push(it);
       fatal ??= await runBatches({
         provider: o.provider,
         runDir,
         items,
+        earlier,
         request: (it) => requestOf(it, o),
         answered,
         constrained: o.constrained,
@@ -661,7 +686,7 @@ async function runLocked(
         session: session.started_at as string,
         signal: stop.signal,
         record: (it, res, a) => {
-          record(it, res, a);
+          record(it, res, a, inLimit.has(it.id));
           o.onProgress?.(progress);
         },
         error: (it, attempt, pe, outcome) => errorLine(it, attempt, pe, outcome),

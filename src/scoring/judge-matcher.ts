@@ -3,21 +3,23 @@
  * deterministic matchers left unsettled, through the provider interface, and caches every answer
  * on disk by the pair's hash, so a pair is asked once across records and reruns.
  *
- * Cache: `<cacheDir>/<judge model>/<hash[0..2]>/<hash>.json` (written atomically), holding the
- * verdict and the judge's raw answer. An answer that cannot be read is cached as `unscored` (the
- * model did answer; asking again at temperature 0 would give the same) and the leaf leaves the
- * lenient denominators instead of counting as a mismatch. A transport failure is not cached:
+ * Cache: `<cacheDir>/<judge model>-<endpoint hash>/<hash[0..2]>/<hash>.json` (written
+ * atomically, its folders made without following symbolic links), holding the verdict and the
+ * judge's raw answer. The endpoint is part of the key: two servers with one model name never
+ * share verdicts. An answer that cannot be read is `unscored`: not accepted in any lenient
+ * metric, and never cached (asked again next run). A transport failure is not cached either:
  * the pair stays pending and the next run asks again.
  *
  * Flow: `scoreLenient` -> `unsettled` pairs -> `judgePairs` -> verdicts -> `scoreLenient` again
  * with `verdicts` (alignment does not depend on verdicts, so one round settles every pair).
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { askStructured, jsonText } from '../../judges/ask.ts';
 import type { JudgeVerdict, UnsettledPair } from '../../metrics/match/judge.ts';
-import { writeJsonAtomic } from '../core/files.ts';
+import { folderName, plainDirs, writeJsonAtomic } from '../core/files.ts';
 import type { Provider } from '../providers/types.ts';
 import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, sleep } from '../runner/retry.ts';
 
@@ -84,6 +86,11 @@ export interface JudgeOptions {
   signal?: AbortSignal;
   /** Called after each pair (asked or from the cache). */
   onProgress?: (done: number, total: number) => void;
+  /**
+   * The circuit breaker: after this many pairs in a row got no answer (every retry failed), the
+   * judge is taken for down and nothing more is asked; `tripped` says why (default 3).
+   */
+  breakAfter?: number;
 }
 
 export interface JudgeResult {
@@ -94,10 +101,22 @@ export interface JudgeResult {
   failed: number;
   /** One line per failed pair: `<field>: <error>`. */
   errors: string[];
+  /** Set when the circuit breaker stopped the asking (the pairs not asked stay pending). */
+  tripped?: string;
 }
 
 function safeName(id: string): string {
   return id.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 120) || 'judge';
+}
+
+/**
+ * The cache folder of one judge: its id and a hash of where it answers (its endpoints, as shown,
+ * secrets redacted), so two servers serving a model of the same name never share verdicts.
+ */
+export function judgeCacheName(provider: Provider): string {
+  const where = provider.describe().endpoints ?? provider.describe().endpoint ?? null;
+  const h = createHash('sha256').update(JSON.stringify(where)).digest('hex').slice(0, 12);
+  return folderName(`${safeName(provider.id)}-${h}`, provider.id);
 }
 
 function cacheFile(dir: string, hash: string): string {
@@ -108,7 +127,8 @@ function readCache(file: string, hash: string): JudgeVerdict | undefined {
   if (!existsSync(file)) return undefined;
   try {
     const r = CacheEntry.safeParse(JSON.parse(readFileSync(file, 'utf8')));
-    return r.success && r.data.hash === hash ? r.data.verdict : undefined;
+    // An `unscored` entry (cached by older versions) is asked again: only readable verdicts last.
+    return r.success && r.data.hash === hash && r.data.verdict !== 'unscored' ? r.data.verdict : undefined;
   } catch {
     return undefined; // a damaged entry is asked again and rewritten
   }
@@ -116,7 +136,8 @@ function readCache(file: string, hash: string): JudgeVerdict | undefined {
 
 /** Verdicts for unsettled pairs (deduplicated by hash): from the cache, else from the judge. */
 export async function judgePairs(pairs: UnsettledPair[], o: JudgeOptions): Promise<JudgeResult> {
-  const dir = join(o.cacheDir, safeName(o.provider.id));
+  const name = judgeCacheName(o.provider);
+  const dir = join(o.cacheDir, name);
   const unique = [...new Map(pairs.map((p) => [p.hash, p])).values()];
   const res: JudgeResult = { verdicts: new Map(), asked: 0, cached: 0, failed: 0, errors: [] };
   const todo: UnsettledPair[] = [];
@@ -131,8 +152,10 @@ export async function judgePairs(pairs: UnsettledPair[], o: JudgeOptions): Promi
   o.onProgress?.(done, unique.length);
   const backoff = o.backoff ?? DEFAULT_BACKOFF;
   let next = 0;
+  let failedInARow = 0;
+  const breakAfter = o.breakAfter ?? 3;
   const worker = async () => {
-    while (next < todo.length && !o.signal?.aborted) {
+    while (next < todo.length && !o.signal?.aborted && !res.tripped) {
       const p = todo[next++];
       const r = await askStructured(
         o.provider,
@@ -149,10 +172,17 @@ export async function judgePairs(pairs: UnsettledPair[], o: JudgeOptions): Promi
         },
       );
       if (r.value) {
+        failedInARow = 0;
         res.asked++;
         res.verdicts.set(p.hash, r.value.verdict);
+        // An unreadable answer is not a verdict: never cached, asked again next run.
+        if (r.value.verdict === 'unscored') {
+          o.onProgress?.(++done, unique.length);
+          continue;
+        }
         const file = cacheFile(dir, p.hash);
-        mkdirSync(join(dir, p.hash.slice(0, 2)), { recursive: true });
+        // Made without following links: a symlinked shard or judge folder is refused.
+        plainDirs(o.cacheDir, [name, p.hash.slice(0, 2)], 'judge cache folder');
         writeJsonAtomic(file, {
           hash: p.hash,
           verdict: r.value.verdict,
@@ -165,6 +195,8 @@ export async function judgePairs(pairs: UnsettledPair[], o: JudgeOptions): Promi
       } else {
         res.failed++;
         res.errors.push(`${p.field}: ${r.error ?? 'no answer'}`);
+        if (++failedInARow >= breakAfter && !o.signal?.aborted)
+          res.tripped ??= `${failedInARow} pairs in a row got no answer (last: ${r.error ?? 'no answer'})`;
       }
       o.onProgress?.(++done, unique.length);
     }

@@ -18,6 +18,12 @@ import { type JudgeOptions, judgePairs } from './judge-matcher.ts';
 export interface JudgeServiceOptions extends Omit<JudgeOptions, 'signal' | 'onProgress'> {
   /** Progress and failures, one line each (stderr in the CLI). */
   log?: (line: string) => void;
+  /**
+   * The judge's deadline for the whole run (ms from the service's start, `--judge-timeout`):
+   * past it the requests in flight are abandoned and nothing more is asked; the pairs without a
+   * verdict stay pending (not accepted; asked again next run).
+   */
+  deadlineMs?: number;
 }
 
 export class JudgeService {
@@ -32,7 +38,26 @@ export class JudgeService {
   readonly errors: string[] = [];
   fatal?: string;
 
-  constructor(private readonly o: JudgeServiceOptions) {}
+  /** Ended by the deadline: abandons the requests in flight. */
+  private readonly stop = new AbortController();
+  private readonly timer?: NodeJS.Timeout;
+
+  constructor(private readonly o: JudgeServiceOptions) {
+    if (o.deadlineMs !== undefined) {
+      this.timer = setTimeout(() => {
+        if (this.fatal) return;
+        this.fatal = `its --judge-timeout of ${o.deadlineMs! / 1000} s was reached`;
+        this.o.log?.(`judge ${this.id}: ${this.fatal}; no more pairs are asked (they stay pending)`);
+        this.stop.abort();
+      }, o.deadlineMs);
+      this.timer.unref();
+    }
+  }
+
+  /** Stops the deadline's clock (the run is over). */
+  close(): void {
+    if (this.timer) clearTimeout(this.timer);
+  }
 
   get id(): string {
     return this.o.provider.id;
@@ -76,11 +101,12 @@ export class JudgeService {
     if (batch.length === 0) return;
     try {
       if (this.fatal) return;
-      const { log, ...opts } = this.o;
+      const { log, deadlineMs: _deadline, ...opts } = this.o;
       // Long rounds say how far they are, every 10 s at most.
       let said = Date.now();
       const r = await judgePairs(batch, {
         ...opts,
+        signal: this.stop.signal,
         onProgress: (done, total) => {
           if (Date.now() - said < 10_000 || done === total) return;
           said = Date.now();
@@ -91,12 +117,19 @@ export class JudgeService {
         this.known.set(h, v);
         if (v === 'unscored') this.stats.unscored++;
       }
+      // Pairs the breaker or the deadline kept from being asked: pending too.
+      this.stats.failed += Math.max(0, batch.length - r.verdicts.size - r.failed);
       this.stats.asked += r.asked;
       this.stats.cached += r.cached;
       this.stats.failed += r.failed;
       for (const e of r.errors) {
-        if (this.errors.length < 5) this.o.log?.(`judge ${this.id}: ${e} (left pending)`);
+        if (this.errors.length < 5 && !this.stop.signal.aborted)
+          this.o.log?.(`judge ${this.id}: ${e} (left pending)`);
         this.errors.push(e);
+      }
+      if (r.tripped && !this.fatal) {
+        this.fatal = r.tripped;
+        this.o.log?.(`judge ${this.id}: ${this.fatal}; no more pairs are asked (they stay pending)`);
       }
     } catch (e) {
       const msg = errorMessage(e).split('\n')[0];

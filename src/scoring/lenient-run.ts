@@ -16,6 +16,8 @@ export interface LenientRunOptions {
   /** Where judge answers are cached (`<dir>/<judge>/<hash[0..2]>/<hash>.json`). */
   cacheDir: string;
   concurrency?: number;
+  /** `--judge-timeout`: the judge's deadline for the whole run (ms). */
+  judgeDeadlineMs?: number;
   log?: (line: string) => void;
 }
 
@@ -49,6 +51,7 @@ export async function prepareLenientRun(o: LenientRunOptions): Promise<LenientRu
     provider,
     cacheDir: o.cacheDir,
     concurrency: o.concurrency,
+    deadlineMs: o.judgeDeadlineMs,
     log: o.log,
   });
   return run;

@@ -35,6 +35,7 @@ import {
   isSymlink,
   type Lock,
   pidAlive,
+  refuseSpecial,
   refuseSymlink,
   removeStaleTemps,
   tempNameFor,
@@ -160,6 +161,7 @@ export class EvalFolder {
 
   constructor(readonly dir: string) {
     const parent = dirname(dir);
+    refuseSpecial(dir, 'evaluation folder');
     mkdirSync(parent, { recursive: true });
     cleanEvaluationParent(parent);
     this.lock = acquireLock(parent, `evaluation folder ${basename(dir)} in`, `.${basename(dir)}.lock`);
@@ -210,8 +212,18 @@ export class EvalFolder {
         );
         renameSync(this.dir, aside);
       }
-      renameSync(this.tmp, this.dir);
+      try {
+        renameSync(this.tmp, this.dir);
+      } catch (e) {
+        // The old folder goes back where it was; the new one is dropped, not left as a temp.
+        if (aside) renameSync(aside, this.dir);
+        throw e;
+      }
       if (aside) await fsp.rm(aside, { recursive: true, force: true });
+    } catch (e) {
+      for (const s of [this.rows, ...this.sides]) s.close();
+      rmSync(this.tmp, { recursive: true, force: true });
+      throw e;
     } finally {
       this.lock.release();
     }

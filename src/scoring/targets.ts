@@ -6,6 +6,7 @@
  */
 import { resolve } from 'node:path';
 import { UserError } from '../core/errors.ts';
+import { folderName } from '../core/files.ts';
 import { parseLine, readLinesSync } from '../core/jsonl.ts';
 import { modalityFromPath, modelDirName, recordModality } from '../core/modality.ts';
 import type { PyObject } from '../core/pyjson.ts';
@@ -22,7 +23,9 @@ export function folderOf(t: FolderTarget, outDir: string, source: Source): strin
   return resolve(
     t.outDir ?? outDir,
     source,
-    t.modelDir ?? modelDirName(t.file, source === 'schema' ? 'text' : source),
+    t.modelDir === undefined
+      ? modelDirName(t.file, source === 'schema' ? 'text' : source)
+      : folderName(t.modelDir, t.file),
   );
 }
 

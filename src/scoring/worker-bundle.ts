@@ -44,6 +44,17 @@ export interface WorkerScript {
 
 let cached: WorkerScript | undefined;
 
+const DAY_MS = 24 * 3600 * 1000;
+
+/** Whether `path` was last changed more than `ms` ago (false when it cannot be read). */
+function olderThan(path: string, ms: number): boolean {
+  try {
+    return Date.now() - statSync(path).mtimeMs > ms;
+  } catch {
+    return false;
+  }
+}
+
 export function scoringWorker(): WorkerScript {
   if (cached) return cached;
   try {
@@ -68,9 +79,15 @@ export function scoringWorker(): WorkerScript {
         define: { 'import.meta.url': '__sobImportMetaUrl', 'import.meta.dirname': '__dirname' },
       });
       renameSync(tmp, out);
-      // Bundles of older sources go.
+      // Bundles of older sources go, once nothing can be using them: a run of another checkout
+      // sharing node_modules (or of the sources before an edit) reads its bundle again whenever
+      // it replaces a worker, so a bundle is kept for a day after it was last made.
       for (const other of readdirSync(dir))
-        if (other.startsWith('scoring-worker-') && !other.startsWith(name))
+        if (
+          other.startsWith('scoring-worker-') &&
+          !other.startsWith(name) &&
+          olderThan(join(dir, other), DAY_MS)
+        )
           rmSync(join(dir, other), { force: true });
     }
     // CommonJS or ESM eval alike (a parent run with --input-type=module passes it on).
@@ -144,7 +161,7 @@ export function validatorCacheDir(): string | undefined {
     const dir = join(base, name);
     mkdirSync(dir, { recursive: true });
     for (const other of readdirSync(base))
-      if (other.startsWith('validators-') && other !== name)
+      if (other.startsWith('validators-') && other !== name && olderThan(join(base, other), DAY_MS))
         rmSync(join(base, other), { recursive: true, force: true });
     // Bounded: past VALIDATOR_CACHE_FILES schemas (~15 KB each with its V8 code cache), start again.
     if (readdirSync(dir).length > VALIDATOR_CACHE_FILES) {

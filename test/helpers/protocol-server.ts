@@ -68,6 +68,16 @@ export interface BatchOptions {
    * creation; the last is where it ends. Default: validating, in_progress, completed.
    */
   states?: (index: number) => string[];
+  /**
+   * The lines of a batch's output (`out`) or error (`err`) file as sent: `lines` as the server
+   * made them, to change (a `null` line, another custom id, filler lines: any iterable, written
+   * as it is produced, without Content-Length), or null to answer 404 for that file.
+   */
+  fileLines?: (b: ServerBatch, kind: 'out' | 'err', lines: string[]) => Iterable<string> | null;
+  /** A Gemini job's inlined responses as sent: `entries` as made, to change (a `null` entry). */
+  inlined?: (b: ServerBatch, entries: unknown[]) => unknown[];
+  /** An HTTP status for the n-th (1-based) request listing batches, instead of the list. */
+  listStatus?: (n: number) => number | undefined;
 }
 
 export interface ServerBatch {
@@ -192,6 +202,7 @@ export async function startProtocolServer(opts: ServerOptions = {}): Promise<Pro
     close: async () => {},
   };
   const files = new Map<string, string>();
+  let listRequests = 0;
   const batchStates = opts.batch?.states ?? (() => ['validating', 'in_progress', 'completed']);
 
   /** Logs and counts one request (online or inside a batch) and asks the script what to do. */
@@ -534,17 +545,20 @@ export async function startProtocolServer(opts: ServerOptions = {}): Promise<Pro
     if (done && status === 'completed')
       metadata.output = {
         inlinedResponses: {
-          inlinedResponses: done.map((x) =>
-            x.kind === 'ok'
-              ? { response: geminiReply(x.seen!, x.out!), metadata: { key: x.customId } }
-              : {
-                  error: {
-                    code: x.out?.kind === 'status' ? grpcOf(x.out.status) : 13,
-                    message:
-                      x.out?.kind === 'status' ? (x.out.message ?? `scripted ${x.out.status}`) : 'scripted',
+          inlinedResponses: (opts.batch?.inlined ?? ((_b: ServerBatch, l: unknown[]) => l))(
+            b,
+            done.map((x) =>
+              x.kind === 'ok'
+                ? { response: geminiReply(x.seen!, x.out!), metadata: { key: x.customId } }
+                : {
+                    error: {
+                      code: x.out?.kind === 'status' ? grpcOf(x.out.status) : 13,
+                      message:
+                        x.out?.kind === 'status' ? (x.out.message ?? `scripted ${x.out.status}`) : 'scripted',
+                    },
+                    metadata: { key: x.customId },
                   },
-                  metadata: { key: x.customId },
-                },
+            ),
           ),
         },
       };
@@ -623,12 +637,28 @@ export async function startProtocolServer(opts: ServerOptions = {}): Promise<Pro
                   },
           ),
         );
-      const text = lines.map((l) => `${l}\n`).join('');
-      res.writeHead(200, {
-        'content-type': 'application/octet-stream',
-        'content-length': Buffer.byteLength(text),
-      });
-      res.end(text);
+      const kind = m![1] as 'out' | 'err';
+      const sent = opts.batch?.fileLines ? opts.batch.fileLines(b, kind, lines) : lines;
+      if (sent === null) {
+        send(res, 404, { error: { message: `No such File object: ${fid}`, type: 'invalid_request_error' } });
+        return true;
+      }
+      if (sent === lines) {
+        const text = lines.map((l) => `${l}\n`).join('');
+        res.writeHead(200, {
+          'content-type': 'application/octet-stream',
+          'content-length': Buffer.byteLength(text),
+        });
+        res.end(text);
+        return true;
+      }
+      // Written as produced, waiting for the client to read (a file larger than memory holds).
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      for (const l of sent) {
+        if (!res.write(`${l}\n`)) await new Promise((r) => res.once('drain', r));
+        if (res.destroyed) return true;
+      }
+      res.end();
       return true;
     }
     if (method === 'POST' && path === '/v1/batches') {
@@ -652,6 +682,12 @@ export async function startProtocolServer(opts: ServerOptions = {}): Promise<Pro
       return true;
     }
     if (method === 'GET' && path === '/v1/batches') {
+      listRequests++;
+      const failWith = opts.batch?.listStatus?.(listRequests);
+      if (failWith !== undefined) {
+        send(res, failWith, { error: { message: `scripted ${failWith}`, type: 'scripted' } });
+        return true;
+      }
       const data = state.batches
         .filter((b) => b.protocol === 'openai')
         .reverse()

@@ -2,7 +2,8 @@
  * The `judge` matcher through the real command: `sob score --match default --match-judge
  * openai:judge-1 --base-url <local OpenAI-protocol server>`. Only pairs the deterministic matchers
  * leave unsettled are asked, each once (across files and scoring workers), none on a rerun (the
- * on-disk cache); a malformed judge answer makes the leaf unscored, not a mismatch; a failed
+ * on-disk cache); a malformed judge answer makes the leaf unscored (not accepted, never cached:
+ * issue 21 finding 4); a failed
  * request leaves it pending (asked again next run); waiting for the judge does not count against
  * a record's time budget; an unreachable judge stops with one line, the rows still written.
  */
@@ -137,7 +138,7 @@ test('only unsettled pairs are asked, each once across files; verdicts score; un
     [
       [1, 0, 0], // the judge accepted New York City
       [0.75, 0, 0], // the judge said Gotham is not NYC
-      [1, 1, 0], // unreadable answer: 3 of 3 scored leaves, not 3 of 4
+      [0.75, 1, 0], // unreadable answer: not accepted (3 of 4), shown as unscored
       [1, 0, 0], // text
     ],
   );
@@ -168,7 +169,7 @@ test('only unsettled pairs are asked, each once across files; verdicts score; un
   const s = JSON.parse(readFileSync(join(out, 'text', 'model-a', 'eval_summary.json'), 'utf8'));
   assert.equal(s.lenient.judge, 'openai:judge-1');
   assert.equal(s.lenient.policy, 'default');
-  assert.equal(s.lenient.summary.overall.metrics.lenient_value_accuracy.mean, (1 + 0.75 + 1 + 1) / 4);
+  assert.equal(s.lenient.summary.overall.metrics.lenient_value_accuracy.mean, (1 + 0.75 + 0.75 + 1) / 4);
   assert.equal(
     s.lenient.without_judge.overall.metrics.lenient_value_accuracy.mean,
     (0.75 + 0.75 + 0.75 + 1) / 4,
@@ -183,22 +184,25 @@ test('only unsettled pairs are asked, each once across files; verdicts score; un
   });
 });
 
-test('a rerun asks nothing: every verdict, the unreadable one included, comes from the cache', async () => {
+test('a rerun asks only the unreadable pair again: the readable verdicts come from the cache', async () => {
   const before = server.total;
   const out = join(tmp, 'eval2');
   const r = await score(out, ['--jobs', '2']);
   assert.equal(r.code, 0, r.stderr);
-  assert.equal(server.total, before);
-  assert.match(r.stderr, /0 pairs asked, 3 from the cache/);
+  assert.equal(server.total, before + 1);
+  assert.ok(server.requests.at(-1)?.userText.includes('Prediction: "Big Town"'));
+  assert.match(r.stderr, /1 pairs asked, 2 from the cache, 1 answers unreadable/);
   for (const m of ['model-a', 'model-b'])
     assert.deepEqual(
       rows(out, m).map((x) => [x.lenient_value_accuracy, x.matcher_counts, x.lenient_leaves]),
       rows(join(tmp, 'eval1'), m).map((x) => [x.lenient_value_accuracy, x.matcher_counts, x.lenient_leaves]),
     );
-  const cached = readdirSync(join(tmp, 'cache', 'openai_judge-1'), { recursive: true }).filter((f) =>
+  const [folder] = readdirSync(join(tmp, 'cache'));
+  assert.match(folder, /^openai_judge-1-[0-9a-f]{12}$/);
+  const cached = readdirSync(join(tmp, 'cache', folder), { recursive: true }).filter((f) =>
     String(f).endsWith('.json'),
   );
-  assert.equal(cached.length, 3);
+  assert.equal(cached.length, 2);
 });
 
 test('a failed request leaves the pair pending (not accepted) and it is asked again on the next run', async () => {

@@ -150,8 +150,8 @@ test('judge pairs: pending until verdicts come back; a malformed answer is unsco
     { policy, modality: 'image', verdicts: new Map([[u.hash, 'unscored']]) },
   );
   assert.equal(unscored.unscored_leaves, 1);
-  assert.equal(unscored.raw_value_accuracy, 1); // 2 of the 2 scored leaves
-  assert.equal(unscored.field_precision, 1);
+  assert.equal(unscored.raw_value_accuracy, 2 / 3); // not accepted, as no_match (issue 21 finding 4)
+  assert.equal(unscored.field_precision, 2 / 3);
   assert.equal(unscored.leaves[0].verdict, 'unscored');
   // Lenient without judge: nothing unsettled.
   const noJudge = scoreLenient(gold, pred, {}, { policy: withoutJudge(policy), modality: 'image' });

@@ -41,7 +41,7 @@ after(async () => {
 
 const env = { OPENAI_API_KEY: 'sk-locks' };
 const REFUSAL =
-  /^sob: (run|eval) directory .* is in use by another sob process \(pid \d+: sob .*\)|^sob: judge output folder .* is in use by another sob process/;
+  /^sob: (run|eval) directory .* is in use by another sob process \(pid \d+ on \S+, since .*\)|^sob: judge output folder .* is in use by another sob process/;
 
 /** Requests the server saw for `keys` in this test, and how many keys were asked more than once. */
 function asked(keys: string[], before: Map<string, number>) {

@@ -2,8 +2,9 @@
  * Issue 9 item 9 (the schema part): untrusted schemas cannot stall a run.
  * - A 200,000-value `enum` is checked in linear time (ajv's meta-schema `uniqueItems` compared
  *   every pair: 2e10 comparisons, far over the 20 s record budget).
- * - A schema that ran over the time budget once is not run again: every later record with the
- *   same schema text (in this file, in later files, on any worker) gets the remembered verdict.
+ * - A time-out is remembered only for the work that depends on the schema alone (its checks and
+ *   compile): an answer that runs over while it is validated is reported alone, and the records
+ *   that share its schema are run (issue 21 finding 2).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -58,7 +59,7 @@ for (const profile of ['sob', 'strict']) {
   });
 }
 
-test('a schema that ran over the time budget once is not run again for the records that share it', () => {
+test('an answer that runs over the time budget while it is validated is reported alone: records that share its schema are run (issue 21 finding 2)', () => {
   const redos = {
     type: 'object',
     properties: { name: { type: 'string', pattern: '^(a+)+$' } },
@@ -73,7 +74,6 @@ test('a schema that ran over the time budget once is not run again for the recor
     [
       responseLine('ok-before', { name: 'x', n: 1 }),
       responseLine('evil-1', { name: evil }, { schema: redos, gt }),
-      responseLine('evil-2', { name: evil }, { schema: redos, gt }),
       responseLine('harmless-same-schema', { name: 'aaa' }, { schema: redos, gt }),
       responseLine('ok-after', { name: 'x', n: 1 }),
     ].join('\n'),
@@ -81,8 +81,8 @@ test('a schema that ran over the time budget once is not run again for the recor
   writeFileSync(
     second,
     [
-      responseLine('evil-3', { name: evil }, { schema: redos, gt }),
-      responseLine('ok', { name: 'x', n: 1 }),
+      responseLine('evil-2', { name: evil }, { schema: redos, gt }),
+      responseLine('harmless', { name: 'aaa' }, { schema: redos, gt }),
     ].join('\n'),
   );
   const out = join(tmp, 'out-redos');
@@ -104,33 +104,27 @@ test('a schema that ran over the time budget once is not run again for the recor
     120_000,
   );
   assert.equal(r.code, 0, r.stderr);
-  // One time-out in all: the first record with that schema.
-  assert.equal(r.stderr.match(/scoring exceeded 1500 ms/g)?.length, 1, r.stderr);
-  assert.match(
+  // One time-out per slow answer; nothing remembered for the schema.
+  assert.equal(
+    r.stderr.match(/scoring exceeded 1500 ms; reported with scoring_error\n/g)?.length,
+    2,
     r.stderr,
-    /response_redos1\.jsonl:2 \(record evil-1\): scoring exceeded 1500 ms; reported with scoring_error \(it was in its schema/,
   );
-  assert.match(
-    r.stderr,
-    /response_redos1\.jsonl: 2 records share a schema that ran over the time budget earlier/,
-  );
+  assert.doesNotMatch(r.stderr, /share a schema that ran over the time budget/);
   const a = readOut(out, 'text', 'redos1');
   const errors = a.rows.map(
     (x) => (x.explanation as { scoring_error?: string } | undefined)?.scoring_error ?? null,
   );
-  assert.deepEqual(errors, [
-    null,
-    'scoring exceeded 1500 ms',
-    'its schema ran over the time budget on an earlier record (not run again)',
-    'its schema ran over the time budget on an earlier record (not run again)',
-    null,
-  ]);
-  assert.equal(a.summary.data_quality.scoring_error_count, 3);
-  assert.equal(a.rows[4].leaf_value_em, 1);
+  assert.deepEqual(errors, [null, 'scoring exceeded 1500 ms', null, null]);
+  assert.equal(a.summary.data_quality.scoring_error_count, 1);
+  assert.deepEqual(
+    a.rows.map((x) => x.leaf_value_em),
+    [1, 0, 1, 1],
+  );
   const b = readOut(out, 'text', 'redos2');
   assert.equal(
     (b.rows[0].explanation as { scoring_error?: string }).scoring_error,
-    'its schema ran over the time budget on an earlier record (not run again)',
+    'scoring exceeded 1500 ms',
   );
   assert.equal(b.rows[1].leaf_value_em, 1);
 });

@@ -156,7 +156,7 @@ describe('sob build writes only inside its folder, whole files or none', () => {
     assert.equal(r.status, 1);
     assert.match(
       r.stderr.trim().split('\n').at(-1)!,
-      /^sob: benchmark folder .*locked is in use by another sob process \(pid \d+: sob build sob x/,
+      /^sob: benchmark folder .*locked is in use by another sob process \(pid \d+ on \S+, since now\)/,
     );
     assert.deepEqual(readdirSync(bench), ['.sob.lock']);
   });
