@@ -24,9 +24,18 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve, sep } from 'node:path';
-import type { Ajv, CodeKeywordDefinition, ErrorObject, Options, ValidateFunction } from 'ajv';
+import type {
+  Ajv,
+  CodeKeywordDefinition,
+  ErrorObject,
+  FuncKeywordDefinition,
+  Options,
+  ValidateFunction,
+} from 'ajv';
 import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
 import { errorMessage } from './errors.ts';
+import { jsonschemabenchFormat, metaSchemaFormat } from './py-formats.ts';
+import { pyRegExp } from './schema.ts';
 
 // Loaded through require: the same from the TypeScript sources and from a worker's bundle.
 // Loaded on first use, not with this module: a scoring worker whose validators all come from the
@@ -48,6 +57,18 @@ const classes: Record<string, () => AjvClass> = {
 const addFormats = (ajv: Ajv): Ajv => (requireCjs('ajv-formats').default as (ajv: Ajv) => Ajv)(ajv);
 
 export const DIALECTS = ['draft-04', 'draft-06', 'draft-07', '2019-09', '2020-12'] as const;
+
+/**
+ * How a schema is read (docs/compliance-protocols.md):
+ * - `jsonschemabench`: the JSONSchemaBench paper's validation, whatever the schema's `$schema`:
+ *   Draft 2020-12 meta-validation first (a schema that fails it admits no answer), then Draft
+ *   2020-12 validation with Python `re` patterns and `multipleOf`, Python `jsonschema`'s format
+ *   checks (src/core/py-formats.ts) and `$ref`s resolved only when an answer reaches them;
+ * - `dialect`: the draft the schema's `$schema` names (draft-07 when none), ECMA-262 patterns,
+ *   ajv-formats, every `$ref` resolved when the schema compiles.
+ */
+export const PROTOCOLS = ['jsonschemabench', 'dialect'] as const;
+export type Protocol = (typeof PROTOCOLS)[number];
 export type Dialect = (typeof DIALECTS)[number];
 
 /** The draft of a schema that names none (or one we do not know). */
@@ -172,10 +193,18 @@ export interface ValidatorOptions {
   assertFormats?: boolean;
   /** Where remote `$ref`s come from (never the network). */
   remotes?: RemoteResolver;
+  /** How the schema is read (default `dialect`; `sob score` defaults to `jsonschemabench`). */
+  protocol?: Protocol;
 }
 
-/** A configured ajv instance for one draft (see the module comment). */
-export function newAjv(dialect: Dialect, allErrors: boolean, assertFormats: boolean): Ajv {
+/** A configured ajv instance for one draft (see the module comment), or for the protocol's Draft 2020-12. */
+export function newAjv(
+  dialect: Dialect,
+  allErrors: boolean,
+  assertFormats: boolean,
+  protocol: Protocol = 'dialect',
+): Ajv {
+  const jsb = protocol === 'jsonschemabench';
   const opts: Options = {
     strict: false,
     logger: false,
@@ -185,8 +214,20 @@ export function newAjv(dialect: Dialect, allErrors: boolean, assertFormats: bool
     // A property is present when the answer has it, never through Object.prototype
     // (`"toString"`, `"__proto__"` as property names).
     ownProperties: true,
-    code: { regExp: ecmaRegExp, optimize: false },
+    code: { regExp: jsb ? pyRegExp : ecmaRegExp, optimize: false },
   };
+  if (jsb) {
+    const ajv = new (classes.ajv2020())(opts);
+    ajv.removeKeyword('format');
+    if (assertFormats) ajv.addKeyword(pythonFormat(jsonschemabenchFormat));
+    // Not a Draft 2020-12 keyword: Python's Draft202012Validator ignores it.
+    ajv.removeKeyword('dependencies');
+    ajv.removeKeyword('multipleOf');
+    ajv.addKeyword(pythonMultipleOf);
+    ajv.addKeyword(unresolvedRef);
+    ajv.addKeyword(emptyEnum);
+    return ajv;
+  }
   const Cls =
     dialect === 'draft-04'
       ? classes.draft04()
@@ -205,6 +246,53 @@ export function newAjv(dialect: Dialect, allErrors: boolean, assertFormats: bool
   ajv.addKeyword(multipleOf);
   return ajv;
 }
+
+/** `format` checked by a function of (format name, value), on values of every type. */
+function pythonFormat(check: (format: string, value: unknown) => boolean): FuncKeywordDefinition {
+  return {
+    keyword: 'format',
+    schemaType: 'string',
+    errors: false,
+    validate: (format: string, data: unknown) => check(format, data),
+  };
+}
+
+/**
+ * Python `jsonschema`'s `multipleOf`: with a float divisor, the quotient must be a whole number
+ * exactly (`int(q) == q`: 19.99 is not a multiple of 0.01 there), falling back to exact
+ * fractions when the quotient overflows; with an integer divisor, `instance % divisor == 0`.
+ */
+const pythonMultipleOf: FuncKeywordDefinition = {
+  keyword: 'multipleOf',
+  type: 'number',
+  schemaType: 'number',
+  errors: false,
+  validate: (d: number, x: number) => {
+    if (Number.isInteger(d)) return d !== 0 && x % d === 0;
+    const q = x / d;
+    if (Number.isFinite(q)) return Number.isInteger(q);
+    return x % d === 0;
+  },
+};
+
+/**
+ * Where a `$ref` that resolves nowhere stood (the protocol resolves references lazily, as
+ * Python's `referencing` does): an answer that reaches it is invalid, one that does not is not
+ * affected.
+ */
+const unresolvedRef: FuncKeywordDefinition = {
+  keyword: 'x-sob-unresolved-ref',
+  schemaType: 'string',
+  errors: false,
+  validate: () => false,
+};
+
+/** `enum: []` (see `forJsonschemabench`): no value is allowed. */
+const emptyEnum: FuncKeywordDefinition = {
+  keyword: 'x-sob-empty-enum',
+  errors: false,
+  validate: () => false,
+};
 
 /**
  * `multipleOf` without plain ajv's traps (`quotient !== parseInt(quotient)`): 19.99 was not a
@@ -238,8 +326,10 @@ export const ROOT_KEY = 'urn:sob-eval:root';
 
 export interface CompiledSchema {
   dialect: Dialect;
+  /** How the schema was read (see `PROTOCOLS`). */
+  protocol: Protocol;
   assertFormats: boolean;
-  /** The schema as compiled (after `refSiblingsIgnored` for drafts 4 to 7). */
+  /** The schema as compiled (after `refSiblingsIgnored` for drafts 4 to 7, `forJsonschemabench` under that protocol). */
   schema: unknown;
   /** The remote documents the schema needed, by URI (each from the `RemoteResolver` or ajv's meta-schemas). */
   remotes: Map<string, unknown>;
@@ -262,41 +352,62 @@ const MAX_REMOTE_LOADS = 64;
 /**
  * Compiles `schema` for fine-grained validation (all errors). Never throws: a schema that cannot
  * compile (a bad pattern, a `$ref` that resolves nowhere, a remote `$ref` not available locally)
- * comes back with the reason.
+ * comes back with the reason. Under the `jsonschemabench` protocol a schema that fails Draft
+ * 2020-12 meta-validation does not compile, and a `$ref` that resolves nowhere only fails the
+ * answers that reach it.
  */
 export function compileSchema(schema: unknown, opts: ValidatorOptions = {}): CompileResult {
-  const dialect = opts.dialect ?? declaredDialect(schema, opts.defaultDialect);
+  const protocol = opts.protocol ?? 'dialect';
+  const jsb = protocol === 'jsonschemabench';
+  const dialect: Dialect = jsb ? '2020-12' : (opts.dialect ?? declaredDialect(schema, opts.defaultDialect));
   const assertFormats = opts.assertFormats ?? true;
   if (typeof schema !== 'boolean' && !isObject(schema)) {
     return { ok: false, dialect, reason: 'the schema is not a JSON object or boolean' };
   }
-  const prepared = dialect === '2019-09' || dialect === '2020-12' ? schema : refSiblingsIgnored(schema);
+  if (jsb) {
+    const meta = jsonschemabenchMetaCheck(schema);
+    if (meta) return { ok: false, dialect, reason: meta };
+  }
+  let prepared = jsb
+    ? forJsonschemabench(schema)
+    : dialect === '2019-09' || dialect === '2020-12'
+      ? schema
+      : refSiblingsIgnored(schema);
+  const remotes = new Map<string, unknown>();
+  const fail = (reason: string): CompileResult => ({ ok: false, dialect, reason });
+  // A fresh instance with the root and the remote documents loaded so far.
+  const build = (): Ajv => {
+    const a = newAjv(dialect, true, assertFormats, protocol);
+    a.addSchema(prepared as object, ROOT_KEY);
+    for (const [uri, doc] of remotes) a.addSchema(doc as object, uri);
+    return a;
+  };
   let ajv: Ajv;
   try {
-    ajv = newAjv(dialect, true, assertFormats);
-    ajv.addSchema(prepared as object, ROOT_KEY);
+    ajv = build();
   } catch (e) {
-    return { ok: false, dialect, reason: `schema cannot be compiled: ${overflowReason(e, prepared)}` };
+    return fail(`schema cannot be compiled: ${overflowReason(e, prepared)}`);
   }
-  const remotes = new Map<string, unknown>();
-  for (;;) {
+  for (let rounds = 0; ; rounds++) {
     try {
       const validate = ajv.getSchema(ROOT_KEY);
-      if (!validate) return { ok: false, dialect, reason: 'schema cannot be compiled' };
+      if (!validate) return fail('schema cannot be compiled');
       const subs = new Map<string, ValidateFunction | undefined>();
+      const a = ajv;
       const compiled: CompiledSchema = {
         dialect,
+        protocol,
         assertFormats,
         schema: prepared,
         remotes,
-        ajv,
+        ajv: a,
         validate,
         validatorAt(doc: string, pointer: string) {
           const key = `${doc}#${pointerToFragment(pointer)}`;
           if (subs.has(key)) return subs.get(key);
           let v: ValidateFunction | undefined;
           try {
-            v = pointer === '' ? ajv.getSchema(doc) : ajv.getSchema(key);
+            v = pointer === '' ? a.getSchema(doc) : a.getSchema(key);
           } catch {
             v = undefined;
           }
@@ -307,32 +418,128 @@ export function compileSchema(schema: unknown, opts: ValidatorOptions = {}): Com
       return { ok: true, compiled };
     } catch (e) {
       const missing = (e as { missingSchema?: unknown }).missingSchema;
-      if (typeof missing !== 'string' || missing === '' || remotes.has(missing)) {
-        return { ok: false, dialect, reason: `schema cannot be compiled: ${overflowReason(e, prepared)}` };
+      const missingRef = (e as { missingRef?: unknown }).missingRef;
+      let doc: unknown;
+      if (typeof missing === 'string' && missing !== '' && !remotes.has(missing) && missing !== ROOT_KEY) {
+        if (remotes.size >= MAX_REMOTE_LOADS)
+          return fail(`schema cannot be compiled: more than ${MAX_REMOTE_LOADS} remote documents`);
+        doc = opts.remotes?.(missing) ?? metaSchema(missing);
       }
-      if (remotes.size >= MAX_REMOTE_LOADS) {
-        return {
-          ok: false,
-          dialect,
-          reason: `schema cannot be compiled: more than ${MAX_REMOTE_LOADS} remote documents`,
-        };
+      if (doc !== undefined) {
+        const d = jsb ? forJsonschemabench(doc) : doc;
+        remotes.set(missing as string, d);
+        try {
+          ajv.addSchema(d as object, missing as string);
+        } catch (x) {
+          return fail(`schema cannot be compiled: ${missing}: ${errorMessage(x)}`);
+        }
+        continue;
       }
-      const doc = opts.remotes?.(missing) ?? metaSchema(missing);
-      if (doc === undefined) {
-        return {
-          ok: false,
-          dialect,
-          reason: `schema cannot be compiled: remote $ref ${missing} is not available offline`,
-        };
+      // The protocol resolves references lazily: the `$ref` stays, failing whoever reaches it.
+      if (jsb && typeof missingRef === 'string' && rounds < MAX_REMOTE_LOADS) {
+        const marked = markUnresolved(prepared, missingRef);
+        if (marked !== undefined) {
+          prepared = marked;
+          try {
+            ajv = build();
+          } catch (x) {
+            return fail(`schema cannot be compiled: ${overflowReason(x, prepared)}`);
+          }
+          continue;
+        }
       }
-      remotes.set(missing, doc);
-      try {
-        ajv.addSchema(doc as object, missing);
-      } catch (x) {
-        return { ok: false, dialect, reason: `schema cannot be compiled: ${missing}: ${errorMessage(x)}` };
-      }
+      if (typeof missing === 'string' && missing !== '' && !remotes.has(missing) && missing !== ROOT_KEY)
+        return fail(`schema cannot be compiled: remote $ref ${missing} is not available offline`);
+      return fail(`schema cannot be compiled: ${overflowReason(e, prepared)}`);
     }
   }
+}
+
+// -- The jsonschemabench protocol -----------------------------------------------------------------
+
+let jsbMeta: ValidateFunction | undefined;
+
+/**
+ * `Draft202012Validator.check_schema(schema)`: the Draft 2020-12 meta-schema with Draft 2020-12's
+ * format checks (`regex` as Python compiles it, `uri`, `uri-reference`). The reason it fails, or
+ * undefined when the schema passes.
+ */
+export function jsonschemabenchMetaCheck(schema: unknown): string | undefined {
+  if (!jsbMeta) {
+    const ajv = new (classes.ajv2020())({
+      strict: false,
+      logger: false,
+      allErrors: false,
+      validateSchema: false,
+      meta: false,
+      code: { regExp: pyRegExp, optimize: false },
+    });
+    // Formats replaced before the meta-schema is added, so its `format: "regex"` is asserted.
+    ajv.removeKeyword('format');
+    ajv.addKeyword(pythonFormat(metaSchemaFormat));
+    (
+      requireCjs('ajv/dist/refs/json-schema-2020-12/index.js').default as (this: Ajv, $data: boolean) => Ajv
+    ).call(ajv, false);
+    jsbMeta = ajv.getSchema('https://json-schema.org/draft/2020-12/schema');
+    if (!jsbMeta) throw new Error('the Draft 2020-12 meta-schema is missing from ajv');
+  }
+  try {
+    if (jsbMeta(schema)) return undefined;
+  } catch (e) {
+    return `schema could not be checked against Draft 2020-12: ${errorMessage(e)}`;
+  }
+  const e = jsbMeta.errors?.[0];
+  const at = e?.instancePath ? `at ${e.instancePath}` : 'at the root';
+  return `schema is not valid under the Draft 2020-12 meta-schema (${at}: ${e?.message ?? 'invalid'})`;
+}
+
+/**
+ * A schema as the protocol compiles it: `$schema` dropped everywhere (Python reads every schema
+ * as Draft 2020-12; ajv would look for the meta-schema it names), and `enum: []` (no value
+ * allowed) written as a keyword that fails every value, since ajv refuses an empty `enum`.
+ */
+export function forJsonschemabench(schema: unknown): unknown {
+  return mapSubschemas(schema, (s) => {
+    if (!('$schema' in s) && !(Array.isArray(s.enum) && s.enum.length === 0)) return s;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(s)) {
+      if (k === '$schema') continue;
+      if (k === 'enum' && Array.isArray(v) && v.length === 0) out['x-sob-empty-enum'] = true;
+      else out[k] = v;
+    }
+    return out;
+  });
+}
+
+/** Whether a `$ref` as written is the reference ajv reported missing (`missingRef`). */
+function sameRef(ref: string, missingRef: string): boolean {
+  const norm = (r: string) => {
+    let t = r.endsWith('#') ? r.slice(0, -1) : r;
+    try {
+      t = decodeURI(t);
+    } catch {
+      // keep it as written
+    }
+    return t;
+  };
+  const a = norm(ref);
+  const b = norm(missingRef);
+  return a !== '' && (a === b || b.endsWith(a));
+}
+
+/**
+ * The schema with every `$ref` that names `missingRef` replaced by `x-sob-unresolved-ref` (fails
+ * whatever reaches it); undefined when no `$ref` names it.
+ */
+function markUnresolved(schema: unknown, missingRef: string): unknown {
+  let changed = false;
+  const out = mapSubschemas(schema, (s) => {
+    if (typeof s.$ref !== 'string' || !sameRef(s.$ref, missingRef)) return s;
+    changed = true;
+    const { $ref, ...rest } = s;
+    return { ...rest, 'x-sob-unresolved-ref': $ref };
+  });
+  return changed ? out : undefined;
 }
 
 /** The error's message; for a stack overflow, the `$ref` cycle that caused it when there is one. */
