@@ -67,6 +67,8 @@ export function emptyTrackCounts(): TrackCounts {
 export interface SchemaFolderInput {
   responseFile: string;
   profile: string;
+  /** How the schemas were read (`jsonschemabench` or `dialect`). */
+  protocol: string;
   modelIds: string[];
   /** One per schema record, in file order. */
   rows: ComplianceRow[];
@@ -98,6 +100,7 @@ export function schemaFolderSummary(input: SchemaFolderInput): Record<string, un
     model_ids: [...input.modelIds].sort(),
     profile: input.profile,
     track: 'compliance',
+    protocol: input.protocol,
     data_quality: {
       json_parse_fail_count: BigInt(c.parse_failures),
       schema_rejected_count: BigInt(c.schema_rejected),
@@ -126,6 +129,8 @@ export interface ComplianceEntry {
   /** The folder's `num_records`. */
   records: number;
   profile: string | null;
+  /** The summary's `protocol` (null in summaries written before there was a choice: dialect). */
+  protocol?: string | null;
 }
 
 export type ComplianceGroup = ComplianceSummary['overall'];
@@ -135,6 +140,7 @@ export interface ComplianceBoardRow {
   display_name: string;
   records: number;
   profile: string | null;
+  protocol: string | null;
   overall: ComplianceGroup;
   /** By dataset name (a Map: names are the user's). */
   datasets: Map<string, ComplianceGroup>;
@@ -172,6 +178,7 @@ export function complianceBoard(entries: ComplianceEntry[]): ComplianceBoard {
       display_name: e.display_name,
       records: e.records,
       profile: e.profile,
+      protocol: e.protocol ?? null,
       overall: e.summary.overall,
       datasets,
     };

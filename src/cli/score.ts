@@ -4,6 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../core/errors.ts';
 import { isModality, type Modality } from '../core/record.ts';
+import { PROTOCOLS, type Protocol } from '../core/validator-protocols.ts';
 import { complianceScoreLine } from '../report/compliance.ts';
 import { LENIENT_SHOWN, lenientShown } from '../report/lenient.ts';
 import { readManifest } from '../runner/run-dir.ts';
@@ -28,6 +29,7 @@ interface ScoreFlags {
   baseUrl: string[];
   matchCache?: string;
   judgeConcurrency?: number;
+  protocol: Protocol;
 }
 
 const SHOWN = [
@@ -128,6 +130,12 @@ export function registerScore(program: Command): void {
       20000,
     )
     .option(
+      '--protocol <name>',
+      "how schema records' schemas are read: jsonschemabench (the paper's Draft 2020-12 validation) | dialect (each schema's own $schema draft); docs/compliance-protocols.md",
+      choiceOption(PROTOCOLS),
+      'jsonschemabench' as Protocol,
+    )
+    .option(
       '--match <policy>',
       'lenient matching beside the seven metrics: "default" or a policy file (JSON or YAML)',
     )
@@ -172,6 +180,11 @@ eval_summary.json, "compliance": declared coverage, empirical coverage and compl
 intervals, per dataset (metadata.source_category) and overall, timings' medians and p90. See
 them with: sob leaderboard <out> --track compliance. With --profile strict, rows of the SOB
 sources carry the compliance block too.
+Schema records are validated by --protocol: jsonschemabench (default) validates every schema as
+JSONSchemaBench does (Draft 2020-12 meta-validation, then Draft 2020-12 with Python jsonschema's
+format checks; a $ref that resolves nowhere fails only the answers that reach it); dialect reads
+each schema in the draft its $schema names (draft-07 when none). The summary's "protocol" key
+and the compliance leaderboard say which. See docs/compliance-protocols.md.
 
 --match adds, per row, lenient_value_accuracy, lenient_faithfulness, field_precision,
 field_recall, field_f1, matcher_counts and lenient_leaves (the seven metrics stay as they are),
@@ -196,8 +209,12 @@ records (the compliance track) are not scored leniently.`,
       }
       // Response files (the SOB layout) default to the sob profile, where parity is the point; a
       // run directory is the user's own benchmark: strict, the reference's defects fixed.
-      const strict: ProfileOptions = { profile: 'strict', assertFormats: flags.assertFormats === true };
-      const sobProfile: ProfileOptions = { profile: 'sob', assertFormats: false };
+      const strict: ProfileOptions = {
+        profile: 'strict',
+        assertFormats: flags.assertFormats === true,
+        protocol: flags.protocol,
+      };
+      const sobProfile: ProfileOptions = { profile: 'sob', assertFormats: false, protocol: flags.protocol };
       const chosen = flags.profile === 'strict' ? strict : flags.profile === 'sob' ? sobProfile : undefined;
       // A run directory (manifest.json + responses.jsonl) is scored into its own evaluation/.
       const { runDirTargets } = await import('../runner/run-dir.ts');

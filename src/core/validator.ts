@@ -36,6 +36,7 @@ import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
 import { errorMessage } from './errors.ts';
 import { jsonschemabenchFormat, metaSchemaFormat } from './py-formats.ts';
 import { pyRegExp } from './schema.ts';
+import type { Protocol } from './validator-protocols.ts';
 
 // Loaded through require: the same from the TypeScript sources and from a worker's bundle.
 // Loaded on first use, not with this module: a scoring worker whose validators all come from the
@@ -67,8 +68,7 @@ export const DIALECTS = ['draft-04', 'draft-06', 'draft-07', '2019-09', '2020-12
  * - `dialect`: the draft the schema's `$schema` names (draft-07 when none), ECMA-262 patterns,
  *   ajv-formats, every `$ref` resolved when the schema compiles.
  */
-export const PROTOCOLS = ['jsonschemabench', 'dialect'] as const;
-export type Protocol = (typeof PROTOCOLS)[number];
+export { PROTOCOLS, type Protocol } from './validator-protocols.ts';
 export type Dialect = (typeof DIALECTS)[number];
 
 /** The draft of a schema that names none (or one we do not know). */
@@ -195,6 +195,11 @@ export interface ValidatorOptions {
   remotes?: RemoteResolver;
   /** How the schema is read (default `dialect`; `sob score` defaults to `jsonschemabench`). */
   protocol?: Protocol;
+  /**
+   * jsonschemabench protocol: formats left unchecked, as a Python without some of
+   * `jsonschema[format]`'s packages leaves them (the agreement bench uses it).
+   */
+  uncheckedFormats?: readonly string[];
 }
 
 /** A configured ajv instance for one draft (see the module comment), or for the protocol's Draft 2020-12. */
@@ -203,6 +208,7 @@ export function newAjv(
   allErrors: boolean,
   assertFormats: boolean,
   protocol: Protocol = 'dialect',
+  uncheckedFormats: readonly string[] = [],
 ): Ajv {
   const jsb = protocol === 'jsonschemabench';
   const opts: Options = {
@@ -219,9 +225,10 @@ export function newAjv(
   if (jsb) {
     const ajv = new (classes.ajv2020())(opts);
     ajv.removeKeyword('format');
-    if (assertFormats) ajv.addKeyword(pythonFormat(jsonschemabenchFormat));
-    // Not a Draft 2020-12 keyword: Python's Draft202012Validator ignores it.
+    if (assertFormats) ajv.addKeyword(pythonFormat(jsonschemabenchFormat, uncheckedFormats));
+    // Not Draft 2020-12 keywords: Python's Draft202012Validator ignores them (ajv refuses `id`).
     ajv.removeKeyword('dependencies');
+    ajv.removeKeyword('id');
     ajv.removeKeyword('multipleOf');
     ajv.addKeyword(pythonMultipleOf);
     ajv.addKeyword(unresolvedRef);
@@ -248,12 +255,16 @@ export function newAjv(
 }
 
 /** `format` checked by a function of (format name, value), on values of every type. */
-function pythonFormat(check: (format: string, value: unknown) => boolean): FuncKeywordDefinition {
+function pythonFormat(
+  check: (format: string, value: unknown) => boolean,
+  unchecked: readonly string[] = [],
+): FuncKeywordDefinition {
+  const skip = new Set(unchecked);
   return {
     keyword: 'format',
     schemaType: 'string',
     errors: false,
-    validate: (format: string, data: unknown) => check(format, data),
+    validate: (format: string, data: unknown) => skip.has(format) || check(format, data),
   };
 }
 
@@ -345,7 +356,7 @@ export interface CompiledSchema {
 
 export type CompileResult =
   | { ok: true; compiled: CompiledSchema }
-  | { ok: false; dialect: Dialect; reason: string };
+  | { ok: false; dialect: Dialect; reason: string; protocol?: Protocol };
 
 const MAX_REMOTE_LOADS = 64;
 
@@ -361,12 +372,12 @@ export function compileSchema(schema: unknown, opts: ValidatorOptions = {}): Com
   const jsb = protocol === 'jsonschemabench';
   const dialect: Dialect = jsb ? '2020-12' : (opts.dialect ?? declaredDialect(schema, opts.defaultDialect));
   const assertFormats = opts.assertFormats ?? true;
-  if (typeof schema !== 'boolean' && !isObject(schema)) {
-    return { ok: false, dialect, reason: 'the schema is not a JSON object or boolean' };
-  }
+  const fail = (reason: string): CompileResult => ({ ok: false, dialect, reason, protocol });
+  if (typeof schema !== 'boolean' && !isObject(schema))
+    return fail('the schema is not a JSON object or boolean');
   if (jsb) {
-    const meta = jsonschemabenchMetaCheck(schema);
-    if (meta) return { ok: false, dialect, reason: meta };
+    const meta = jsonschemabenchMetaCheck(schema, opts.uncheckedFormats);
+    if (meta) return fail(meta);
   }
   let prepared = jsb
     ? forJsonschemabench(schema)
@@ -374,10 +385,9 @@ export function compileSchema(schema: unknown, opts: ValidatorOptions = {}): Com
       ? schema
       : refSiblingsIgnored(schema);
   const remotes = new Map<string, unknown>();
-  const fail = (reason: string): CompileResult => ({ ok: false, dialect, reason });
   // A fresh instance with the root and the remote documents loaded so far.
   const build = (): Ajv => {
-    const a = newAjv(dialect, true, assertFormats, protocol);
+    const a = newAjv(dialect, true, assertFormats, protocol, opts.uncheckedFormats);
     a.addSchema(prepared as object, ROOT_KEY);
     for (const [uri, doc] of remotes) a.addSchema(doc as object, uri);
     return a;
@@ -457,14 +467,19 @@ export function compileSchema(schema: unknown, opts: ValidatorOptions = {}): Com
 
 // -- The jsonschemabench protocol -----------------------------------------------------------------
 
-let jsbMeta: ValidateFunction | undefined;
+const jsbMetas = new Map<string, ValidateFunction>();
 
 /**
  * `Draft202012Validator.check_schema(schema)`: the Draft 2020-12 meta-schema with Draft 2020-12's
  * format checks (`regex` as Python compiles it, `uri`, `uri-reference`). The reason it fails, or
  * undefined when the schema passes.
  */
-export function jsonschemabenchMetaCheck(schema: unknown): string | undefined {
+export function jsonschemabenchMetaCheck(
+  schema: unknown,
+  uncheckedFormats: readonly string[] = [],
+): string | undefined {
+  const setting = uncheckedFormats.join(',');
+  let jsbMeta = jsbMetas.get(setting);
   if (!jsbMeta) {
     const ajv = new (classes.ajv2020())({
       strict: false,
@@ -476,12 +491,13 @@ export function jsonschemabenchMetaCheck(schema: unknown): string | undefined {
     });
     // Formats replaced before the meta-schema is added, so its `format: "regex"` is asserted.
     ajv.removeKeyword('format');
-    ajv.addKeyword(pythonFormat(metaSchemaFormat));
+    ajv.addKeyword(pythonFormat(metaSchemaFormat, uncheckedFormats));
     (
       requireCjs('ajv/dist/refs/json-schema-2020-12/index.js').default as (this: Ajv, $data: boolean) => Ajv
     ).call(ajv, false);
     jsbMeta = ajv.getSchema('https://json-schema.org/draft/2020-12/schema');
     if (!jsbMeta) throw new Error('the Draft 2020-12 meta-schema is missing from ajv');
+    jsbMetas.set(setting, jsbMeta);
   }
   try {
     if (jsbMeta(schema)) return undefined;

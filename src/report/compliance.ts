@@ -99,10 +99,12 @@ export function readComplianceSummary(file: string): ComplianceSummaryFile {
   if (isObject(dq))
     for (const [k, v] of Object.entries(dq)) if (typeof v === 'number') dataQuality.push([k, v]);
   const profile = own(raw, 'profile');
+  const protocol = own(raw, 'protocol');
   return {
     entry: {
       records: n,
       profile: typeof profile === 'string' ? profile : null,
+      protocol: typeof protocol === 'string' ? protocol : null,
       summary: {
         datasets,
         overall: group(own(c, 'overall'), 'compliance.overall'),
@@ -238,8 +240,19 @@ function cellsOf(board: ComplianceBoard, row: ComplianceBoardRow, i: number, cel
 const INTRO =
   'Schema compliance (JSONSchemaBench): per dataset (metadata.source_category) and overall, models by empirical coverage.';
 
+/** Which validation protocol the models' schemas were read under (docs/compliance-protocols.md). */
+export function protocolLine(board: ComplianceBoard): string {
+  const names = [
+    ...new Set(board.rows.map((r) => r.protocol ?? 'dialect (summary without a protocol)')),
+  ].sort();
+  if (names.length === 0) return 'Validation protocol: -';
+  return names.length === 1
+    ? `Validation protocol: ${names[0]}.`
+    : `Validation protocols differ between models (${names.join(', ')}): their rates are not comparable.`;
+}
+
 export function complianceTable(board: ComplianceBoard): string {
-  const out = [INTRO];
+  const out = [INTRO, protocolLine(board)];
   for (const s of sections(board, false)) {
     const head = header(board);
     const body = board.rows.map((r, i) => cellsOf(board, r, i, s.cell));
@@ -260,7 +273,7 @@ function mdCell(s: string): string {
 }
 
 export function complianceMarkdown(board: ComplianceBoard): string {
-  const out = [INTRO];
+  const out = [INTRO, '', protocolLine(board)];
   for (const s of sections(board, true)) {
     const head = header(board);
     out.push(
@@ -332,6 +345,7 @@ export function complianceJson(board: ComplianceBoard): string {
         display_name: r.display_name,
         records: r.records,
         profile: r.profile,
+        protocol: r.protocol,
         declared_coverage: r.overall.declared_coverage.rate,
         empirical_coverage: r.overall.empirical_coverage.rate,
         compliance: r.overall.compliance.rate,

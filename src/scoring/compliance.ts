@@ -38,6 +38,7 @@ import { parseAnswer, scoreRecordStrict } from '../../metrics/strict.ts';
 import type { ParsedLine } from '../core/jsonl.ts';
 import { dumpsPy, isStructured, type PyObject, type PyValue, toPlain } from '../core/pyjson.ts';
 import type { ScoringView } from '../core/record.ts';
+import type { Protocol } from '../core/validator.ts';
 import type { LineOutcome, ProfileOptions } from './score-line.ts';
 import type { TrackInfo } from './track.ts';
 
@@ -55,14 +56,15 @@ export function isSchemaRecord(metadata: PyObject): boolean {
  * more than one spelling: the 34 SOB image files hold 424 texts of 209 schemas), one cache per
  * format setting. Up to 4,096 schemas and 32 MB of schema text (about 260 MB compiled).
  */
-const compiledSchemas = new Map<boolean, SchemaCache>();
-function compiledFor(key: string, plain: () => unknown, assertFormats: boolean) {
-  let cache = compiledSchemas.get(assertFormats);
+const compiledSchemas = new Map<string, SchemaCache>();
+function compiledFor(key: string, plain: () => unknown, assertFormats: boolean, protocol: Protocol) {
+  const setting = `${protocol}:${assertFormats}`;
+  let cache = compiledSchemas.get(setting);
   if (!cache) {
     cache = new SchemaCache(4096, 32_000_000);
-    compiledSchemas.set(assertFormats, cache);
+    compiledSchemas.set(setting, cache);
   }
-  return cache.get(key, plain, { assertFormats });
+  return cache.get(key, plain, { assertFormats, protocol });
 }
 
 function evalInfoOf(line: PyValue): Record<string, unknown> {
@@ -204,7 +206,7 @@ export function scoreSchemaRecord(
 ): LineOutcome {
   const info = evalInfoOf(parsed.value);
   const src = schemaSourceOf(view);
-  const compiled = compiledFor(src.key, src.plain, true);
+  const compiled = compiledFor(src.key, src.plain, true, profile.protocol ?? 'jsonschemabench');
   const c = complianceOfRecord({
     schema: undefined,
     answer: schemaAnswer(view),
@@ -232,18 +234,22 @@ export function failedSchemaRecord(
   parsed: Extract<ParsedLine, { ok: true }>,
   view: ScoringView,
   reason: string,
+  protocol: Protocol = 'jsonschemabench',
 ): LineOutcome {
   const info = evalInfoOf(parsed.value);
   const rejected = info.schema_rejected === true;
   let dialect: RecordCompliance['dialect'] = 'draft-07';
   try {
-    dialect = recordDialect(toPlain(view.schema ?? null));
+    dialect = recordDialect(toPlain(view.schema ?? null), { protocol });
   } catch {
     // keep the default
   }
   // Whether its schema compiles is not known: the time may have run out compiling it, or
   // validating the answer under it.
-  const c: RecordCompliance = { ...unvalidated(dialect, null, rejected, false), validation_error: reason };
+  const c: RecordCompliance = {
+    ...unvalidated(dialect, null, rejected, false, protocol),
+    validation_error: reason,
+  };
   const score = failedRecordScore(view.metadata, reason);
   const row = identityRow(view.metadata);
   return schemaOutcome(parsed.line, view, score, row, c, info, {
@@ -271,7 +277,8 @@ export function sobRecordTrack(
   if (profile.profile === 'strict') {
     const a = parseAnswer(view.raw, view.candidate);
     const src = schemaSourceOf(view);
-    const compiled = compiledFor(src.key, src.plain, profile.assertFormats);
+    // A SOB record's block reads its schema in its own draft (the SOB sources are draft-07).
+    const compiled = compiledFor(src.key, src.plain, profile.assertFormats, 'dialect');
     const answer: ParsedAnswer =
       a.value !== undefined
         ? { parsed: true, value: plainAnswer(a.value, a.strict ? strictText(view) : undefined) }

@@ -21,6 +21,7 @@ import { dumpsPy, type PyObject, type PyValue, parsePyJson } from '../core/pyjso
 import { type Modality, type ScoringView, type Source, scoringView } from '../core/record.ts';
 import { isKnownSchemaText } from '../core/schema.ts';
 import { TextMap } from '../core/text-map.ts';
+import type { Protocol } from '../core/validator.ts';
 import type { BenchmarkRecord } from './benchmark.ts';
 import {
   failedSchemaRecord,
@@ -65,6 +66,8 @@ export interface ProfileOptions {
   profile: Profile;
   /** strict profile: assert `format`. */
   assertFormats: boolean;
+  /** How schema records' schemas are read (default `jsonschemabench`; docs/compliance-protocols.md). */
+  protocol?: Protocol;
 }
 
 /** What a line is scored with besides itself. */
@@ -268,7 +271,8 @@ function slim(o: LineOutcome): LineOutcome {
 export function failedLine(parsed: ParsedLine, reason: string, ctx: LineContext): LineOutcome {
   const vm = viewOf(parsed, ctx);
   if ('kind' in vm) return vm;
-  if (isSchemaRecord(vm.view.metadata)) return slim(failedSchemaRecord(parsed as ParsedOk, vm.view, reason));
+  if (isSchemaRecord(vm.view.metadata))
+    return slim(failedSchemaRecord(parsed as ParsedOk, vm.view, reason, ctx.profile.protocol));
   const score = failedRecordScore(vm.view.metadata, reason);
   return rowOutcome(parsed.line, vm.modality, score, null, ctx.rowHook);
 }

@@ -318,7 +318,7 @@ export async function runScoring(
           errorAnalysis: out.modality === 'image',
           profile: profileOf(st.target).profile,
         },
-        track: out.track.data(profileOf(st.target).profile),
+        track: out.track.data(profileOf(st.target).profile, profileOf(st.target).protocol),
       });
       pendingRows += data.weights.length;
     }
