@@ -233,6 +233,7 @@ export function newAjv(
     ajv.addKeyword(pythonMultipleOf);
     ajv.addKeyword(unresolvedRef);
     ajv.addKeyword(emptyEnum);
+    ajv.addKeyword(protoProperty);
     return ajv;
   }
   const Cls =
@@ -251,6 +252,7 @@ export function newAjv(
   if (dialect !== 'draft-04') ajv.removeKeyword('id');
   ajv.removeKeyword('multipleOf');
   ajv.addKeyword(multipleOf);
+  ajv.addKeyword(protoProperty);
   return ajv;
 }
 
@@ -379,11 +381,13 @@ export function compileSchema(schema: unknown, opts: ValidatorOptions = {}): Com
     const meta = jsonschemabenchMetaCheck(schema, opts.uncheckedFormats);
     if (meta) return fail(meta);
   }
-  let prepared = jsb
-    ? forJsonschemabench(schema)
-    : dialect === '2019-09' || dialect === '2020-12'
-      ? schema
-      : refSiblingsIgnored(schema);
+  let prepared = protoPropertiesMoved(
+    jsb
+      ? forJsonschemabench(schema)
+      : dialect === '2019-09' || dialect === '2020-12'
+        ? schema
+        : refSiblingsIgnored(schema),
+  );
   const remotes = new Map<string, unknown>();
   // A fresh instance with the root and the remote documents loaded so far.
   const build = (): Ajv => {
@@ -614,18 +618,73 @@ export function mapSubschemas(
       if (MAP.has(k) && isObject(v)) {
         const m: Record<string, unknown> = {};
         // `dependencies` may hold arrays of names: visit leaves them as they are.
-        for (const [name, sub] of Object.entries(v)) m[name] = visit(sub, depth + 1);
-        out[k] = m;
+        for (const [name, sub] of Object.entries(v)) setOwn(m, name, visit(sub, depth + 1));
+        setOwn(out, k, m);
       } else if (LIST.has(k) && Array.isArray(v)) {
         out[k] = v.map((sub) => visit(sub, depth + 1));
       } else if (ONE.has(k)) {
         out[k] = visit(v, depth + 1);
-      } else out[k] = v;
+      } else setOwn(out, k, v);
     }
     return fn(out);
   };
   return visit(schema, 0);
 }
+
+/** `o[k] = v` as an own property, `__proto__` included (plain assignment would set the prototype). */
+function setOwn(o: Record<string, unknown>, k: string, v: unknown): void {
+  if (k === '__proto__')
+    Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else o[k] = v;
+}
+
+// -- A property named `__proto__` -------------------------------------------------------------------
+
+const PROTO_KEYWORD = 'x-sob-proto-property';
+
+/**
+ * ajv skips a property named `__proto__` in `properties` (it guards its own objects), so an
+ * answer's own `"__proto__"` key went unchecked. The subschema moves to a keyword of ours that
+ * validates that key when the answer has it as its own property (JSON.parse makes it one).
+ */
+export function protoPropertiesMoved(schema: unknown): unknown {
+  if (!hasProtoKey(schema, 0)) return schema;
+  return mapSubschemas(schema, (s) => {
+    const props = s.properties;
+    if (!isObject(props) || !Object.hasOwn(props, '__proto__')) return s;
+    const rest: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(props)) if (k !== '__proto__') rest[k] = v;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(s)) setOwn(out, k, k === 'properties' ? rest : v);
+    out[PROTO_KEYWORD] = props.__proto__;
+    return out;
+  });
+}
+
+/** Whether any object in a JSON document has an own `__proto__` key (a walk without copying). */
+function hasProtoKey(v: unknown, depth: number): boolean {
+  if (v === null || typeof v !== 'object' || depth > 512) return false;
+  if (Array.isArray(v)) return v.some((x) => hasProtoKey(x, depth + 1));
+  if (Object.hasOwn(v, '__proto__')) return true;
+  for (const x of Object.values(v)) if (hasProtoKey(x, depth + 1)) return true;
+  return false;
+}
+
+const protoProperty: CodeKeywordDefinition = {
+  keyword: PROTO_KEYWORD,
+  type: 'object',
+  code(cxt) {
+    const { gen, data, it } = cxt;
+    const { _ } = ajvLib();
+    const { Type } = requireCjs('ajv/dist/compile/util.js') as typeof import('ajv/dist/compile/util.js');
+    const valid = gen.name('valid');
+    gen.if(_`Object.prototype.hasOwnProperty.call(${data}, "__proto__")`);
+    cxt.subschema({ keyword: PROTO_KEYWORD, dataProp: '__proto__', dataPropType: Type.Str }, valid);
+    if (!it.allErrors) gen.else().var(valid, true);
+    gen.endIf();
+    cxt.ok(valid);
+  },
+};
 
 // -- Drafts 4 to 7: `$ref` overrides its siblings ---------------------------------------------------
 
