@@ -515,17 +515,28 @@ export function jsonschemabenchMetaCheck(
 
 /**
  * A schema as the protocol compiles it: `$schema` dropped everywhere (Python reads every schema
- * as Draft 2020-12; ajv would look for the meta-schema it names), and `enum: []` (no value
- * allowed) written as a keyword that fails every value, since ajv refuses an empty `enum`.
+ * as Draft 2020-12; ajv would look for the meta-schema it names), `enum: []` (no value allowed)
+ * written as a keyword that fails every value, since ajv refuses an empty `enum`, and a boolean
+ * `exclusiveMinimum`/`exclusiveMaximum` as the number Python compares it as.
  */
 export function forJsonschemabench(schema: unknown): unknown {
   return mapSubschemas(schema, (s) => {
-    if (!('$schema' in s) && !(Array.isArray(s.enum) && s.enum.length === 0)) return s;
+    if (
+      !('$schema' in s) &&
+      !(Array.isArray(s.enum) && s.enum.length === 0) &&
+      typeof s.exclusiveMinimum !== 'boolean' &&
+      typeof s.exclusiveMaximum !== 'boolean'
+    )
+      return s;
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(s)) {
       if (k === '$schema') continue;
       if (k === 'enum' && Array.isArray(v) && v.length === 0) out['x-sob-empty-enum'] = true;
-      else out[k] = v;
+      // Draft 4's boolean form, in a remote document (a root schema with it fails the
+      // meta-schema): Python compares the number with the bool, i.e. with 1 or 0.
+      else if ((k === 'exclusiveMinimum' || k === 'exclusiveMaximum') && typeof v === 'boolean')
+        out[k] = v ? 1 : 0;
+      else setOwn(out, k, v);
     }
     return out;
   });
