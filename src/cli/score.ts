@@ -30,6 +30,7 @@ interface ScoreFlags {
   matchCache?: string;
   judgeConcurrency?: number;
   protocol: Protocol;
+  remote: string[];
 }
 
 const SHOWN = [
@@ -86,6 +87,20 @@ export function profileLine(targets: ScoreTarget[], chosen: boolean): string {
   return `profile: sob for ${what(sobN)} (response files: parity with the SOB reference), strict for ${what(strictN)} (run directories)`;
 }
 
+/** `--remote <uri-prefix>=<folder>`: the folder must exist. */
+function remoteFolder(v: string): { base: string; dir: string } {
+  const i = v.indexOf('=');
+  if (i <= 0 || i === v.length - 1)
+    throw new UserError(
+      `--remote ${v}: expected <uri-prefix>=<folder>, e.g. http://localhost:1234/=remotes`,
+      2,
+    );
+  const dir = resolve(v.slice(i + 1));
+  if (!existsSync(dir) || !statSync(dir).isDirectory())
+    throw new UserError(`--remote ${v}: ${dir} is not a folder`, 2);
+  return { base: v.slice(0, i), dir };
+}
+
 export function registerScore(program: Command): void {
   program
     .command('score')
@@ -134,6 +149,12 @@ export function registerScore(program: Command): void {
       "how schema records' schemas are read: jsonschemabench (the paper's Draft 2020-12 validation) | dialect (each schema's own $schema draft); docs/compliance-protocols.md",
       choiceOption(PROTOCOLS),
       'jsonschemabench' as Protocol,
+    )
+    .option(
+      '--remote <uri-prefix=folder>',
+      'schema records: resolve remote $refs under this URI prefix from files in this folder (repeatable; never the network), e.g. http://localhost:1234/=remotes',
+      (v: string, p: string[]) => [...p, v],
+      [] as string[],
     )
     .option(
       '--match <policy>',
@@ -209,12 +230,19 @@ records (the compliance track) are not scored leniently.`,
       }
       // Response files (the SOB layout) default to the sob profile, where parity is the point; a
       // run directory is the user's own benchmark: strict, the reference's defects fixed.
+      const remotes = flags.remote.map(remoteFolder);
       const strict: ProfileOptions = {
         profile: 'strict',
         assertFormats: flags.assertFormats === true,
         protocol: flags.protocol,
+        remotes,
       };
-      const sobProfile: ProfileOptions = { profile: 'sob', assertFormats: false, protocol: flags.protocol };
+      const sobProfile: ProfileOptions = {
+        profile: 'sob',
+        assertFormats: false,
+        protocol: flags.protocol,
+        remotes,
+      };
       const chosen = flags.profile === 'strict' ? strict : flags.profile === 'sob' ? sobProfile : undefined;
       // A run directory (manifest.json + responses.jsonl) is scored into its own evaluation/.
       const { runDirTargets } = await import('../runner/run-dir.ts');

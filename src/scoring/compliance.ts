@@ -38,7 +38,7 @@ import { parseAnswer, scoreRecordStrict } from '../../metrics/strict.ts';
 import type { ParsedLine } from '../core/jsonl.ts';
 import { dumpsPy, isStructured, type PyObject, type PyValue, toPlain } from '../core/pyjson.ts';
 import type { ScoringView } from '../core/record.ts';
-import type { Protocol } from '../core/validator.ts';
+import { localRemotes, type Protocol, type RemoteResolver } from '../core/validator.ts';
 import type { LineOutcome, ProfileOptions } from './score-line.ts';
 import type { TrackInfo } from './track.ts';
 
@@ -56,15 +56,26 @@ export function isSchemaRecord(metadata: PyObject): boolean {
  * more than one spelling: the 34 SOB image files hold 424 texts of 209 schemas), one cache per
  * format setting. Up to 4,096 schemas and 32 MB of schema text (about 260 MB compiled).
  */
-const compiledSchemas = new Map<string, SchemaCache>();
-function compiledFor(key: string, plain: () => unknown, assertFormats: boolean, protocol: Protocol) {
-  const setting = `${protocol}:${assertFormats}`;
-  let cache = compiledSchemas.get(setting);
-  if (!cache) {
-    cache = new SchemaCache(4096, 32_000_000);
-    compiledSchemas.set(setting, cache);
+const compiledSchemas = new Map<string, { cache: SchemaCache; remotes?: RemoteResolver }>();
+function compiledFor(
+  key: string,
+  plain: () => unknown,
+  assertFormats: boolean,
+  protocol: Protocol,
+  remotes: ProfileOptions['remotes'] = [],
+) {
+  const setting = `${protocol}:${assertFormats}:${JSON.stringify(remotes)}`;
+  let entry = compiledSchemas.get(setting);
+  if (!entry) {
+    const resolvers = remotes.map((r) => localRemotes(r.dir, r.base));
+    entry = {
+      cache: new SchemaCache(4096, 32_000_000),
+      remotes:
+        resolvers.length > 0 ? (uri) => resolvers.map((f) => f(uri)).find((d) => d !== undefined) : undefined,
+    };
+    compiledSchemas.set(setting, entry);
   }
-  return cache.get(key, plain, { assertFormats, protocol });
+  return entry.cache.get(key, plain, { assertFormats, protocol, remotes: entry.remotes });
 }
 
 function evalInfoOf(line: PyValue): Record<string, unknown> {
@@ -206,7 +217,13 @@ export function scoreSchemaRecord(
 ): LineOutcome {
   const info = evalInfoOf(parsed.value);
   const src = schemaSourceOf(view);
-  const compiled = compiledFor(src.key, src.plain, true, profile.protocol ?? 'jsonschemabench');
+  const compiled = compiledFor(
+    src.key,
+    src.plain,
+    true,
+    profile.protocol ?? 'jsonschemabench',
+    profile.remotes,
+  );
   const c = complianceOfRecord({
     schema: undefined,
     answer: schemaAnswer(view),

@@ -68,6 +68,8 @@ export interface ProfileOptions {
   assertFormats: boolean;
   /** How schema records' schemas are read (default `jsonschemabench`; docs/compliance-protocols.md). */
   protocol?: Protocol;
+  /** Remote `$ref`s of schema records resolved from local folders, by URI prefix (never the network). */
+  remotes?: { base: string; dir: string }[];
 }
 
 /** What a line is scored with besides itself. */
