@@ -38,7 +38,13 @@ import { parseAnswer, scoreRecordStrict } from '../../metrics/strict.ts';
 import type { ParsedLine } from '../core/jsonl.ts';
 import { dumpsPy, isStructured, type PyObject, type PyValue, toPlain } from '../core/pyjson.ts';
 import type { ScoringView } from '../core/record.ts';
-import { localRemotes, type Protocol, type RemoteResolver } from '../core/validator.ts';
+import {
+  type Dialect,
+  localRemotes,
+  type Protocol,
+  type RemoteResolver,
+  validateCompiled,
+} from '../core/validator.ts';
 import type { LineOutcome, ProfileOptions } from './score-line.ts';
 import type { TrackInfo } from './track.ts';
 
@@ -63,8 +69,9 @@ function compiledFor(
   assertFormats: boolean,
   protocol: Protocol,
   remotes: ProfileOptions['remotes'] = [],
+  defaultDialect?: Dialect,
 ) {
-  const setting = `${protocol}:${assertFormats}:${JSON.stringify(remotes)}`;
+  const setting = `${protocol}:${assertFormats}:${defaultDialect}:${JSON.stringify(remotes)}`;
   let entry = compiledSchemas.get(setting);
   if (!entry) {
     const resolvers = remotes.map((r) => localRemotes(r.dir, r.base));
@@ -75,7 +82,52 @@ function compiledFor(
     };
     compiledSchemas.set(setting, entry);
   }
-  return entry.cache.get(key, plain, { assertFormats, protocol, remotes: entry.remotes });
+  return entry.cache.get(key, plain, { assertFormats, protocol, remotes: entry.remotes, defaultDialect });
+}
+
+/**
+ * A SchemaBench record (sources/schemabench.ts: its `metadata.verify_schema`), scored as its
+ * evaluator scores: the answer parsed as JSON (one ```json block allowed, as its code-block parser
+ * reads it), validated with Python `jsonschema.validate` against the schema the model saw, then
+ * against the verify schema (the custom formats' patterns or base64 `const`, the escape string's
+ * `const`). `jsonschema.validate` reads each schema in its `$schema` draft (Draft 2020-12 when
+ * none) and checks no format: the dialect reading, formats off.
+ */
+function schemaBenchCompliance(view: ScoringView, verify: PyValue, rejected: boolean): RecordCompliance {
+  const src = schemaSourceOf(view);
+  const compiled = compiledFor(src.key, src.plain, false, 'dialect', [], '2020-12');
+  const answer = answerFromRow(typeof view.raw === 'string' ? view.raw : undefined, answerCandidate(view), {
+    fences: true,
+  });
+  const block: RecordCompliance & { verify_valid?: boolean | null } = complianceOfRecord({
+    schema: undefined,
+    answer,
+    schemaRejected: rejected,
+    compiled,
+  });
+  block.verify_valid = null;
+  if (!block.valid || !answer.parsed) return block;
+  const verifyPlain = toPlain(verify);
+  const vc = compiledFor(JSON.stringify(verifyPlain), () => verifyPlain, false, 'dialect', [], '2020-12');
+  if (!vc.ok) {
+    block.valid = false;
+    block.verify_valid = false;
+    block.validation_error = `verify schema: ${vc.reason}`;
+    return block;
+  }
+  const v = validateCompiled(vc.compiled, answer.value);
+  block.verify_valid = v.valid;
+  if (!v.valid) {
+    block.valid = false;
+    const extra = v.violations.map((x) => ({ ...x, schema_path: `verify:${x.schema_path}` }));
+    block.violations = [...block.violations, ...extra].slice(0, 100);
+    block.violation_count += v.violations.length;
+    for (const x of v.violations) {
+      const k = `verify:${x.keyword}`;
+      block.violation_keywords[k] = (block.violation_keywords[k] ?? 0) + 1;
+    }
+  }
+  return block;
 }
 
 function evalInfoOf(line: PyValue): Record<string, unknown> {
@@ -95,11 +147,15 @@ function text(v: PyValue | undefined, fallback: string): string {
 
 /** The answer as JSONSchemaBench reads it: the raw text parsed as strict JSON. */
 function schemaAnswer(view: ScoringView): ParsedAnswer {
+  return answerFromRow(typeof view.raw === 'string' ? view.raw : undefined, answerCandidate(view));
+}
+
+/** The row's candidate as a plain value. */
+function answerCandidate(view: ScoringView): unknown {
   const c = view.candidate;
-  let candidate: unknown = c;
-  if (isStructured(c)) candidate = plainAnswer(c as PyValue, view.candidateText);
-  else if (typeof c === 'bigint') candidate = Number(c);
-  return answerFromRow(typeof view.raw === 'string' ? view.raw : undefined, candidate);
+  if (isStructured(c)) return plainAnswer(c as PyValue, view.candidateText);
+  if (typeof c === 'bigint') return Number(c);
+  return c;
 }
 
 /** The text a strictly parsed answer came from (the raw text, else the candidate's own). */
@@ -216,20 +272,26 @@ export function scoreSchemaRecord(
   profile: ProfileOptions,
 ): LineOutcome {
   const info = evalInfoOf(parsed.value);
-  const src = schemaSourceOf(view);
-  const compiled = compiledFor(
-    src.key,
-    src.plain,
-    true,
-    profile.protocol ?? 'jsonschemabench',
-    profile.remotes,
-  );
-  const c = complianceOfRecord({
-    schema: undefined,
-    answer: schemaAnswer(view),
-    schemaRejected: info.schema_rejected === true,
-    compiled,
-  });
+  const verify = view.metadata.get('verify_schema');
+  let c: RecordCompliance;
+  if (verify !== undefined && verify !== null)
+    c = schemaBenchCompliance(view, verify, info.schema_rejected === true);
+  else {
+    const src = schemaSourceOf(view);
+    const compiled = compiledFor(
+      src.key,
+      src.plain,
+      true,
+      profile.protocol ?? 'jsonschemabench',
+      profile.remotes,
+    );
+    c = complianceOfRecord({
+      schema: undefined,
+      answer: schemaAnswer(view),
+      schemaRejected: info.schema_rejected === true,
+      compiled,
+    });
+  }
   const values = hasValues(view);
   let score: RecordScore;
   let row: Record<string, unknown>;
