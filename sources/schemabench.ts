@@ -23,7 +23,9 @@
  *
  * Departures from the published code, on purpose: its base64 constraint draws the words to encode
  * twice (once for the model's schema, once for the verify schema), so the `const` could never be
- * met; here both use the same words. Its word list and its Escape strings are data it did not
+ * met; here both use the same words. It leaves the replaced key in `required` (its loop meant to
+ * drop it never runs), which makes a schema with `additionalProperties: false` unsatisfiable;
+ * here the key leaves `required`. Its word list and its Escape strings are data it did not
  * publish with the code: ours are our own (the probes' escape strings).
  */
 import { PyRandom } from '../metrics/pyrandom.ts';
@@ -296,6 +298,14 @@ export function replaceField(
   if (last !== 'items') {
     delete mParent[last];
     delete vParent[last];
+    // The published code means to drop the old key from `required` too (its loop for that,
+    // `range(0, len(required), -1)`, never runs): done here, so the record stays satisfiable.
+    if (path.length >= 2 && path[path.length - 2] === 'properties') {
+      for (const root of [model, verify]) {
+        const owner = at(root, path.slice(0, -2));
+        if (Array.isArray(owner.required)) owner.required = owner.required.filter((k) => k !== last);
+      }
+    }
     last = key;
   }
   const verifyNode: Obj = { type: 'string' };

@@ -200,6 +200,11 @@ export interface ValidatorOptions {
    * `jsonschema[format]`'s packages leaves them (the agreement bench uses it).
    */
   uncheckedFormats?: readonly string[];
+  /**
+   * Resolve `$ref`s lazily (a `$ref` that resolves nowhere fails only the answers reaching it),
+   * as Python's `referencing` does. Default: on under the jsonschemabench protocol only.
+   */
+  lazyRefs?: boolean;
 }
 
 /** A configured ajv instance for one draft (see the module comment), or for the protocol's Draft 2020-12. */
@@ -253,6 +258,7 @@ export function newAjv(
   ajv.removeKeyword('multipleOf');
   ajv.addKeyword(multipleOf);
   ajv.addKeyword(protoProperty);
+  ajv.addKeyword(unresolvedRef);
   return ajv;
 }
 
@@ -449,8 +455,8 @@ export function compileSchema(schema: unknown, opts: ValidatorOptions = {}): Com
         }
         continue;
       }
-      // The protocol resolves references lazily: the `$ref` stays, failing whoever reaches it.
-      if (jsb && typeof missingRef === 'string' && rounds < MAX_REMOTE_LOADS) {
+      // Python resolves references lazily: the `$ref` stays, failing whoever reaches it.
+      if ((opts.lazyRefs ?? jsb) && typeof missingRef === 'string' && rounds < MAX_REMOTE_LOADS) {
         const marked = markUnresolved(prepared, missingRef);
         if (marked !== undefined) {
           prepared = marked;

@@ -70,8 +70,9 @@ function compiledFor(
   protocol: Protocol,
   remotes: ProfileOptions['remotes'] = [],
   defaultDialect?: Dialect,
+  lazyRefs?: boolean,
 ) {
-  const setting = `${protocol}:${assertFormats}:${defaultDialect}:${JSON.stringify(remotes)}`;
+  const setting = `${protocol}:${assertFormats}:${defaultDialect}:${lazyRefs}:${JSON.stringify(remotes)}`;
   let entry = compiledSchemas.get(setting);
   if (!entry) {
     const resolvers = remotes.map((r) => localRemotes(r.dir, r.base));
@@ -82,7 +83,13 @@ function compiledFor(
     };
     compiledSchemas.set(setting, entry);
   }
-  return entry.cache.get(key, plain, { assertFormats, protocol, remotes: entry.remotes, defaultDialect });
+  return entry.cache.get(key, plain, {
+    assertFormats,
+    protocol,
+    remotes: entry.remotes,
+    defaultDialect,
+    lazyRefs,
+  });
 }
 
 /**
@@ -91,11 +98,12 @@ function compiledFor(
  * reads it), validated with Python `jsonschema.validate` against the schema the model saw, then
  * against the verify schema (the custom formats' patterns or base64 `const`, the escape string's
  * `const`). `jsonschema.validate` reads each schema in its `$schema` draft (Draft 2020-12 when
- * none) and checks no format: the dialect reading, formats off.
+ * none), checks no format and resolves `$ref`s lazily: the dialect reading, formats off, lazy
+ * references.
  */
 function schemaBenchCompliance(view: ScoringView, verify: PyValue, rejected: boolean): RecordCompliance {
   const src = schemaSourceOf(view);
-  const compiled = compiledFor(src.key, src.plain, false, 'dialect', [], '2020-12');
+  const compiled = compiledFor(src.key, src.plain, false, 'dialect', [], '2020-12', true);
   const answer = answerFromRow(typeof view.raw === 'string' ? view.raw : undefined, answerCandidate(view), {
     fences: true,
   });
@@ -108,7 +116,15 @@ function schemaBenchCompliance(view: ScoringView, verify: PyValue, rejected: boo
   block.verify_valid = null;
   if (!block.valid || !answer.parsed) return block;
   const verifyPlain = toPlain(verify);
-  const vc = compiledFor(JSON.stringify(verifyPlain), () => verifyPlain, false, 'dialect', [], '2020-12');
+  const vc = compiledFor(
+    JSON.stringify(verifyPlain),
+    () => verifyPlain,
+    false,
+    'dialect',
+    [],
+    '2020-12',
+    true,
+  );
   if (!vc.ok) {
     block.valid = false;
     block.verify_valid = false;
