@@ -121,3 +121,10 @@ export function evaluationDirOf(dir: string): string {
   log(`reading ${join(dir, 'evaluation')} (the scores of this ${kind})`);
   return join(dir, 'evaluation');
 }
+
+/** The coverage limits from the two flags (both 0: none). */
+export function coverageLimits(compileMs: number, generationMs: number) {
+  if (compileMs === 0 && generationMs === 0) return undefined;
+  const off = 365 * 24 * 3600 * 1000;
+  return { compileMs: compileMs || off, generationMs: generationMs || off };
+}

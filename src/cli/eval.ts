@@ -3,11 +3,12 @@
  * eval directory, resumable as a whole (each step skips what is already done). With no
  * arguments: the bundled example corpus and the two built-in baselines, offline.
  */
+
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { UserError } from '../core/errors.ts';
-import { batchOptions, interruptible, intOption, log } from './common.ts';
+import { batchOptions, coverageLimits, interruptible, intOption, log } from './common.ts';
 
 interface EvalFlags {
   model: string[];
@@ -17,6 +18,8 @@ interface EvalFlags {
   limit?: number;
   baseUrl: string[];
   constrained: boolean;
+  compileTimeoutMs: number;
+  generationTimeoutMs: number;
   bootstrapSamples: number;
   report: boolean;
   progressIntervalMs: number;
@@ -88,6 +91,18 @@ export function registerEval(program: Command): void {
       [] as string[],
     )
     .option('--constrained', "also hand the schema to the provider's structured-output mode", false)
+    .option(
+      '--compile-timeout-ms <n>',
+      "schema records: JSONSchemaBench's grammar-compilation limit, the time to the first streamed token; over it the schema counts as not processed (0: off)",
+      intOption('--compile-timeout-ms', 0),
+      40_000,
+    )
+    .option(
+      '--generation-timeout-ms <n>',
+      "schema records: JSONSchemaBench's generation limit, from the first token to the end; over it the answer counts as invalid (0: off)",
+      intOption('--generation-timeout-ms', 0),
+      40_000,
+    )
     .option(
       '--bootstrap-samples <n>',
       'bootstrap resamples for the intervals',
@@ -162,6 +177,7 @@ to the provider's structured-output mode, where declared coverage means somethin
         temperature: 0,
         maxTokens: 2048,
         timeoutMs: 120_000,
+        coverageLimits: coverageLimits(flags.compileTimeoutMs, flags.generationTimeoutMs),
         maxRetries: 5,
         template,
         signal: stop.signal,

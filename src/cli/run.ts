@@ -7,7 +7,7 @@ import { createProvider } from '../providers/index.ts';
 import { ProgressReporter } from '../runner/progress.ts';
 import { loadTemplate } from '../runner/prompt.ts';
 import { runBenchmark } from '../runner/run.ts';
-import { batchOptions, interruptible, intOption, log, sourceOption } from './common.ts';
+import { batchOptions, coverageLimits, interruptible, intOption, log, sourceOption } from './common.ts';
 
 interface RunFlags {
   model: string;
@@ -21,6 +21,8 @@ interface RunFlags {
   temperature: number;
   maxTokens: number;
   timeoutMs: number;
+  compileTimeoutMs: number;
+  generationTimeoutMs: number;
   maxRetries: number;
   promptTemplate?: string;
   cache?: string | boolean;
@@ -76,6 +78,18 @@ export function registerRun(program: Command): void {
     .option('--temperature <t>', 'sampling temperature', numberOption('--temperature', 0, 2), 0)
     .option('--max-tokens <n>', 'most output tokens per answer', intOption('--max-tokens', 1), 2048)
     .option('--timeout-ms <n>', 'time limit per request', intOption('--timeout-ms', 1), 120_000)
+    .option(
+      '--compile-timeout-ms <n>',
+      "schema records: JSONSchemaBench's grammar-compilation limit, the time to the first streamed token; over it the schema counts as not processed (0: off)",
+      intOption('--compile-timeout-ms', 0),
+      40_000,
+    )
+    .option(
+      '--generation-timeout-ms <n>',
+      "schema records: JSONSchemaBench's generation limit, from the first token to the end; over it the answer counts as invalid (0: off)",
+      intOption('--generation-timeout-ms', 0),
+      40_000,
+    )
     .option(
       '--max-retries <n>',
       'retries per record after a rate limit, server error, timeout or network error (0: none)',
@@ -166,6 +180,7 @@ answers (it never submits the same records twice).`,
           temperature: flags.temperature,
           maxTokens: flags.maxTokens,
           timeoutMs: flags.timeoutMs,
+          coverageLimits: coverageLimits(flags.compileTimeoutMs, flags.generationTimeoutMs),
           maxRetries: flags.maxRetries,
           template,
           cacheDir: flags.cache === true ? join('runs', '.cache') : flags.cache || undefined,
