@@ -597,6 +597,7 @@ export async function complianceReportData(opts: {
       m: mi,
       records: r.records,
       profile: r.profile,
+      protocol: r.protocol,
       overall: r.overall,
       datasets: board.datasets.flatMap((d, di) => {
         const g = r.datasets.get(d);

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { compileSchema, type Protocol, validateCompiled } from '../../src/core/validator.ts';
 import { responseLine } from '../compliance/fixtures.ts';
-import { sob } from '../report/run.ts';
+import { reportData, sob } from '../report/run.ts';
 
 /** 'valid' | 'invalid' | 'schema-invalid' (the schema admits no answer: it does not compile). */
 function verdict(schema: unknown, answer: unknown, protocol: Protocol): string {
@@ -241,7 +241,7 @@ function rows(file: string): Record<string, { valid: boolean; schema_compiles: b
   return out;
 }
 
-test('sob score: jsonschemabench by default, dialect on request; the summary and the leaderboard name the protocol', () => {
+test('sob score: jsonschemabench by default, dialect on request; the summary, the leaderboard and the report name the protocol', () => {
   const dir = join(tmp, 'responses');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, 'response_m.jsonl');
@@ -280,6 +280,12 @@ test('sob score: jsonschemabench by default, dialect on request; the summary and
     assert.match(lb.stdout, new RegExp(`Validation protocol: ${protocol}\\.`));
     const js = sob('leaderboard', out, '--track', 'compliance', '--format', 'json');
     assert.equal(JSON.parse(js.stdout)[0].protocol, protocol);
+    // The HTML report's compliance section names it too.
+    const html = join(tmp, `${protocol}.html`);
+    const rep = sob('report', out, '--out', html);
+    assert.equal(rep.status, 0, rep.stderr);
+    const d = reportData<{ compliance: { summaries: { protocol: string }[] } }>(html);
+    assert.equal(d.compliance.summaries[0].protocol, protocol);
   }
   // 8 of the 21 cases are valid under the paper's protocol, 9 under the dialect reading.
   assert.deepEqual([expected('jsonschemabench'), expected('dialect')], [8, 9]);
