@@ -673,7 +673,7 @@ export function protoPropertiesMoved(schema: unknown): unknown {
     for (const [k, v] of Object.entries(props)) if (k !== '__proto__') rest[k] = v;
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(s)) setOwn(out, k, k === 'properties' ? rest : v);
-    out[PROTO_KEYWORD] = props.__proto__;
+    out[PROTO_KEYWORD] = Object.getOwnPropertyDescriptor(props, '__proto__')?.value;
     return out;
   });
 }
