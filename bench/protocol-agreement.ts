@@ -12,8 +12,11 @@
  * (the paper's environment) and with those formats unchecked (this Python's), so each
  * disagreement is either explained by the missing packages or not.
  *
+ * With `--suite <json-schema-test-suite folder>`, the Draft 2020-12 tests of the official suite
+ * (required and optional, each test's schema and data) are compared too, as dataset `suite`.
+ *
  *   node --import tsx bench/protocol-agreement.ts [--data ../shared/data/jsonschemabench]
- *     [--python python3] [--out runs/protocol-agreement.json] [--limit N]
+ *     [--python python3] [--out runs/protocol-agreement.json] [--limit N] [--suite DIR]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,6 +35,7 @@ const DATA = arg('--data', join(import.meta.dirname, '../../shared/data/jsonsche
 const PYTHON = arg('--python', 'python3');
 const OUT = arg('--out', join(import.meta.dirname, '../runs/protocol-agreement.json'));
 const LIMIT = Number(arg('--limit', '0'));
+const SUITE = arg('--suite', '');
 
 // -- The reference, in Python -----------------------------------------------------------------
 
@@ -322,6 +326,25 @@ for (const dataset of datasets) {
       if (instance !== undefined)
         items.push({ dataset, id: f.replace(/\.json$/, ''), kind, schema, instance });
     }
+  }
+}
+if (SUITE) {
+  const base = join(SUITE, 'tests', 'draft2020-12');
+  const files = (dir: string): string[] =>
+    readdirSync(join(base, dir), { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.json') ? [join(dir, e.name)] : [],
+    );
+  for (const f of files('').sort()) {
+    const groups = JSON.parse(readFileSync(join(base, f), 'utf8')) as {
+      schema: unknown;
+      tests: { data: unknown }[];
+    }[];
+    const kind = f.startsWith('optional') ? 'suite:optional' : 'suite:required';
+    groups.forEach((g, gi) =>
+      g.tests.forEach((t, ti) =>
+        items.push({ dataset: 'suite', id: `${f}|${gi}|${ti}`, kind, schema: g.schema, instance: t.data }),
+      ),
+    );
   }
 }
 console.log(

@@ -48,12 +48,6 @@ function digitValue(ch: string): number {
   return back % 10;
 }
 
-function intOf(digits: string): number {
-  let n = 0;
-  for (const ch of digits) n = n * 10 + digitValue(ch);
-  return n;
-}
-
 function daysInMonth(year: number, month: number): number {
   return [
     31,
@@ -72,16 +66,16 @@ function daysInMonth(year: number, month: number): number {
 }
 
 // `rfc3339_validator.validate_rfc3339` on `value.upper()`: `re.match` with a trailing `$`, which
-// also matches before one final newline; `\d` is any Unicode decimal digit.
+// also matches before one final newline; compiled with `re.ASCII`, so `\d` is 0-9 only.
 const RFC3339 =
-  /^(\p{Nd}{4})-(0[1-9]|1[0-2])-(\p{Nd}{2})T(?:[01]\p{Nd}|2[0123]):[0-5]\p{Nd}:[0-5]\p{Nd}(?:\.\p{Nd}+)?(?:Z|[+-](?:[01]\p{Nd}|2[0123]):[0-5]\p{Nd})\n?$/u;
+  /^(\d{4})-(0[1-9]|1[0-2])-(\d{2})T(?:[01]\d|2[0123]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|[+-](?:[01]\d|2[0123]):[0-5]\d)\n?$/;
 
 export function isDateTime(s: string): boolean {
   const m = RFC3339.exec(s.toUpperCase());
   if (!m) return false;
-  const year = intOf(m[1]);
+  const year = Number(m[1]);
   const month = Number(m[2]);
-  const day = intOf(m[3]);
+  const day = Number(m[3]);
   if (year === 0) return false;
   return day >= 1 && day <= daysInMonth(year, month);
 }
