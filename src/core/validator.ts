@@ -457,7 +457,12 @@ export function compileSchema(schema: unknown, opts: ValidatorOptions = {}): Com
       }
       // Python resolves references lazily: the `$ref` stays, failing whoever reaches it.
       if ((opts.lazyRefs ?? jsb) && typeof missingRef === 'string' && rounds < MAX_REMOTE_LOADS) {
-        const marked = markUnresolved(prepared, missingRef);
+        // Every `$ref` into a missing document at once, else the one reference ajv named.
+        const docMissing =
+          typeof missing === 'string' && missing !== '' && missing !== ROOT_KEY && !remotes.has(missing);
+        const marked = markUnresolved(prepared, (ref) =>
+          docMissing ? refIntoDocument(ref, missing) || sameRef(ref, missingRef) : sameRef(ref, missingRef),
+        );
         if (marked !== undefined) {
           prepared = marked;
           try {
@@ -561,17 +566,28 @@ function sameRef(ref: string, missingRef: string): boolean {
   };
   const a = norm(ref);
   const b = norm(missingRef);
-  return a !== '' && (a === b || b.endsWith(a));
+  if (a === '' || b === '') return false;
+  if (a === b) return true;
+  // A fragment (`#/definitions/x`) names the same place in whatever document it is read in; a
+  // relative reference (`defs.json`) must end the missing URI at a path or scheme boundary.
+  return a.startsWith('#') ? b.endsWith(a) : b.endsWith(`/${a}`) || b.endsWith(`:${a}`);
+}
+
+/** Whether a `$ref` points into a document: its part before `#` names `doc` (a missing document). */
+function refIntoDocument(ref: string, doc: string): boolean {
+  const base = ref.split('#')[0];
+  return base !== '' && sameRef(base, doc);
 }
 
 /**
- * The schema with every `$ref` that names `missingRef` replaced by `x-sob-unresolved-ref` (fails
- * whatever reaches it); undefined when no `$ref` names it.
+ * The schema with every `$ref` for which `names` holds (it names a missing reference or points
+ * into a missing document) replaced by `x-sob-unresolved-ref`, which fails whatever reaches it;
+ * undefined when there is none.
  */
-function markUnresolved(schema: unknown, missingRef: string): unknown {
+function markUnresolved(schema: unknown, names: (ref: string) => boolean): unknown {
   let changed = false;
   const out = mapSubschemas(schema, (s) => {
-    if (typeof s.$ref !== 'string' || !sameRef(s.$ref, missingRef)) return s;
+    if (typeof s.$ref !== 'string' || !names(s.$ref)) return s;
     changed = true;
     const { $ref, ...rest } = s;
     return { ...rest, 'x-sob-unresolved-ref': $ref };
