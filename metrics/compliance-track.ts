@@ -69,6 +69,8 @@ export function emptyTrackCounts(): TrackCounts {
 export interface SchemaFolderInput {
   responseFile: string;
   profile: string;
+  /** How the schemas were read (`jsonschemabench` or `dialect`). */
+  protocol: string;
   modelIds: string[];
   /** One per schema record, in file order. */
   rows: ComplianceRow[];
@@ -100,6 +102,7 @@ export function schemaFolderSummary(input: SchemaFolderInput): Record<string, un
     model_ids: [...input.modelIds].sort(),
     profile: input.profile,
     track: 'compliance',
+    protocol: input.protocol,
     data_quality: {
       json_parse_fail_count: BigInt(c.parse_failures),
       schema_rejected_count: BigInt(c.schema_rejected),
@@ -130,6 +133,8 @@ export interface ComplianceEntry {
   profile: string | null;
   /** The response file the summary was scored from (`response_file`), when it says. */
   responseFile?: string;
+  /** The summary's `protocol` (null in summaries written before there was a choice: dialect). */
+  protocol?: string | null;
 }
 
 export type ComplianceGroup = ComplianceSummary['overall'];
@@ -139,6 +144,7 @@ export interface ComplianceBoardRow {
   display_name: string;
   records: number;
   profile: string | null;
+  protocol: string | null;
   overall: ComplianceGroup;
   /** By dataset name (a Map: names are the user's). */
   datasets: Map<string, ComplianceGroup>;
@@ -178,6 +184,7 @@ export function complianceBoard(entries: ComplianceEntry[]): ComplianceBoard {
       display_name: e.display_name,
       records: e.records,
       profile: e.profile,
+      protocol: e.protocol ?? null,
       overall: e.summary.overall,
       datasets,
     };

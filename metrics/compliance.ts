@@ -18,6 +18,7 @@ import {
   compileSchema,
   type Dialect,
   declaredDialect,
+  type Protocol,
   type ValidatorOptions,
   type Violation,
 } from '../src/core/validator.ts';
@@ -108,6 +109,8 @@ export interface RecordComplianceOptions extends ValidatorOptions {
 
 /** The `compliance` block of a schema record's row (plain JSON). */
 export interface RecordCompliance {
+  /** How the schema was read (docs/compliance-protocols.md). */
+  protocol: Protocol;
   dialect: Dialect;
   /** null: not known (the record ran out of its time or memory budget before it was settled). */
   schema_compiles: boolean | null;
@@ -177,8 +180,10 @@ export function unvalidated(
   compiles: boolean | null,
   rejected: boolean,
   parses: boolean,
+  protocol: Protocol = 'dialect',
 ): RecordCompliance {
   return {
+    protocol,
     dialect,
     schema_compiles: compiles,
     schema_rejected: rejected,
@@ -199,8 +204,9 @@ export function complianceOfRecord(
 ): RecordCompliance {
   const c = input.compiled ?? compileSchema(input.schema, opts);
   const dialect = c.ok ? c.compiled.dialect : c.dialect;
+  const protocol = c.ok ? c.compiled.protocol : (c.protocol ?? opts.protocol ?? 'dialect');
   const rejected = input.schemaRejected === true;
-  const out = unvalidated(dialect, c.ok, rejected, input.answer.parsed);
+  const out = unvalidated(dialect, c.ok, rejected, input.answer.parsed, protocol);
   if (!c.ok) out.schema_error = c.reason;
   if (!input.answer.parsed) out.parse_error = input.answer.reason;
   if (rejected || !c.ok) return out;
@@ -235,6 +241,7 @@ export function complianceOfRecord(
 
 /** The dialect a record's schema would be validated under (for tables, without compiling). */
 export function recordDialect(schema: unknown, opts: ValidatorOptions = {}): Dialect {
+  if (opts.protocol === 'jsonschemabench') return '2020-12';
   return opts.dialect ?? declaredDialect(schema, opts.defaultDialect);
 }
 

@@ -150,6 +150,8 @@ export interface AskFlags {
   temperature: number;
   maxTokens: number;
   timeoutMs: number;
+  compileTimeoutMs: number;
+  generationTimeoutMs: number;
   maxRetries: number;
   stream: boolean;
   promptTemplate?: string;
@@ -181,6 +183,18 @@ export function askOptions(cmd: Command, what: { concurrency: string }): Command
     .option('--temperature <t>', 'sampling temperature', numberOption('--temperature', 0, 2), 0)
     .option('--max-tokens <n>', 'most output tokens per answer', intOption('--max-tokens', 1), 2048)
     .option('--timeout-ms <n>', 'time limit per request', intOption('--timeout-ms', 1), 120_000)
+    .option(
+      '--compile-timeout-ms <n>',
+      "schema records: JSONSchemaBench's grammar-compilation limit, the time to the first streamed token; over it the schema counts as not processed (0: off)",
+      intOption('--compile-timeout-ms', 0),
+      40_000,
+    )
+    .option(
+      '--generation-timeout-ms <n>',
+      "schema records: JSONSchemaBench's generation limit, from the first token to the end; over it the answer counts as invalid (0: off)",
+      intOption('--generation-timeout-ms', 0),
+      40_000,
+    )
     .option(
       '--max-retries <n>',
       'retries per record after a rate limit, server error, timeout or network error (0: none)',
@@ -248,4 +262,11 @@ export function scoreOptions(cmd: Command, profileHelp: string): Command {
       '--match <policy>',
       'lenient matching beside the seven metrics: "default" or a policy file (JSON or YAML)',
     );
+}
+
+/** The coverage limits from the two flags (both 0: none). */
+export function coverageLimits(compileMs: number, generationMs: number) {
+  if (compileMs === 0 && generationMs === 0) return undefined;
+  const off = 365 * 24 * 3600 * 1000;
+  return { compileMs: compileMs || off, generationMs: generationMs || off };
 }

@@ -3,6 +3,7 @@
  * eval directory, resumable as a whole (each step skips what is already done). With no
  * arguments: the bundled example corpus and the two built-in baselines, offline.
  */
+
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
@@ -13,6 +14,7 @@ import {
   askOptions,
   batchOptions,
   cacheDirOf,
+  coverageLimits,
   interruptible,
   intOption,
   log,
@@ -198,6 +200,7 @@ to the provider's structured-output mode, where declared coverage means somethin
         maxTokens: flags.maxTokens,
         timeoutMs: flags.timeoutMs,
         maxRetries: flags.maxRetries,
+        coverageLimits: coverageLimits(flags.compileTimeoutMs, flags.generationTimeoutMs),
         template,
         cacheDir: cacheDirOf(flags.cache),
         check,

@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { GATE_METRICS, type GateMetric } from '../../metrics/gates.ts';
 import { UserError } from '../core/errors.ts';
 import { isModality, type Modality } from '../core/record.ts';
+import { PROTOCOLS, type Protocol } from '../core/validator-protocols.ts';
 import { complianceScoreLine } from '../report/compliance.ts';
 import { LENIENT_SHOWN, lenientShown } from '../report/lenient.ts';
 import { readManifest } from '../runner/run-dir.ts';
@@ -12,6 +13,7 @@ import { type BenchmarkRef, fileSha256 } from '../scoring/benchmark.ts';
 import { defaultOutDir, expandInputs, type ScoreTarget, scoreFiles } from '../scoring/score-files.ts';
 import type { ProfileOptions } from '../scoring/score-line.ts';
 import {
+  choiceOption,
   intOption,
   log,
   modalityOption,
@@ -37,6 +39,8 @@ interface ScoreFlags extends ScoreOptionFlags, GateFlags {
   matchCache?: string;
   judgeConcurrency?: number;
   judgeTimeout?: number;
+  protocol: Protocol;
+  remote: string[];
 }
 
 const SHOWN = [
@@ -122,6 +126,20 @@ async function checkedBenchmark(
   return { path: file, exclude: check.rejected.map((r) => r.line) };
 }
 
+/** `--remote <uri-prefix>=<folder>`: the folder must exist. */
+function remoteFolder(v: string): { base: string; dir: string } {
+  const i = v.indexOf('=');
+  if (i <= 0 || i === v.length - 1)
+    throw new UserError(
+      `--remote ${v}: expected <uri-prefix>=<folder>, e.g. http://localhost:1234/=remotes`,
+      2,
+    );
+  const dir = resolve(v.slice(i + 1));
+  if (!existsSync(dir) || !statSync(dir).isDirectory())
+    throw new UserError(`--remote ${v}: ${dir} is not a folder`, 2);
+  return { base: v.slice(0, i), dir };
+}
+
 export function registerScore(program: Command): void {
   const cmd = program.command('score');
   scoreOptions(
@@ -157,6 +175,18 @@ export function registerScore(program: Command): void {
       'time budget per record; a record over it is reported, not hung on',
       intOption('--record-timeout-ms', 1),
       20000,
+    )
+    .option(
+      '--protocol <name>',
+      "how schema records' schemas are read: jsonschemabench (the paper's Draft 2020-12 validation) | dialect (each schema's own $schema draft); docs/compliance-protocols.md",
+      choiceOption(PROTOCOLS),
+      'jsonschemabench' as Protocol,
+    )
+    .option(
+      '--remote <uri-prefix=folder>',
+      'schema records: resolve remote $refs under this URI prefix from files in this folder (repeatable; never the network), e.g. http://localhost:1234/=remotes',
+      (v: string, p: string[]) => [...p, v],
+      [] as string[],
     )
     .option(
       '--match-judge <provider:model>',
@@ -205,6 +235,11 @@ eval_summary.json, "compliance": declared coverage, empirical coverage and compl
 intervals, per dataset (metadata.source_category) and overall, timings' medians and p90. See
 them with: sob leaderboard <out> --track compliance. With --profile strict, rows of the SOB
 sources carry the compliance block too.
+Schema records are validated by --protocol: jsonschemabench (default) validates every schema as
+JSONSchemaBench does (Draft 2020-12 meta-validation, then Draft 2020-12 with Python jsonschema's
+format checks; a $ref that resolves nowhere fails only the answers that reach it); dialect reads
+each schema in the draft its $schema names (draft-07 when none). The summary's "protocol" key
+and the compliance leaderboard say which. See docs/compliance-protocols.md.
 
 --match adds, per row, lenient_value_accuracy, lenient_faithfulness, field_precision,
 field_recall, field_f1, matcher_counts and lenient_leaves (the seven metrics stay as they are),
@@ -238,10 +273,13 @@ records (the compliance track) are not scored leniently.`,
       // run (its directory, or the responses.jsonl in it) are the user's own benchmark, strict,
       // the reference's defects fixed; response files in the SOB layout get the sob profile,
       // where parity is the point. Each profile carries its reason into the summary.
+      const remotes = flags.remote.map(remoteFolder);
       const profileOf = (p: 'sob' | 'strict', reason: string): ProfileOptions => ({
         profile: p,
         assertFormats: p === 'strict' && flags.assertFormats === true,
         reason,
+        protocol: flags.protocol,
+        remotes,
       });
       const chosen = flags.profile ? profileOf(flags.profile, 'as asked') : undefined;
       const runProfile =

@@ -34,6 +34,7 @@
  * verdict wins (see there).
  */
 import type { Ajv, ValidateFunction } from 'ajv';
+import { ALWAYS_FAILS, JSONSCHEMABENCH_FORMATS } from './py-formats.ts';
 import {
   type CompiledSchema,
   type Dialect,
@@ -225,14 +226,17 @@ function keywordValidator(
   }
   const hit = m.get(keyword);
   if (hit) return hit;
-  const text = `${compiled.dialect}:${compiled.assertFormats}:${JSON.stringify(schema)}`;
+  const text = `${compiled.protocol}:${compiled.dialect}:${compiled.assertFormats}:${JSON.stringify(schema)}`;
   let v = keywordCache.get(text);
   if (!v) {
-    const k = `${compiled.dialect}:${compiled.assertFormats}`;
+    const k = `${compiled.protocol}:${compiled.dialect}:${compiled.assertFormats}`;
     let entry = keywordAjvs.get(k);
     // A fresh instance now and then: ajv keeps every schema it compiled.
     if (!entry || entry.compiled >= 2000) {
-      entry = { ajv: newAjv(compiled.dialect, false, compiled.assertFormats), compiled: 0 };
+      entry = {
+        ajv: newAjv(compiled.dialect, false, compiled.assertFormats, compiled.protocol),
+        compiled: 0,
+      };
       keywordAjvs.set(k, entry);
       keywordCache.clear();
     }
@@ -273,6 +277,14 @@ class Walk {
 
   /** The type a known format applies to ('string' or 'number'); undefined for unknown formats (ajv ignores them). */
   formatType(name: string): string | undefined {
+    // The jsonschemabench protocol checks formats by name (src/core/py-formats.ts): strings, and
+    // for the harness's ipv4/ipv6/uuid every value.
+    if (this.compiled.protocol === 'jsonschemabench')
+      return ALWAYS_FAILS.has(name)
+        ? 'any'
+        : Object.hasOwn(JSONSCHEMABENCH_FORMATS, name)
+          ? 'string'
+          : undefined;
     const def = (this.compiled.ajv.formats as Record<string, unknown>)[name];
     if (def === undefined) return undefined;
     if (isObj(def) && !(def instanceof RegExp) && typeof def.type === 'string') return def.type;
@@ -312,7 +324,8 @@ class Walk {
 
   /** `format`, when formats are asserted and it is a known format for this type of value. */
   format(s: Obj, place: Place, value: unknown, instPtr: string, type: 'string' | 'number'): void {
-    if (this.compiled.assertFormats && typeof s.format === 'string' && this.formatType(s.format) === type) {
+    const ft = typeof s.format === 'string' ? this.formatType(s.format) : undefined;
+    if (this.compiled.assertFormats && (ft === type || ft === 'any')) {
       this.assertion(s, place, 'format', value, instPtr, { format: s.format });
     }
   }

@@ -31,7 +31,7 @@ const ajvLib = (): typeof import('ajv') => {
 };
 
 /** A RegExp engine for ajv: Python pattern syntax and semantics, compiled once per pattern. */
-const pyRegExp = Object.assign(
+export const pyRegExp = Object.assign(
   (pattern: string): RegExpLike => {
     const cached = regexCache.get(pattern);
     if (cached) return cached;

@@ -24,9 +24,19 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve, sep } from 'node:path';
-import type { Ajv, CodeKeywordDefinition, ErrorObject, Options, ValidateFunction } from 'ajv';
+import type {
+  Ajv,
+  CodeKeywordDefinition,
+  ErrorObject,
+  FuncKeywordDefinition,
+  Options,
+  ValidateFunction,
+} from 'ajv';
 import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
 import { errorMessage } from './errors.ts';
+import { jsonschemabenchFormat, metaSchemaFormat } from './py-formats.ts';
+import { pyRegExp } from './schema.ts';
+import type { Protocol } from './validator-protocols.ts';
 
 // Loaded through require: the same from the TypeScript sources and from a worker's bundle.
 // Loaded on first use, not with this module: a scoring worker whose validators all come from the
@@ -48,6 +58,17 @@ const classes: Record<string, () => AjvClass> = {
 const addFormats = (ajv: Ajv): Ajv => (requireCjs('ajv-formats').default as (ajv: Ajv) => Ajv)(ajv);
 
 export const DIALECTS = ['draft-04', 'draft-06', 'draft-07', '2019-09', '2020-12'] as const;
+
+/**
+ * How a schema is read (docs/compliance-protocols.md):
+ * - `jsonschemabench`: the JSONSchemaBench paper's validation, whatever the schema's `$schema`:
+ *   Draft 2020-12 meta-validation first (a schema that fails it admits no answer), then Draft
+ *   2020-12 validation with Python `re` patterns and `multipleOf`, Python `jsonschema`'s format
+ *   checks (src/core/py-formats.ts) and `$ref`s resolved only when an answer reaches them;
+ * - `dialect`: the draft the schema's `$schema` names (draft-07 when none), ECMA-262 patterns,
+ *   ajv-formats, every `$ref` resolved when the schema compiles.
+ */
+export { PROTOCOLS, type Protocol } from './validator-protocols.ts';
 export type Dialect = (typeof DIALECTS)[number];
 
 /** The draft of a schema that names none (or one we do not know). */
@@ -172,10 +193,29 @@ export interface ValidatorOptions {
   assertFormats?: boolean;
   /** Where remote `$ref`s come from (never the network). */
   remotes?: RemoteResolver;
+  /** How the schema is read (default `dialect`; `sob score` defaults to `jsonschemabench`). */
+  protocol?: Protocol;
+  /**
+   * jsonschemabench protocol: formats left unchecked, as a Python without some of
+   * `jsonschema[format]`'s packages leaves them (the agreement bench uses it).
+   */
+  uncheckedFormats?: readonly string[];
+  /**
+   * Resolve `$ref`s lazily (a `$ref` that resolves nowhere fails only the answers reaching it),
+   * as Python's `referencing` does. Default: on under the jsonschemabench protocol only.
+   */
+  lazyRefs?: boolean;
 }
 
-/** A configured ajv instance for one draft (see the module comment). */
-export function newAjv(dialect: Dialect, allErrors: boolean, assertFormats: boolean): Ajv {
+/** A configured ajv instance for one draft (see the module comment), or for the protocol's Draft 2020-12. */
+export function newAjv(
+  dialect: Dialect,
+  allErrors: boolean,
+  assertFormats: boolean,
+  protocol: Protocol = 'dialect',
+  uncheckedFormats: readonly string[] = [],
+): Ajv {
+  const jsb = protocol === 'jsonschemabench';
   const opts: Options = {
     strict: false,
     logger: false,
@@ -185,8 +225,22 @@ export function newAjv(dialect: Dialect, allErrors: boolean, assertFormats: bool
     // A property is present when the answer has it, never through Object.prototype
     // (`"toString"`, `"__proto__"` as property names).
     ownProperties: true,
-    code: { regExp: ecmaRegExp, optimize: false },
+    code: { regExp: jsb ? pyRegExp : ecmaRegExp, optimize: false },
   };
+  if (jsb) {
+    const ajv = new (classes.ajv2020())(opts);
+    ajv.removeKeyword('format');
+    if (assertFormats) ajv.addKeyword(pythonFormat(jsonschemabenchFormat, uncheckedFormats));
+    // Not Draft 2020-12 keywords: Python's Draft202012Validator ignores them (ajv refuses `id`).
+    ajv.removeKeyword('dependencies');
+    ajv.removeKeyword('id');
+    ajv.removeKeyword('multipleOf');
+    ajv.addKeyword(pythonMultipleOf);
+    ajv.addKeyword(unresolvedRef);
+    ajv.addKeyword(emptyEnum);
+    ajv.addKeyword(protoProperty);
+    return ajv;
+  }
   const Cls =
     dialect === 'draft-04'
       ? classes.draft04()
@@ -203,8 +257,61 @@ export function newAjv(dialect: Dialect, allErrors: boolean, assertFormats: bool
   if (dialect !== 'draft-04') ajv.removeKeyword('id');
   ajv.removeKeyword('multipleOf');
   ajv.addKeyword(multipleOf);
+  ajv.addKeyword(protoProperty);
+  ajv.addKeyword(unresolvedRef);
   return ajv;
 }
+
+/** `format` checked by a function of (format name, value), on values of every type. */
+function pythonFormat(
+  check: (format: string, value: unknown) => boolean,
+  unchecked: readonly string[] = [],
+): FuncKeywordDefinition {
+  const skip = new Set(unchecked);
+  return {
+    keyword: 'format',
+    schemaType: 'string',
+    errors: false,
+    validate: (format: string, data: unknown) => skip.has(format) || check(format, data),
+  };
+}
+
+/**
+ * Python `jsonschema`'s `multipleOf`: with a float divisor, the quotient must be a whole number
+ * exactly (`int(q) == q`: 19.99 is not a multiple of 0.01 there), falling back to exact
+ * fractions when the quotient overflows; with an integer divisor, `instance % divisor == 0`.
+ */
+const pythonMultipleOf: FuncKeywordDefinition = {
+  keyword: 'multipleOf',
+  type: 'number',
+  schemaType: 'number',
+  errors: false,
+  validate: (d: number, x: number) => {
+    if (Number.isInteger(d)) return d !== 0 && x % d === 0;
+    const q = x / d;
+    if (Number.isFinite(q)) return Number.isInteger(q);
+    return x % d === 0;
+  },
+};
+
+/**
+ * Where a `$ref` that resolves nowhere stood (the protocol resolves references lazily, as
+ * Python's `referencing` does): an answer that reaches it is invalid, one that does not is not
+ * affected.
+ */
+const unresolvedRef: FuncKeywordDefinition = {
+  keyword: 'x-sob-unresolved-ref',
+  schemaType: 'string',
+  errors: false,
+  validate: () => false,
+};
+
+/** `enum: []` (see `forJsonschemabench`): no value is allowed. */
+const emptyEnum: FuncKeywordDefinition = {
+  keyword: 'x-sob-empty-enum',
+  errors: false,
+  validate: () => false,
+};
 
 /**
  * `multipleOf` without plain ajv's traps (`quotient !== parseInt(quotient)`): 19.99 was not a
@@ -238,8 +345,10 @@ export const ROOT_KEY = 'urn:sob-eval:root';
 
 export interface CompiledSchema {
   dialect: Dialect;
+  /** How the schema was read (see `PROTOCOLS`). */
+  protocol: Protocol;
   assertFormats: boolean;
-  /** The schema as compiled (after `refSiblingsIgnored` for drafts 4 to 7). */
+  /** The schema as compiled (after `refSiblingsIgnored` for drafts 4 to 7, `forJsonschemabench` under that protocol). */
   schema: unknown;
   /** The remote documents the schema needed, by URI (each from the `RemoteResolver` or ajv's meta-schemas). */
   remotes: Map<string, unknown>;
@@ -255,48 +364,70 @@ export interface CompiledSchema {
 
 export type CompileResult =
   | { ok: true; compiled: CompiledSchema }
-  | { ok: false; dialect: Dialect; reason: string };
+  | { ok: false; dialect: Dialect; reason: string; protocol?: Protocol };
 
 const MAX_REMOTE_LOADS = 64;
 
 /**
  * Compiles `schema` for fine-grained validation (all errors). Never throws: a schema that cannot
  * compile (a bad pattern, a `$ref` that resolves nowhere, a remote `$ref` not available locally)
- * comes back with the reason.
+ * comes back with the reason. Under the `jsonschemabench` protocol a schema that fails Draft
+ * 2020-12 meta-validation does not compile, and a `$ref` that resolves nowhere only fails the
+ * answers that reach it.
  */
 export function compileSchema(schema: unknown, opts: ValidatorOptions = {}): CompileResult {
-  const dialect = opts.dialect ?? declaredDialect(schema, opts.defaultDialect);
+  const protocol = opts.protocol ?? 'dialect';
+  const jsb = protocol === 'jsonschemabench';
+  const dialect: Dialect = jsb ? '2020-12' : (opts.dialect ?? declaredDialect(schema, opts.defaultDialect));
   const assertFormats = opts.assertFormats ?? true;
-  if (typeof schema !== 'boolean' && !isObject(schema)) {
-    return { ok: false, dialect, reason: 'the schema is not a JSON object or boolean' };
+  const fail = (reason: string): CompileResult => ({ ok: false, dialect, reason, protocol });
+  if (typeof schema !== 'boolean' && !isObject(schema))
+    return fail('the schema is not a JSON object or boolean');
+  if (jsb) {
+    const meta = jsonschemabenchMetaCheck(schema, opts.uncheckedFormats);
+    if (meta) return fail(meta);
   }
-  const prepared = dialect === '2019-09' || dialect === '2020-12' ? schema : refSiblingsIgnored(schema);
+  let prepared = protoPropertiesMoved(
+    jsb
+      ? forJsonschemabench(schema)
+      : dialect === '2019-09' || dialect === '2020-12'
+        ? schema
+        : refSiblingsIgnored(schema),
+  );
+  const remotes = new Map<string, unknown>();
+  // A fresh instance with the root and the remote documents loaded so far.
+  const build = (): Ajv => {
+    const a = newAjv(dialect, true, assertFormats, protocol, opts.uncheckedFormats);
+    a.addSchema(prepared as object, ROOT_KEY);
+    for (const [uri, doc] of remotes) a.addSchema(doc as object, uri);
+    return a;
+  };
   let ajv: Ajv;
   try {
-    ajv = newAjv(dialect, true, assertFormats);
-    ajv.addSchema(prepared as object, ROOT_KEY);
+    ajv = build();
   } catch (e) {
-    return { ok: false, dialect, reason: `schema cannot be compiled: ${overflowReason(e, prepared)}` };
+    return fail(`schema cannot be compiled: ${overflowReason(e, prepared)}`);
   }
-  const remotes = new Map<string, unknown>();
-  for (;;) {
+  for (let rounds = 0; ; rounds++) {
     try {
       const validate = ajv.getSchema(ROOT_KEY);
-      if (!validate) return { ok: false, dialect, reason: 'schema cannot be compiled' };
+      if (!validate) return fail('schema cannot be compiled');
       const subs = new Map<string, ValidateFunction | undefined>();
+      const a = ajv;
       const compiled: CompiledSchema = {
         dialect,
+        protocol,
         assertFormats,
         schema: prepared,
         remotes,
-        ajv,
+        ajv: a,
         validate,
         validatorAt(doc: string, pointer: string) {
           const key = `${doc}#${pointerToFragment(pointer)}`;
           if (subs.has(key)) return subs.get(key);
           let v: ValidateFunction | undefined;
           try {
-            v = pointer === '' ? ajv.getSchema(doc) : ajv.getSchema(key);
+            v = pointer === '' ? a.getSchema(doc) : a.getSchema(key);
           } catch {
             v = undefined;
           }
@@ -307,32 +438,161 @@ export function compileSchema(schema: unknown, opts: ValidatorOptions = {}): Com
       return { ok: true, compiled };
     } catch (e) {
       const missing = (e as { missingSchema?: unknown }).missingSchema;
-      if (typeof missing !== 'string' || missing === '' || remotes.has(missing)) {
-        return { ok: false, dialect, reason: `schema cannot be compiled: ${overflowReason(e, prepared)}` };
+      const missingRef = (e as { missingRef?: unknown }).missingRef;
+      let doc: unknown;
+      if (typeof missing === 'string' && missing !== '' && !remotes.has(missing) && missing !== ROOT_KEY) {
+        if (remotes.size >= MAX_REMOTE_LOADS)
+          return fail(`schema cannot be compiled: more than ${MAX_REMOTE_LOADS} remote documents`);
+        doc = opts.remotes?.(missing) ?? metaSchema(missing);
       }
-      if (remotes.size >= MAX_REMOTE_LOADS) {
-        return {
-          ok: false,
-          dialect,
-          reason: `schema cannot be compiled: more than ${MAX_REMOTE_LOADS} remote documents`,
-        };
+      if (doc !== undefined) {
+        const d = jsb ? forJsonschemabench(doc) : doc;
+        remotes.set(missing as string, d);
+        try {
+          ajv.addSchema(d as object, missing as string);
+        } catch (x) {
+          return fail(`schema cannot be compiled: ${missing}: ${errorMessage(x)}`);
+        }
+        continue;
       }
-      const doc = opts.remotes?.(missing) ?? metaSchema(missing);
-      if (doc === undefined) {
-        return {
-          ok: false,
-          dialect,
-          reason: `schema cannot be compiled: remote $ref ${missing} is not available offline`,
-        };
+      // Python resolves references lazily: the `$ref` stays, failing whoever reaches it.
+      if ((opts.lazyRefs ?? jsb) && typeof missingRef === 'string' && rounds < MAX_REMOTE_LOADS) {
+        // Every `$ref` into a missing document at once, else the one reference ajv named.
+        const docMissing =
+          typeof missing === 'string' && missing !== '' && missing !== ROOT_KEY && !remotes.has(missing);
+        const marked = markUnresolved(prepared, (ref) =>
+          docMissing ? refIntoDocument(ref, missing) || sameRef(ref, missingRef) : sameRef(ref, missingRef),
+        );
+        if (marked !== undefined) {
+          prepared = marked;
+          try {
+            ajv = build();
+          } catch (x) {
+            return fail(`schema cannot be compiled: ${overflowReason(x, prepared)}`);
+          }
+          continue;
+        }
       }
-      remotes.set(missing, doc);
-      try {
-        ajv.addSchema(doc as object, missing);
-      } catch (x) {
-        return { ok: false, dialect, reason: `schema cannot be compiled: ${missing}: ${errorMessage(x)}` };
-      }
+      if (typeof missing === 'string' && missing !== '' && !remotes.has(missing) && missing !== ROOT_KEY)
+        return fail(`schema cannot be compiled: remote $ref ${missing} is not available offline`);
+      return fail(`schema cannot be compiled: ${overflowReason(e, prepared)}`);
     }
   }
+}
+
+// -- The jsonschemabench protocol -----------------------------------------------------------------
+
+const jsbMetas = new Map<string, ValidateFunction>();
+
+/**
+ * `Draft202012Validator.check_schema(schema)`: the Draft 2020-12 meta-schema with Draft 2020-12's
+ * format checks (`regex` as Python compiles it, `uri`, `uri-reference`). The reason it fails, or
+ * undefined when the schema passes.
+ */
+export function jsonschemabenchMetaCheck(
+  schema: unknown,
+  uncheckedFormats: readonly string[] = [],
+): string | undefined {
+  const setting = uncheckedFormats.join(',');
+  let jsbMeta = jsbMetas.get(setting);
+  if (!jsbMeta) {
+    const ajv = new (classes.ajv2020())({
+      strict: false,
+      logger: false,
+      allErrors: false,
+      validateSchema: false,
+      meta: false,
+      code: { regExp: pyRegExp, optimize: false },
+    });
+    // Formats replaced before the meta-schema is added, so its `format: "regex"` is asserted.
+    ajv.removeKeyword('format');
+    ajv.addKeyword(pythonFormat(metaSchemaFormat, uncheckedFormats));
+    (
+      requireCjs('ajv/dist/refs/json-schema-2020-12/index.js').default as (this: Ajv, $data: boolean) => Ajv
+    ).call(ajv, false);
+    jsbMeta = ajv.getSchema('https://json-schema.org/draft/2020-12/schema');
+    if (!jsbMeta) throw new Error('the Draft 2020-12 meta-schema is missing from ajv');
+    jsbMetas.set(setting, jsbMeta);
+  }
+  try {
+    if (jsbMeta(schema)) return undefined;
+  } catch (e) {
+    return `schema could not be checked against Draft 2020-12: ${errorMessage(e)}`;
+  }
+  const e = jsbMeta.errors?.[0];
+  const at = e?.instancePath ? `at ${e.instancePath}` : 'at the root';
+  return `schema is not valid under the Draft 2020-12 meta-schema (${at}: ${e?.message ?? 'invalid'})`;
+}
+
+/**
+ * A schema as the protocol compiles it: `$schema` dropped everywhere (Python reads every schema
+ * as Draft 2020-12; ajv would look for the meta-schema it names), `enum: []` (no value allowed)
+ * written as a keyword that fails every value, since ajv refuses an empty `enum`, and a boolean
+ * `exclusiveMinimum`/`exclusiveMaximum` as the number Python compares it as.
+ */
+export function forJsonschemabench(schema: unknown): unknown {
+  return mapSubschemas(schema, (s) => {
+    if (
+      !('$schema' in s) &&
+      !(Array.isArray(s.enum) && s.enum.length === 0) &&
+      typeof s.exclusiveMinimum !== 'boolean' &&
+      typeof s.exclusiveMaximum !== 'boolean'
+    )
+      return s;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(s)) {
+      if (k === '$schema') continue;
+      if (k === 'enum' && Array.isArray(v) && v.length === 0) out['x-sob-empty-enum'] = true;
+      // Draft 4's boolean form, in a remote document (a root schema with it fails the
+      // meta-schema): Python compares the number with the bool, i.e. with 1 or 0.
+      else if ((k === 'exclusiveMinimum' || k === 'exclusiveMaximum') && typeof v === 'boolean')
+        out[k] = v ? 1 : 0;
+      else setOwn(out, k, v);
+    }
+    return out;
+  });
+}
+
+/** Whether a `$ref` as written is the reference ajv reported missing (`missingRef`). */
+function sameRef(ref: string, missingRef: string): boolean {
+  const norm = (r: string) => {
+    let t = r.endsWith('#') ? r.slice(0, -1) : r;
+    try {
+      t = decodeURI(t);
+    } catch {
+      // keep it as written
+    }
+    return t;
+  };
+  const a = norm(ref);
+  const b = norm(missingRef);
+  if (a === '' || b === '') return false;
+  if (a === b) return true;
+  // A fragment (`#/definitions/x`) names the same place in whatever document it is read in; a
+  // relative reference (`defs.json`) must end the missing URI at a path or scheme boundary.
+  return a.startsWith('#') ? b.endsWith(a) : b.endsWith(`/${a}`) || b.endsWith(`:${a}`);
+}
+
+/** Whether a `$ref` points into a document: its part before `#` names `doc` (a missing document). */
+function refIntoDocument(ref: string, doc: string): boolean {
+  const base = ref.split('#')[0];
+  return base !== '' && sameRef(base, doc);
+}
+
+/**
+ * The schema with every `$ref` for which `names` holds (it names a missing reference or points
+ * into a missing document) replaced by `x-sob-unresolved-ref`, which fails whatever reaches it;
+ * undefined when there is none.
+ */
+function markUnresolved(schema: unknown, names: (ref: string) => boolean): unknown {
+  let changed = false;
+  const out = mapSubschemas(schema, (s) => {
+    if (typeof s.$ref !== 'string' || !names(s.$ref)) return s;
+    changed = true;
+    const { $ref, ...rest } = s;
+    return { ...rest, 'x-sob-unresolved-ref': $ref };
+  });
+  return changed ? out : undefined;
 }
 
 /** The error's message; for a stack overflow, the `$ref` cycle that caused it when there is one. */
@@ -391,18 +651,73 @@ export function mapSubschemas(
       if (MAP.has(k) && isObject(v)) {
         const m: Record<string, unknown> = {};
         // `dependencies` may hold arrays of names: visit leaves them as they are.
-        for (const [name, sub] of Object.entries(v)) m[name] = visit(sub, depth + 1);
-        out[k] = m;
+        for (const [name, sub] of Object.entries(v)) setOwn(m, name, visit(sub, depth + 1));
+        setOwn(out, k, m);
       } else if (LIST.has(k) && Array.isArray(v)) {
         out[k] = v.map((sub) => visit(sub, depth + 1));
       } else if (ONE.has(k)) {
         out[k] = visit(v, depth + 1);
-      } else out[k] = v;
+      } else setOwn(out, k, v);
     }
     return fn(out);
   };
   return visit(schema, 0);
 }
+
+/** `o[k] = v` as an own property, `__proto__` included (plain assignment would set the prototype). */
+function setOwn(o: Record<string, unknown>, k: string, v: unknown): void {
+  if (k === '__proto__')
+    Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else o[k] = v;
+}
+
+// -- A property named `__proto__` -------------------------------------------------------------------
+
+const PROTO_KEYWORD = 'x-sob-proto-property';
+
+/**
+ * ajv skips a property named `__proto__` in `properties` (it guards its own objects), so an
+ * answer's own `"__proto__"` key went unchecked. The subschema moves to a keyword of ours that
+ * validates that key when the answer has it as its own property (JSON.parse makes it one).
+ */
+export function protoPropertiesMoved(schema: unknown): unknown {
+  if (!hasProtoKey(schema, 0)) return schema;
+  return mapSubschemas(schema, (s) => {
+    const props = s.properties;
+    if (!isObject(props) || !Object.hasOwn(props, '__proto__')) return s;
+    const rest: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(props)) if (k !== '__proto__') rest[k] = v;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(s)) setOwn(out, k, k === 'properties' ? rest : v);
+    out[PROTO_KEYWORD] = Object.getOwnPropertyDescriptor(props, '__proto__')?.value;
+    return out;
+  });
+}
+
+/** Whether any object in a JSON document has an own `__proto__` key (a walk without copying). */
+function hasProtoKey(v: unknown, depth: number): boolean {
+  if (v === null || typeof v !== 'object' || depth > 512) return false;
+  if (Array.isArray(v)) return v.some((x) => hasProtoKey(x, depth + 1));
+  if (Object.hasOwn(v, '__proto__')) return true;
+  for (const x of Object.values(v)) if (hasProtoKey(x, depth + 1)) return true;
+  return false;
+}
+
+const protoProperty: CodeKeywordDefinition = {
+  keyword: PROTO_KEYWORD,
+  type: 'object',
+  code(cxt) {
+    const { gen, data, it } = cxt;
+    const { _ } = ajvLib();
+    const { Type } = requireCjs('ajv/dist/compile/util.js') as typeof import('ajv/dist/compile/util.js');
+    const valid = gen.name('valid');
+    gen.if(_`Object.prototype.hasOwnProperty.call(${data}, "__proto__")`);
+    cxt.subschema({ keyword: PROTO_KEYWORD, dataProp: '__proto__', dataPropType: Type.Str }, valid);
+    if (!it.allErrors) gen.else().var(valid, true);
+    gen.endIf();
+    cxt.ok(valid);
+  },
+};
 
 // -- Drafts 4 to 7: `$ref` overrides its siblings ---------------------------------------------------
 

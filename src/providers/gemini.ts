@@ -191,7 +191,10 @@ export class GeminiProvider implements Provider {
       if ((cand.content?.parts ?? []).some((p) => typeof p.text === 'string' && !p.thought)) sawText = true;
       if (piece) {
         const now = performance.now();
-        first ??= now;
+        if (first === undefined) {
+          first = now;
+          req.onFirstToken?.();
+        }
         last = now;
         pieces++;
         text += piece;

@@ -232,7 +232,10 @@ export class OpenAIProvider implements Provider {
       if (typeof delta?.content === 'string') sawContent = true;
       if (piece) {
         const now = performance.now();
-        first ??= now;
+        if (first === undefined) {
+          first = now;
+          req.onFirstToken?.();
+        }
         last = now;
         pieces++;
       }

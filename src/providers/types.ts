@@ -54,6 +54,8 @@ export interface ProviderRequest {
   temperature: number;
   maxTokens: number;
   signal: AbortSignal;
+  /** Told once when a streamed answer's first token arrives (the coverage time limits). */
+  onFirstToken?: () => void;
   /** The record's ground truth (lossless); only the gold baseline reads it. */
   groundTruth: PyValue;
 }

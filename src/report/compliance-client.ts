@@ -45,6 +45,9 @@ function render(D,app,h){
   if(C.empty)return;
   if(!D.leaderboard.length)sec.insertBefore(el('p',{class:'muted',text:C.models.length+' models, '+C.records.length+' schema records; generated '+D.generated+' from '+D.where}),sec.children[1]);
   var S=C.summaries,name=function(mi){return C.names[mi];};
+  // The validation protocol each model's schemas were read under (docs/compliance-protocols.md).
+  var protos=[];S.forEach(function(s){var p=s.protocol||'dialect (summary without a protocol)';if(protos.indexOf(p)<0)protos.push(p);});
+  if(S.length)sec.appendChild(el('p',{id:'compliance-protocol',class:protos.length>1?'notice':'muted',text:protos.length>1?'Validation protocols differ between models ('+protos.join(', ')+'): their rates are not comparable.':'Validation protocol: '+protos[0]+'.'}));
   function q(s,k){for(var i=0;i<s.quality.length;i++)if(s.quality[i][0]===k)return s.quality[i][1];return null;}
   function rateCell(r){return el('td',null,[r.of?f3(r.rate):'-',r.ci95?el('span',{class:'ci',text:'['+r.ci95[0].toFixed(3)+', '+r.ci95[1].toFixed(3)+']'}):null,el('span',{class:'ci',text:r.count+'/'+r.of})]);}
   var timed=TIMINGS.filter(function(t){return S.some(function(s){return s.overall.efficiency[t[0]].n>0;});});

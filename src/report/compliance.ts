@@ -103,11 +103,13 @@ export function readComplianceSummary(file: string): ComplianceSummaryFile {
     for (const [k, v] of Object.entries(dq)) if (typeof v === 'number') dataQuality.push([k, v]);
   const profile = own(raw, 'profile');
   const responseFile = own(raw, 'response_file');
+  const protocol = own(raw, 'protocol');
   return {
     entry: {
       records: n,
       profile: typeof profile === 'string' ? profile : null,
       ...(typeof responseFile === 'string' ? { responseFile } : {}),
+      protocol: typeof protocol === 'string' ? protocol : null,
       summary: {
         datasets,
         overall: group(own(c, 'overall'), 'compliance.overall'),
@@ -243,8 +245,19 @@ function cellsOf(board: ComplianceBoard, row: ComplianceBoardRow, i: number, cel
 const INTRO =
   'Schema compliance (JSONSchemaBench): per dataset (metadata.source_category) and overall, models by empirical coverage.';
 
+/** Which validation protocol the models' schemas were read under (docs/compliance-protocols.md). */
+export function protocolLine(board: ComplianceBoard): string {
+  const names = [
+    ...new Set(board.rows.map((r) => r.protocol ?? 'dialect (summary without a protocol)')),
+  ].sort();
+  if (names.length === 0) return 'Validation protocol: -';
+  return names.length === 1
+    ? `Validation protocol: ${names[0]}.`
+    : `Validation protocols differ between models (${names.join(', ')}): their rates are not comparable.`;
+}
+
 export function complianceTable(board: ComplianceBoard): string {
-  const out = [INTRO];
+  const out = [INTRO, protocolLine(board)];
   for (const s of sections(board, false)) {
     const head = header(board);
     const body = board.rows.map((r, i) => cellsOf(board, r, i, s.cell));
@@ -272,7 +285,7 @@ function mdCell(s: string): string {
 }
 
 export function complianceMarkdown(board: ComplianceBoard): string {
-  const out = [INTRO];
+  const out = [INTRO, '', protocolLine(board)];
   for (const s of sections(board, true)) {
     const head = header(board);
     out.push(
@@ -373,6 +386,7 @@ export function complianceJson(board: ComplianceBoard): string {
         display_name: r.display_name,
         records: r.records,
         profile: r.profile,
+        protocol: r.protocol,
         declared_coverage: r.overall.declared_coverage.rate,
         empirical_coverage: r.overall.empirical_coverage.rate,
         compliance: r.overall.compliance.rate,
@@ -626,6 +640,7 @@ export async function complianceReportData(opts: {
       m: mi,
       records: r.records,
       profile: r.profile,
+      protocol: r.protocol,
       overall: r.overall,
       datasets: board.datasets.flatMap((d, di) => {
         const g = r.datasets.get(d);

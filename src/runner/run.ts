@@ -82,6 +82,14 @@ export interface RunOptions {
    * cache key, so a resumed epoch never takes another epoch's answers.
    */
   epoch?: number;
+  /**
+   * JSONSchemaBench's empirical-coverage limits for schema records (`metadata.source` schema):
+   * the time to the first token (grammar compilation) and from it to the end (generation). A
+   * request over the first is written as a refused schema (not declared); over the second, as
+   * an answer that never came (invalid). A provider that does not stream gets their sum, counted
+   * as generation. Both in ms; undefined: no such limits (the request timeout only).
+   */
+  coverageLimits?: { compileMs: number; generationMs: number };
 }
 
 export interface Progress {
@@ -258,6 +266,8 @@ export interface AnswerInfo {
   batch?: string;
   /** The provider refused the record's schema in its structured-output mode. */
   schemaRejected?: ProviderError;
+  /** A coverage time limit ran out (RunOptions.coverageLimits): which one, and the message. */
+  coverageTimeout?: { phase: 'compile' | 'generation'; message: string };
 }
 
 /** The class a recorded answer is logged under (a cut or refused answer is still the answer). */
@@ -295,6 +305,10 @@ function responseLine(item: Item, o: RunOptions, res: ProviderResponse | undefin
   if (a.schemaRejected) {
     info.set('schema_rejected', true);
     info.set('error', redactSecrets(firstLine(a.schemaRejected.message)));
+  }
+  if (a.coverageTimeout) {
+    info.set('coverage_timeout', a.coverageTimeout.phase);
+    info.set('error', a.coverageTimeout.message);
   }
   if (res?.endpoint) info.set('endpoint', res.endpoint);
   if (a.cached) info.set('cached', true);
@@ -543,6 +557,10 @@ async function runLocked(
       errorLine(item, a.attempts, a.schemaRejected, 'recorded');
       return;
     }
+    if (a.coverageTimeout) {
+      errorLine(item, a.attempts, new ProviderError('timeout', a.coverageTimeout.message), 'recorded');
+      return;
+    }
     if (!res) return;
     progress.inputTokens += res.inputTokens ?? 0;
     progress.outputTokens += res.outputTokens ?? 0;
@@ -553,6 +571,53 @@ async function runLocked(
       const what = cls === 'truncated' ? `stopped at the ${o.maxTokens}-token limit` : 'the model refused';
       errorLine(item, a.attempts, new ProviderError(cls, what), 'recorded');
     }
+  };
+
+  const streams = (o.provider as { stream?: unknown }).stream === true;
+  /** The coverage limits' timers for one request of a schema record (none for other records). */
+  const coverageLimitsFor = (item: Item) => {
+    const lim = o.coverageLimits;
+    if (!lim) return undefined;
+    const md = item.record.get('metadata');
+    if (!(md instanceof Map) || md.get('source') !== 'schema') return undefined;
+    let hit: { phase: 'compile' | 'generation'; message: string } | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const s = (ms: number) => `${+(ms / 1000).toFixed(3)} s`;
+    return {
+      arm(req: ProviderRequest, ctl: AbortController) {
+        const expire = (phase: 'compile' | 'generation', message: string) => () => {
+          hit = { phase, message };
+          ctl.abort();
+        };
+        if (!streams) {
+          const total = lim.compileMs + lim.generationMs;
+          timer = setTimeout(
+            expire(
+              'generation',
+              `no answer within ${s(total)} (the coverage limits, compilation + generation)`,
+            ),
+            total,
+          );
+          return;
+        }
+        timer = setTimeout(
+          expire('compile', `no first token within ${s(lim.compileMs)} (grammar compilation limit)`),
+          lim.compileMs,
+        );
+        req.onFirstToken = () => {
+          clearTimeout(timer);
+          timer = setTimeout(
+            expire(
+              'generation',
+              `generation ran over ${s(lim.generationMs)} after the first token (generation limit)`,
+            ),
+            lim.generationMs,
+          );
+        };
+      },
+      over: () => hit,
+      clear: () => clearTimeout(timer),
+    };
   };
 
   /** `before`: attempts already made elsewhere (a batch's, before --batch-fallback online); numbering goes on from them. */
@@ -587,8 +652,10 @@ async function runLocked(
       const relay = () => ctl.abort();
       stop.signal.addEventListener('abort', relay, { once: true });
       const t0 = performance.now();
+      const limits = coverageLimitsFor(item);
       try {
         const req: ProviderRequest = { ...base, signal: ctl.signal };
+        if (limits) limits.arm(req, ctl);
         const key = cache ? cacheKey(o.provider.id, cacheScope, req) : '';
         const hit = cache?.get(key);
         const res = hit ?? (await o.provider.complete(req));
@@ -603,6 +670,19 @@ async function runLocked(
         return;
       } catch (e) {
         if (stop.signal.aborted && !timedOut) return; // stopped: not the record's failure
+        const over = limits?.over();
+        if (over) {
+          // JSONSchemaBench's limit: a schema-processing failure, written once, not retried.
+          const a: AnswerInfo = {
+            attempts: before + attempt,
+            latencyMs: performance.now() - t0,
+            coverageTimeout: over,
+          };
+          if (over.phase === 'compile') a.schemaRejected = new ProviderError('schema_rejected', over.message);
+          record(item, undefined, a);
+          o.onProgress?.(progress);
+          return;
+        }
         const pe = classify(e, timedOut);
         if (FATAL.has(pe.errorClass)) {
           fatal ??= pe;
@@ -633,6 +713,7 @@ async function runLocked(
         await sleep(backoffDelay(attempt, backoff, pe.retryAfterMs), stop.signal);
       } finally {
         clearTimeout(timer);
+        limits?.clear();
         stop.signal.removeEventListener('abort', relay);
       }
     }

@@ -38,6 +38,13 @@ import { parseAnswer, scoreRecordStrict } from '../../metrics/strict.ts';
 import type { ParsedLine } from '../core/jsonl.ts';
 import { dumpsPy, isStructured, type PyObject, type PyValue, toPlain } from '../core/pyjson.ts';
 import type { ScoringView } from '../core/record.ts';
+import {
+  type Dialect,
+  localRemotes,
+  type Protocol,
+  type RemoteResolver,
+  validateCompiled,
+} from '../core/validator.ts';
 import type { LineOutcome, ProfileOptions } from './score-line.ts';
 import type { TrackInfo } from './track.ts';
 
@@ -55,14 +62,88 @@ export function isSchemaRecord(metadata: PyObject): boolean {
  * more than one spelling: the 34 SOB image files hold 424 texts of 209 schemas), one cache per
  * format setting. Up to 4,096 schemas and 32 MB of schema text (about 260 MB compiled).
  */
-const compiledSchemas = new Map<boolean, SchemaCache>();
-function compiledFor(key: string, plain: () => unknown, assertFormats: boolean) {
-  let cache = compiledSchemas.get(assertFormats);
-  if (!cache) {
-    cache = new SchemaCache(4096, 32_000_000);
-    compiledSchemas.set(assertFormats, cache);
+const compiledSchemas = new Map<string, { cache: SchemaCache; remotes?: RemoteResolver }>();
+function compiledFor(
+  key: string,
+  plain: () => unknown,
+  assertFormats: boolean,
+  protocol: Protocol,
+  remotes: ProfileOptions['remotes'] = [],
+  defaultDialect?: Dialect,
+  lazyRefs?: boolean,
+) {
+  const setting = `${protocol}:${assertFormats}:${defaultDialect}:${lazyRefs}:${JSON.stringify(remotes)}`;
+  let entry = compiledSchemas.get(setting);
+  if (!entry) {
+    const resolvers = remotes.map((r) => localRemotes(r.dir, r.base));
+    entry = {
+      cache: new SchemaCache(4096, 32_000_000),
+      remotes:
+        resolvers.length > 0 ? (uri) => resolvers.map((f) => f(uri)).find((d) => d !== undefined) : undefined,
+    };
+    compiledSchemas.set(setting, entry);
   }
-  return cache.get(key, plain, { assertFormats });
+  return entry.cache.get(key, plain, {
+    assertFormats,
+    protocol,
+    remotes: entry.remotes,
+    defaultDialect,
+    lazyRefs,
+  });
+}
+
+/**
+ * A SchemaBench record (sources/schemabench.ts: its `metadata.verify_schema`), scored as its
+ * evaluator scores: the answer parsed as JSON (one ```json block allowed, as its code-block parser
+ * reads it), validated with Python `jsonschema.validate` against the schema the model saw, then
+ * against the verify schema (the custom formats' patterns or base64 `const`, the escape string's
+ * `const`). `jsonschema.validate` reads each schema in its `$schema` draft (Draft 2020-12 when
+ * none), checks no format and resolves `$ref`s lazily: the dialect reading, formats off, lazy
+ * references.
+ */
+function schemaBenchCompliance(view: ScoringView, verify: PyValue, rejected: boolean): RecordCompliance {
+  const src = schemaSourceOf(view);
+  const compiled = compiledFor(src.key, src.plain, false, 'dialect', [], '2020-12', true);
+  const answer = answerFromRow(typeof view.raw === 'string' ? view.raw : undefined, answerCandidate(view), {
+    fences: true,
+  });
+  const block: RecordCompliance & { verify_valid?: boolean | null } = complianceOfRecord({
+    schema: undefined,
+    answer,
+    schemaRejected: rejected,
+    compiled,
+  });
+  block.verify_valid = null;
+  if (!block.valid || !answer.parsed) return block;
+  const verifyPlain = toPlain(verify);
+  const vc = compiledFor(
+    JSON.stringify(verifyPlain),
+    () => verifyPlain,
+    false,
+    'dialect',
+    [],
+    '2020-12',
+    true,
+  );
+  if (!vc.ok) {
+    block.valid = false;
+    block.verify_valid = false;
+    block.validation_error = `verify schema: ${vc.reason}`;
+    return block;
+  }
+  const v = validateCompiled(vc.compiled, answer.value);
+  block.verify_valid = v.valid;
+  if (!v.valid) {
+    block.valid = false;
+    const extra = v.violations.map((x) => ({ ...x, schema_path: `verify:${x.schema_path}` }));
+    block.violations = [...block.violations, ...extra].slice(0, 100);
+    block.violation_count += v.violations.length;
+    for (const x of v.violations) {
+      const k = `verify:${x.keyword}`;
+      block.violation_keywords[k] = (block.violation_keywords[k] ?? 0) + 1;
+    }
+  }
+  return block;
 }
 
 function evalInfoOf(line: PyValue): Record<string, unknown> {
@@ -82,11 +163,15 @@ function text(v: PyValue | undefined, fallback: string): string {
 
 /** The answer as JSONSchemaBench reads it: the raw text parsed as strict JSON. */
 function schemaAnswer(view: ScoringView): ParsedAnswer {
+  return answerFromRow(typeof view.raw === 'string' ? view.raw : undefined, answerCandidate(view));
+}
+
+/** The row's candidate as a plain value. */
+function answerCandidate(view: ScoringView): unknown {
   const c = view.candidate;
-  let candidate: unknown = c;
-  if (isStructured(c)) candidate = plainAnswer(c as PyValue, view.candidateText);
-  else if (typeof c === 'bigint') candidate = Number(c);
-  return answerFromRow(typeof view.raw === 'string' ? view.raw : undefined, candidate);
+  if (isStructured(c)) return plainAnswer(c as PyValue, view.candidateText);
+  if (typeof c === 'bigint') return Number(c);
+  return c;
 }
 
 /** The text a strictly parsed answer came from (the raw text, else the candidate's own). */
@@ -203,14 +288,26 @@ export function scoreSchemaRecord(
   profile: ProfileOptions,
 ): LineOutcome {
   const info = evalInfoOf(parsed.value);
-  const src = schemaSourceOf(view);
-  const compiled = compiledFor(src.key, src.plain, true);
-  const c = complianceOfRecord({
-    schema: undefined,
-    answer: schemaAnswer(view),
-    schemaRejected: info.schema_rejected === true,
-    compiled,
-  });
+  const verify = view.metadata.get('verify_schema');
+  let c: RecordCompliance;
+  if (verify !== undefined && verify !== null)
+    c = schemaBenchCompliance(view, verify, info.schema_rejected === true);
+  else {
+    const src = schemaSourceOf(view);
+    const compiled = compiledFor(
+      src.key,
+      src.plain,
+      true,
+      profile.protocol ?? 'jsonschemabench',
+      profile.remotes,
+    );
+    c = complianceOfRecord({
+      schema: undefined,
+      answer: schemaAnswer(view),
+      schemaRejected: info.schema_rejected === true,
+      compiled,
+    });
+  }
   const values = hasValues(view);
   let score: RecordScore;
   let row: Record<string, unknown>;
@@ -232,18 +329,22 @@ export function failedSchemaRecord(
   parsed: Extract<ParsedLine, { ok: true }>,
   view: ScoringView,
   reason: string,
+  protocol: Protocol = 'jsonschemabench',
 ): LineOutcome {
   const info = evalInfoOf(parsed.value);
   const rejected = info.schema_rejected === true;
   let dialect: RecordCompliance['dialect'] = 'draft-07';
   try {
-    dialect = recordDialect(toPlain(view.schema ?? null));
+    dialect = recordDialect(toPlain(view.schema ?? null), { protocol });
   } catch {
     // keep the default
   }
   // Whether its schema compiles is not known: the time may have run out compiling it, or
   // validating the answer under it.
-  const c: RecordCompliance = { ...unvalidated(dialect, null, rejected, false), validation_error: reason };
+  const c: RecordCompliance = {
+    ...unvalidated(dialect, null, rejected, false, protocol),
+    validation_error: reason,
+  };
   const score = failedRecordScore(view.metadata, reason);
   const row = identityRow(view.metadata);
   return schemaOutcome(parsed.line, view, score, row, c, info, {
@@ -271,7 +372,8 @@ export function sobRecordTrack(
   if (profile.profile === 'strict') {
     const a = parseAnswer(view.raw, view.candidate);
     const src = schemaSourceOf(view);
-    const compiled = compiledFor(src.key, src.plain, profile.assertFormats);
+    // A SOB record's block reads its schema in its own draft (the SOB sources are draft-07).
+    const compiled = compiledFor(src.key, src.plain, profile.assertFormats, 'dialect');
     const answer: ParsedAnswer =
       a.value !== undefined
         ? { parsed: true, value: plainAnswer(a.value, a.strict ? strictText(view) : undefined) }

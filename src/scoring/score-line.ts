@@ -21,6 +21,7 @@ import { dumpsPy, type PyObject, type PyValue, parsePyJson } from '../core/pyjso
 import { type Modality, type ScoringView, type Source, scoringView } from '../core/record.ts';
 import { isKnownSchemaText } from '../core/schema.ts';
 import { TextMap } from '../core/text-map.ts';
+import type { Protocol } from '../core/validator.ts';
 import type { BenchmarkRecord } from './benchmark.ts';
 import {
   failedSchemaRecord,
@@ -67,6 +68,10 @@ export interface ProfileOptions {
   assertFormats: boolean;
   /** Why this profile scores these answers (said on stderr and in the summary's `profile_reason`). */
   reason?: string;
+  /** How schema records' schemas are read (default `jsonschemabench`; docs/compliance-protocols.md). */
+  protocol?: Protocol;
+  /** Remote `$ref`s of schema records resolved from local folders, by URI prefix (never the network). */
+  remotes?: { base: string; dir: string }[];
 }
 
 /** What a line is scored with besides itself. */
@@ -270,7 +275,8 @@ function slim(o: LineOutcome): LineOutcome {
 export function failedLine(parsed: ParsedLine, reason: string, ctx: LineContext): LineOutcome {
   const vm = viewOf(parsed, ctx);
   if ('kind' in vm) return vm;
-  if (isSchemaRecord(vm.view.metadata)) return slim(failedSchemaRecord(parsed as ParsedOk, vm.view, reason));
+  if (isSchemaRecord(vm.view.metadata))
+    return slim(failedSchemaRecord(parsed as ParsedOk, vm.view, reason, ctx.profile.protocol));
   const score = failedRecordScore(vm.view.metadata, reason);
   return rowOutcome(parsed.line, vm.modality, score, null, ctx.rowHook);
 }

@@ -319,7 +319,7 @@ export async function runScoring(
           profile: profileOf(st.target).profile,
           profileReason: profileOf(st.target).reason,
         },
-        track: out.track.data(profileOf(st.target).profile),
+        track: out.track.data(profileOf(st.target).profile, profileOf(st.target).protocol),
       });
       pendingRows += data.weights.length;
     }

@@ -50,6 +50,8 @@ export interface TrackData {
   /** The folder is `schema/<model>/`. */
   schema: boolean;
   profile: string;
+  /** How its schemas were read (docs/compliance-protocols.md). */
+  protocol: string;
   rows: ComplianceRow[];
   counts: TrackCounts;
   modelIds: string[];
@@ -87,11 +89,12 @@ export class TrackCollector {
     if (s.scoringError) this.counts.scoring_errors++;
   }
 
-  data(profile: string): TrackData | undefined {
+  data(profile: string, protocol = 'jsonschemabench'): TrackData | undefined {
     if (!this.schema && this.rejectedSob === 0) return undefined;
     return {
       schema: this.schema,
       profile,
+      protocol,
       rows: this.rows,
       counts: { ...this.counts },
       modelIds: [...this.modelIds],
@@ -128,6 +131,7 @@ export function summarizeJob(it: SummaryJob): Record<string, unknown> {
   return schemaFolderSummary({
     responseFile: it.responseFile,
     profile: t.profile,
+    protocol: t.protocol,
     modelIds: t.modelIds,
     rows: t.rows,
     counts: t.counts,
