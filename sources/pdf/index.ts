@@ -15,6 +15,7 @@
  * page is laid out. A PDF is read up to `maxPages` pages and each page within `pageTimeoutMs`;
  * pages beyond either are skipped, named, and the rest of the document goes on.
  */
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { UnreadableInput } from '../../src/core/errors.ts';
 import { type CombineStats, combineReadings } from './combine.ts';
@@ -31,7 +32,9 @@ import {
 } from './ocr.ts';
 import type { PaddleEngine, RgbaImage } from './paddle.ts';
 import {
-  openPdf,
+  DEFAULT_MAX_PIXELS,
+  openPdfData,
+  oversizedImages,
   type PageDrawing,
   type PdfDocument,
   type PdfPage,
@@ -48,6 +51,7 @@ import { bodySize, buildSegments } from './segments.ts';
 export type { TextBox } from './layout.ts';
 export { analyzePage, layoutPage } from './layout.ts';
 export { OcrCache, OcrPool } from './ocr.ts';
+export { DEFAULT_MAX_PIXELS } from './pdfjs.ts';
 
 /** 'blank': nothing visible is drawn on the page (`PageExplain.blank` says how that was known); no OCR ran. */
 export type TranscriptMethod = 'text-layer' | 'ocr' | 'mixed' | 'blank';
@@ -260,6 +264,8 @@ export interface PdfTranscriptOptions {
   maxPages?: number;
   /** Time per page in ms (default `DEFAULT_PAGE_TIMEOUT_MS`); a slower page is skipped and named. */
   pageTimeoutMs?: number;
+  /** Images over this many pixels are never decoded (default `DEFAULT_MAX_PIXELS`, `sob ocr --max-pixels`). */
+  maxPixels?: number;
   /** Attach the per-page evidence (`PageTranscript.explain`). */
   explain?: boolean;
   /** Try a page OCR'd whole at other quarter turns when its reading doubts (`uprightTurn`; default true). */
@@ -628,6 +634,11 @@ export function repeatedEdges(pages: PageInput[]): Set<string> {
   return out;
 }
 
+/** "20000 x 20000 px = 400,000,000 pixels; the cap is 69,605,736": an image measured against `--max-pixels`. */
+export function pixelsPhrase(width: number, height: number, maxPixels: number): string {
+  return `${width} x ${height} px = ${(width * height).toLocaleString('en-US')} pixels; the cap is ${maxPixels.toLocaleString('en-US')}`;
+}
+
 function describeRange(from: number, to: number): string {
   return from === to ? `page ${from}` : `pages ${from}-${to}`;
 }
@@ -642,8 +653,12 @@ export async function pdfToTranscripts(
   opts: PdfTranscriptOptions = {},
 ): Promise<PageTranscript[]> {
   let doc: PdfDocument;
+  const maxPixels = opts.maxPixels ?? DEFAULT_MAX_PIXELS;
+  let oversized: ReturnType<typeof oversizedImages> = [];
   try {
-    doc = await openPdf(pdfPath);
+    const bytes = new Uint8Array(readFileSync(pdfPath));
+    oversized = oversizedImages(bytes, maxPixels);
+    doc = await openPdfData(bytes, maxPixels);
   } catch (e) {
     const msg = (e as Error).message;
     throw new UnreadableInput(
@@ -670,8 +685,11 @@ export async function pdfToTranscripts(
     const seconds: number[] = new Array(read).fill(0);
     const inFlight = Math.max(1, (opts.engine?.workers ?? opts.workers ?? availableParallelism()) + 1);
     let next = 1;
+    // A page that fails (pdf.js on a circular page tree) fails the PDF, but only once the pages
+    // in flight have settled: work left running would outlive the document and the engine.
+    let failure: { error: unknown } | undefined;
     const runner = async () => {
-      while (next <= read) {
+      while (next <= read && !failure) {
         const pageNo = next++;
         const started = performance.now();
         let page: PdfPage | undefined;
@@ -682,8 +700,11 @@ export async function pdfToTranscripts(
         try {
           inputs[pageNo - 1] = await withTimeout(work, timeoutMs, `page ${pageNo}`);
         } catch (e) {
-          const timedOut = (e as Error).message.endsWith(`did not finish within ${timeoutMs} ms`);
-          if (!timedOut) throw e;
+          const timedOut = (e as Error).message?.endsWith?.(`did not finish within ${timeoutMs} ms`);
+          if (!timedOut) {
+            failure ??= { error: e };
+            return;
+          }
           // The page's work may still finish in the background; its result is not used.
           work.catch(() => {});
           const reason = `took longer than the time per page (${(timeoutMs / 1000).toFixed(0)} s)`;
@@ -696,6 +717,20 @@ export async function pdfToTranscripts(
       }
     };
     await Promise.all(Array.from({ length: Math.min(inFlight, read) }, runner));
+    if (failure) throw failure.error;
+    if (oversized.length > 0) {
+      // pdf.js left these images out undecoded (`maxImageSize`); a page that reads blank without
+      // them is skipped and named, not passed off as blank.
+      const big = oversized[0];
+      const what = `${oversized.length === 1 ? 'an image' : `${oversized.length} images`} over --max-pixels (${pixelsPhrase(big.width, big.height, maxPixels)}) left out undecoded`;
+      opts.log?.(`${pdfPath}: ${what}`);
+      inputs.forEach((input, i) => {
+        if ('skipped' in input || input.method !== 'blank') return;
+        const reason = `nothing else to read on it: ${what}`;
+        inputs[i] = { skipped: reason };
+        opts.log?.(`${pdfPath}: page ${i + 1} skipped: ${reason}`);
+      });
+    }
     const repeated = repeatedEdges(inputs.filter((p): p is PageInput => !('skipped' in p)));
     const out: PageTranscript[] = inputs.map((input, i) => {
       if ('skipped' in input)
