@@ -53,8 +53,30 @@ export { analyzePage, layoutPage } from './layout.ts';
 export { OcrCache, OcrPool } from './ocr.ts';
 export { DEFAULT_MAX_PIXELS } from './pdfjs.ts';
 
-/** 'blank': nothing visible is drawn on the page (`PageExplain.blank` says how that was known); no OCR ran. */
-export type TranscriptMethod = 'text-layer' | 'ocr' | 'mixed' | 'blank';
+/**
+ * 'blank': nothing visible is drawn on the page (`PageExplain.blank` says how that was known); no OCR ran.
+ * 'vlm': read by a vision-language model (`PdfTranscriptOptions.model`).
+ */
+export type TranscriptMethod = 'text-layer' | 'ocr' | 'mixed' | 'blank' | 'vlm';
+
+/** A page model's reading: the transcript, or why it failed (the page is then read locally). */
+export type PageModelResult =
+  | { markdown: string; info: Record<string, unknown>; failed?: undefined }
+  | { failed: string; info: Record<string, unknown>; markdown?: undefined };
+
+/**
+ * A model that reads a page from its picture (a vision-language model behind a provider:
+ * `src/runner/vlm-pages.ts`). `render(turn)` draws the page turned clockwise by `turn` degrees
+ * with its longest side `longSide` pixels.
+ */
+export interface PageModel {
+  readonly id: string;
+  readonly longSide: number;
+  read(
+    where: { pdf: string; page: number },
+    render: (turn: number) => Promise<Buffer>,
+  ): Promise<PageModelResult>;
+}
 /** Which OCR reads a page: tesseract.js, PaddleOCR, or both combined line by line. */
 export type OcrEngineName = 'tesseract' | 'paddle' | 'both';
 
@@ -93,10 +115,14 @@ export interface PageTranscript {
   page: number;
   markdown: string;
   method: TranscriptMethod;
-  /** The OCR engine(s) that read the page; null for the text layer alone. */
-  engine?: OcrEngineName | null;
+  /** The OCR engine(s) that read the page (or the page model's id); null for the text layer alone. */
+  engine?: OcrEngineName | string | null;
   /** Set when the page was not transcribed (over the page cap, over the time per page): why. */
   skipped?: string;
+  /** With a page model: what it said of the page (front matter, asks, turn). */
+  model?: Record<string, unknown>;
+  /** With a page model that failed on this page: why; the page was read by the local pipeline. */
+  fallback?: string;
   explain?: PageExplain;
 }
 
@@ -264,6 +290,8 @@ export interface PdfTranscriptOptions {
   maxPages?: number;
   /** Time per page in ms (default `DEFAULT_PAGE_TIMEOUT_MS`); a slower page is skipped and named. */
   pageTimeoutMs?: number;
+  /** A page model (a vision-language model) reading each page first; a page it fails on is read locally. */
+  model?: PageModel;
   /** Images over this many pixels are never decoded (default `DEFAULT_MAX_PIXELS`, `sob ocr --max-pixels`). */
   maxPixels?: number;
   /** Attach the per-page evidence (`PageTranscript.explain`). */
@@ -681,18 +709,40 @@ export async function pdfToTranscripts(
   try {
     const n = doc.numPages;
     const read = Math.min(n, maxPages);
-    const inputs: (PageInput | { skipped: string })[] = new Array(read);
+    const inputs: (PageInput | { skipped: string } | { model: true })[] = new Array(read);
     const seconds: number[] = new Array(read).fill(0);
     const inFlight = Math.max(1, (opts.engine?.workers ?? opts.workers ?? availableParallelism()) + 1);
     let next = 1;
     // A page that fails (pdf.js on a circular page tree) fails the PDF, but only once the pages
     // in flight have settled: work left running would outlive the document and the engine.
     let failure: { error: unknown } | undefined;
+    const byModel: (PageModelResult | undefined)[] = new Array(read);
     const runner = async () => {
       while (next <= read && !failure) {
         const pageNo = next++;
         const started = performance.now();
         let page: PdfPage | undefined;
+        if (opts.model) {
+          const model = opts.model;
+          try {
+            const p = await doc.getPage(pageNo);
+            const long = Math.max(...Object.values(pageGeometry(p)));
+            byModel[pageNo - 1] = await model.read({ pdf: pdfPath, page: pageNo }, (turn) =>
+              renderPagePng(doc, p, model.longSide / long, (p.rotate + turn) % 360),
+            );
+            p.cleanup();
+          } catch (e) {
+            failure ??= { error: e };
+            return;
+          }
+          const got = byModel[pageNo - 1];
+          if (got?.markdown !== undefined) {
+            inputs[pageNo - 1] = { model: true };
+            seconds[pageNo - 1] = (performance.now() - started) / 1000;
+            continue;
+          }
+          opts.log?.(`${pdfPath}: page ${pageNo}: ${got?.failed}; read by the local pipeline`);
+        }
         const work = (async () => {
           page = await doc.getPage(pageNo);
           return readPage(doc, page, pageNo, pdfSha, engine, opts);
@@ -725,16 +775,24 @@ export async function pdfToTranscripts(
       const what = `${oversized.length === 1 ? 'an image' : `${oversized.length} images`} over --max-pixels (${pixelsPhrase(big.width, big.height, maxPixels)}) left out undecoded`;
       opts.log?.(`${pdfPath}: ${what}`);
       inputs.forEach((input, i) => {
-        if ('skipped' in input || input.method !== 'blank') return;
+        if ('skipped' in input || 'model' in input || input.method !== 'blank') return;
         const reason = `nothing else to read on it: ${what}`;
         inputs[i] = { skipped: reason };
         opts.log?.(`${pdfPath}: page ${i + 1} skipped: ${reason}`);
       });
     }
-    const repeated = repeatedEdges(inputs.filter((p): p is PageInput => !('skipped' in p)));
+    const repeated = repeatedEdges(
+      inputs.filter((p): p is PageInput => !('skipped' in p) && !('model' in p)),
+    );
     const out: PageTranscript[] = inputs.map((input, i) => {
       if ('skipped' in input)
         return { page: i + 1, markdown: '', method: 'text-layer', skipped: input.skipped };
+      const m = byModel[i];
+      if ('model' in input && m?.markdown !== undefined) {
+        opts.log?.(`${pdfPath}: page ${i + 1}/${n} (vlm)`);
+        return { page: i + 1, markdown: m.markdown, method: 'vlm', engine: opts.model?.id, model: m.info };
+      }
+      if ('model' in input) throw new Error('a page model page without its reading');
       const started = performance.now();
       const { markdown, explain } = analyzePage(input.boxes, {
         width: input.width,
@@ -744,6 +802,10 @@ export async function pdfToTranscripts(
         repeated,
       });
       const t: PageTranscript = { page: input.page, markdown, method: input.method, engine: input.engine };
+      if (m?.failed !== undefined) {
+        t.fallback = m.failed;
+        t.model = m.info;
+      }
       if (opts.explain) {
         t.explain = {
           method: input.method,

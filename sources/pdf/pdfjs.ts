@@ -157,6 +157,7 @@ export async function pageTextLayer(page: PdfPage): Promise<TextLayer> {
       top: baseline - size * 0.8,
       bottom: baseline + size * 0.2,
       size,
+      seq: boxes.length,
     };
     if (boldFont(page, item.fontName)) box.bold = true;
     boxes.push(box);

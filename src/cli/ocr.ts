@@ -2,7 +2,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
-import type { Command } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import type { OcrEngineName, PageTranscript, TranscriptMethod } from '../../sources/pdf/index.ts';
 import { imageToPdf, listPdfs, oversizedImage } from '../../sources/pdf-pages.ts';
 import { errorMessage, UnreadableInput, UserError } from '../core/errors.ts';
@@ -16,7 +16,8 @@ interface OcrFlags {
   cache: boolean;
   workers?: number;
   ocr: 'auto' | 'always' | 'never';
-  engine: OcrEngineName;
+  engine: OcrEngineName | `${'openai' | 'gemini'}:${string}`;
+  baseUrl?: string[];
   margins: boolean;
   maxPages: number;
   pageTimeout: number;
@@ -73,6 +74,14 @@ export function expandPdfInputs(inputs: string[]): PdfInput[] {
     seen.set(key, p.file);
   }
   return out;
+}
+
+/** `--engine`: a local OCR engine, or `openai:<model>` / `gemini:<model>` (a vision-language model). */
+export function engineOption(v: string): OcrFlags['engine'] {
+  if (v === 'both' || v === 'tesseract' || v === 'paddle') return v;
+  const m = /^(openai|gemini):(.+)$/.exec(v);
+  if (m) return v as OcrFlags['engine'];
+  throw new InvalidArgumentError('use both, tesseract, paddle, openai:<model> or gemini:<model>');
 }
 
 /** One `--explain` line per page: method, engine, text-layer score, and the layout's decisions. */
@@ -136,9 +145,13 @@ export function registerOcr(program: Command): void {
     )
     .option(
       '--engine <name>',
-      'OCR engine: both (tesseract.js and PaddleOCR, combined line by line) | tesseract | paddle',
-      choiceOption(['both', 'tesseract', 'paddle'] as const),
+      'OCR engine: both (tesseract.js and PaddleOCR, combined line by line) | tesseract | paddle | openai:<model> | gemini:<model> (a vision-language model reads each page as olmOCR asks it; a page it fails on is read by both)',
+      engineOption,
       'both',
+    )
+    .option(
+      '--base-url <url...>',
+      'with --engine openai:<model>: an OpenAI-compatible server (vLLM serving olmOCR, ...); gemini: another endpoint',
     )
     .option('--no-margins', 'keep running headers, footers and page numbers')
     .option(
@@ -199,16 +212,31 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
       const { checkTranscripts, formatOcrReport, loadOcrTests, pageKey } = await import(
         '../../sources/ocr-check.ts'
       );
-      const { OcrEngine, pdfToTranscripts } = await import('../../sources/pdf/index.ts');
+      const { OcrCache, OcrEngine, pdfToTranscripts } = await import('../../sources/pdf/index.ts');
       const tests = flags.tests ? await loadOcrTests(flags.tests) : undefined;
+      const local = flags.engine.includes(':') ? 'both' : (flags.engine as OcrEngineName);
       const engine = new OcrEngine({
         workers: flags.workers,
         cacheDir: flags.cache ? flags.cacheDir : null,
-        engine: flags.engine,
+        engine: local,
       });
+      // A vision-language model reads each page first; its answers are cached beside the OCR's.
+      const model = flags.engine.includes(':')
+        ? await (await import('../runner/vlm-pages.ts')).VlmPageReader.start(flags.engine, {
+            providerOptions: flags.baseUrl ? { baseUrls: flags.baseUrl } : {},
+            cacheDir: flags.cache ? join(flags.cacheDir ?? OcrCache.defaultDir(), 'vlm') : null,
+          })
+        : undefined;
       const started = Date.now();
       const transcripts = new Map<string, string>();
-      const methods: Record<TranscriptMethod, number> = { 'text-layer': 0, ocr: 0, mixed: 0, blank: 0 };
+      const methods: Record<TranscriptMethod, number> = {
+        'text-layer': 0,
+        ocr: 0,
+        mixed: 0,
+        blank: 0,
+        vlm: 0,
+      };
+      let fallbacks = 0;
       let skipped = 0;
       const pagesLog: string[] = [];
       const images = pdfs.filter((p) => p.image).length;
@@ -259,6 +287,7 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
             );
             transcripts.set(name, p.markdown);
             methods[p.method]++;
+            if (p.fallback) fallbacks++;
             pagesLog.push(
               JSON.stringify({
                 pdf: pdf.rel,
@@ -266,6 +295,8 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
                 transcript: `${name}.md`,
                 method: p.method,
                 engine: p.engine ?? null,
+                ...(p.fallback ? { fallback: p.fallback } : {}),
+                ...(p.model ? { model: p.model } : {}),
                 ...(p.explain ? { explain: p.explain } : {}),
               }),
             );
@@ -310,6 +341,7 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
                   maxPages: flags.maxPages,
                   pageTimeoutMs: flags.pageTimeout * 1000,
                   maxPixels: flags.maxPixels,
+                  model,
                   explain: flags.explain,
                   // An image's pages are logged under the image's name, not the scratch PDF's.
                   log: (line) => log(line.split(own).join(pdf.file)),
@@ -346,6 +378,7 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
         await engine.close();
+        await model?.close();
         if (scratch) rmSync(scratch, { recursive: true, force: true });
         writePagesLog();
       }
@@ -361,6 +394,12 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
           pdfs.length === 1 ? lastReason : `none of the ${pdfs.length} PDFs could be read (see above)`,
         );
       const secs = (Date.now() - started) / 1000;
+      if (model) {
+        const st = model.stats;
+        log(
+          `${model.id}: ${methods.vlm} page${methods.vlm === 1 ? '' : 's'} read (${st.asked} request${st.asked === 1 ? '' : 's'}, ${st.cached} from cache, ${st.reasked_rotated} asked again turned upright${st.cost > 0 ? `, $${st.cost.toFixed(4)}` : ''}); ${fallbacks} page${fallbacks === 1 ? '' : 's'} read by the local pipeline instead (named in ocr_pages.jsonl)`,
+        );
+      }
       log(
         `${transcripts.size} page${transcripts.size === 1 ? '' : 's'} in ${secs.toFixed(1)} s: ${methods['text-layer']} text layer, ${methods.ocr} OCR, ${methods.mixed} mixed${methods.blank > 0 ? `, ${methods.blank} blank` : ''}` +
           `${failed.length > 0 ? `, ${failed.length} input${failed.length === 1 ? '' : 's'} failed` : ''}${skipped > 0 ? `, ${skipped} skipped` : ''}${unreadable.length > 0 ? `; ${unreadable.length} input${unreadable.length === 1 ? '' : 's'} unreadable, skipped (${unreadable.join(', ')})` : ''} (OCR: ${engine.recognised} recognised, ${engine.cached} from cache)`,

@@ -56,6 +56,8 @@ export interface ProviderRequest {
   signal: AbortSignal;
   /** The record's ground truth (lossless); only the gold baseline reads it. */
   groundTruth: PyValue;
+  /** Pictures sent after the user text (a page for a vision model to read, `sob ocr --engine`). */
+  images?: { mime: 'image/png' | 'image/jpeg'; data: Buffer }[];
 }
 
 export interface ProviderResponse {
