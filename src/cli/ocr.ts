@@ -2,12 +2,12 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
-import { type Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
 import type { OcrEngineName, PageTranscript, TranscriptMethod } from '../../sources/pdf/index.ts';
 import { imageToPdf, listPdfs, oversizedImage } from '../../sources/pdf-pages.ts';
 import { errorMessage, UnreadableInput, UserError } from '../core/errors.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../core/files.ts';
-import { choiceOption, intOption, log } from './common.ts';
+import { choiceOption, engineOption, intOption, log, type OcrEngineFlag } from './common.ts';
 
 interface OcrFlags {
   out: string;
@@ -16,7 +16,7 @@ interface OcrFlags {
   cache: boolean;
   workers?: number;
   ocr: 'auto' | 'always' | 'never';
-  engine: OcrEngineName | `${'openai' | 'gemini'}:${string}`;
+  engine: OcrEngineFlag;
   baseUrl?: string[];
   margins: boolean;
   maxPages: number;
@@ -74,14 +74,6 @@ export function expandPdfInputs(inputs: string[]): PdfInput[] {
     seen.set(key, p.file);
   }
   return out;
-}
-
-/** `--engine`: a local OCR engine, or `openai:<model>` / `gemini:<model>` (a vision-language model). */
-export function engineOption(v: string): OcrFlags['engine'] {
-  if (v === 'both' || v === 'tesseract' || v === 'paddle') return v;
-  const m = /^(openai|gemini):(.+)$/.exec(v);
-  if (m) return v as OcrFlags['engine'];
-  throw new InvalidArgumentError('use both, tesseract, paddle, openai:<model> or gemini:<model>');
 }
 
 /** One `--explain` line per page: method, engine, text-layer score, and the layout's decisions. */

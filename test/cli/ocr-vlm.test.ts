@@ -216,6 +216,57 @@ describe('sob ocr --engine openai:<model> against an OpenAI-compatible server', 
     }
   });
 
+  test("sob build pdf --engine openai:<model>: the record's context is the model's transcript", async () => {
+    const server = await startProtocolServer({
+      script: () => ({ kind: 'answer', text: `${front(true, 0)}Invoice total: 1,250 EUR.` }),
+    });
+    try {
+      const dir = join(tmp, 'build');
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'invoice.pdf'), await pagesPdf(1));
+      const ann = join(tmp, 'build-ann.jsonl');
+      writeFileSync(
+        ann,
+        `${JSON.stringify({
+          source_id: 'invoice_pg1',
+          question: 'What is the invoice total?',
+          json_schema: {
+            type: 'object',
+            properties: {
+              total: { type: 'string' },
+              amount: { type: 'integer' },
+              currency: { type: 'string' },
+            },
+            required: ['total', 'amount', 'currency'],
+          },
+          ground_truth: { total: '1,250 EUR', amount: 1250, currency: 'EUR' },
+        })}\n`,
+      );
+      const out = join(tmp, 'build-bench', 'records.jsonl');
+      const r = await sobAsyncEnv([
+        'build',
+        'pdf',
+        dir,
+        '--annotations',
+        ann,
+        '--out',
+        out,
+        '--engine',
+        'openai:olmocr-7b',
+        '--base-url',
+        server.openaiBaseUrl,
+        '--cache-dir',
+        join(tmp, 'cache-build'),
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(server.requests.length, 1);
+      const rec = JSON.parse(readFileSync(out, 'utf8').split('\n')[0]);
+      assert.equal(rec.input.context, 'Invoice total: 1,250 EUR.');
+    } finally {
+      await server.close();
+    }
+  });
+
   test('killed with SIGKILL while a page is asked, then run again: no answered page is asked twice', async () => {
     let hang = true;
     const script = (req: SeenRequest): Outcome => {
