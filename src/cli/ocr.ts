@@ -18,6 +18,7 @@ interface OcrFlags {
   ocr: 'auto' | 'always' | 'never';
   engine: OcrEngineFlag;
   baseUrl?: string[];
+  lang: string;
   margins: boolean;
   maxPages: number;
   pageTimeout: number;
@@ -145,6 +146,11 @@ export function registerOcr(program: Command): void {
       '--base-url <url...>',
       'with --engine openai:<model>: an OpenAI-compatible server (vLLM serving olmOCR, ...); gemini: another endpoint',
     )
+    .option(
+      '--lang <langs>',
+      'tesseract languages joined by + (eng, fra: the traineddata packages installed), e.g. eng+fra',
+      'eng',
+    )
     .option('--no-margins', 'keep running headers, footers and page numbers')
     .option(
       '--max-pages <n>',
@@ -207,10 +213,14 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
       const { OcrCache, OcrEngine, pdfToTranscripts } = await import('../../sources/pdf/index.ts');
       const tests = flags.tests ? await loadOcrTests(flags.tests) : undefined;
       const local = flags.engine.includes(':') ? 'both' : (flags.engine as OcrEngineName);
+      const { DEFAULT_OCR_SETTINGS, parseLanguages } = await import('../../sources/pdf/ocr.ts');
+      const langs = parseLanguages(flags.lang);
       const engine = new OcrEngine({
         workers: flags.workers,
         cacheDir: flags.cache ? flags.cacheDir : null,
         engine: local,
+        // English alone keeps the settings (and the cache keys) as they were.
+        settings: langs.join('+') === 'eng' ? DEFAULT_OCR_SETTINGS : { ...DEFAULT_OCR_SETTINGS, langs },
       });
       // A vision-language model reads each page first; its answers are cached beside the OCR's.
       const model = flags.engine.includes(':')
@@ -287,6 +297,8 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
                 transcript: `${name}.md`,
                 method: p.method,
                 engine: p.engine ?? null,
+                // The languages tesseract read the page in (PaddleOCR's model is its own).
+                ...(p.engine === 'tesseract' || p.engine === 'both' ? { languages: langs } : {}),
                 ...(p.fallback ? { fallback: p.fallback } : {}),
                 ...(p.model ? { model: p.model } : {}),
                 ...(p.explain ? { explain: p.explain } : {}),
