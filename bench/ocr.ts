@@ -1,7 +1,7 @@
 /**
  * PDF transcripts: quality and speed, each against baselines measured in the same run.
  *
- *   node --import tsx bench/ocr.ts [--orbit DIR] [--sample DIR] [--workers N] [--skip-quality]
+ *   node --import tsx bench/ocr.ts [--orbit DIR] [--sample DIR] [--workers N] [--skip-quality | --only-quality]
  *
  * 1. Quality. Every page of orbit-bench-en and of the olmOCR sample through the pipeline as
  *    `sob ocr` runs it (default engine, no cache), scored with the benchmark's tests per type,
@@ -51,6 +51,8 @@ const ORBIT = flag('--orbit', join(import.meta.dirname, '../../shared/data/orbit
 const SAMPLE = flag('--sample', join(import.meta.dirname, '../../shared/data/olmocr-bench'));
 const WORKERS = Number(flag('--workers', String(availableParallelism())));
 const SKIP_QUALITY = args.includes('--skip-quality');
+/** Stop after the quality tables (1.): the engine comparison takes far longer. */
+const ONLY_QUALITY = args.includes('--only-quality');
 
 function table(rows: string[][]): string {
   const w = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
@@ -183,6 +185,8 @@ if (!SKIP_QUALITY) {
   }
   process.stdout.write(`\nPass rates per test type, same pages, same run\n${table(q)}\n`);
 }
+
+if (ONLY_QUALITY) process.exit(0);
 
 // 2. Engines on the scanned pages (the pages auto mode OCRs as a whole).
 process.stderr.write('2. engines on the scanned pages ...\n');
