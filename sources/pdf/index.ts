@@ -290,6 +290,8 @@ export interface PdfTranscriptOptions {
   maxPages?: number;
   /** Time per page in ms (default `DEFAULT_PAGE_TIMEOUT_MS`); a slower page is skipped and named. */
   pageTimeoutMs?: number;
+  /** Set when the page's time is up (`pageTimeoutMs`): no further step of its work starts. */
+  signal?: AbortSignal;
   /** A page model (a vision-language model) reading each page first; a page it fails on is read locally. */
   model?: PageModel;
   /** Images over this many pixels are never decoded (default `DEFAULT_MAX_PIXELS`, `sob ocr --max-pixels`). */
@@ -587,6 +589,7 @@ export async function readPage(
   };
   if (method === 'text-layer') return { ...base, engine: null, boxes: layer.boxes, sizesAreEstimates: false };
   // A page with nothing on it to read is not OCR'd: nothing drawn at all, or nothing visible.
+  opts.signal?.throwIfAborted();
   const blank =
     drawing.textOps === 0 && drawing.images.length === 0 && drawing.paintOps === 0
       ? 'nothing drawn on it: no text, pictures or paths'
@@ -597,6 +600,7 @@ export async function readPage(
   const scale = renderScale(width, height);
   const eng = engine();
   // A page OCR'd whole may be a scan of sideways text: its reading frame is found by turning it.
+  opts.signal?.throwIfAborted();
   const probe =
     method === 'ocr' && opts.findUpright !== false
       ? await uprightTurn((t) =>
@@ -619,6 +623,7 @@ export async function readPage(
       base.evidence = pageEvidence(layer.boxes, await pageDrawing(page, frame), g.width, g.height);
   }
   if (probe) base.turnsTried = probe.tried;
+  opts.signal?.throwIfAborted();
   const ocr = await eng.recognize(
     pdfSha(),
     pageNo,
@@ -743,9 +748,12 @@ export async function pdfToTranscripts(
           }
           opts.log?.(`${pdfPath}: page ${pageNo}: ${got?.failed}; read by the local pipeline`);
         }
+        // The page's time also stops its work: no rendering or OCR step starts once it is up
+        // (a step under way, in pdf.js or a tesseract worker, runs to its end).
+        const stop = new AbortController();
         const work = (async () => {
           page = await doc.getPage(pageNo);
-          return readPage(doc, page, pageNo, pdfSha, engine, opts);
+          return readPage(doc, page, pageNo, pdfSha, engine, { ...opts, signal: stop.signal });
         })();
         try {
           inputs[pageNo - 1] = await withTimeout(work, timeoutMs, `page ${pageNo}`);
@@ -755,6 +763,7 @@ export async function pdfToTranscripts(
             failure ??= { error: e };
             return;
           }
+          stop.abort();
           // The page's work may still finish in the background; its result is not used.
           work.catch(() => {});
           const reason = `took longer than the time per page (${(timeoutMs / 1000).toFixed(0)} s)`;
