@@ -10,8 +10,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { VlmPageReader } from '../src/runner/vlm-pages.ts';
 import { OcrEngine, pdfsToTranscripts } from '../sources/pdf/index.ts';
+import { VlmPageReader } from '../src/runner/vlm-pages.ts';
 import { startProtocolServer } from '../test/helpers/protocol-server.ts';
 import { allPdfs } from './ocr-failures.ts';
 
