@@ -18,8 +18,9 @@
  * - `pdftotext`: poppler's plain reading of the page.
  * The rules, first match wins:
  * - contradicting test: the page's absent test forbids text that this present/order test needs,
- *   in whole or in part (or, for an absent test, a present/order test on the page needs the
- *   forbidden text or a part of it): no transcript passes both;
+ *   exactly (the forbidden text is a substring of the needed text; or, for an absent test, a
+ *   present/order test on the page needs text holding it): no transcript passes both. A
+ *   forbidden text sharing only a prefix with a needed one is not counted here;
  * - text not on the page: under 80% of the test's words are in any reading of the page (a test
  *   written from a description, "Table with columns: ..."), or, on a page read by OCR, text missing (OCR);
  * - header/footer kept: an absent test's text is found in the page's top or bottom band;
@@ -42,6 +43,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  exactlyContradicts,
   loadOcrTests,
   normalizeText,
   type OcrTest,
@@ -126,9 +128,6 @@ function found(needle: string, hay: string, maxDiffs: number): boolean {
   ).passed;
 }
 
-/** One string holds the other (an absent test's line that a present or order test needs, in part or whole). */
-const overlap = (a: string, b: string, maxDiffs: number) => found(a, b, maxDiffs) || found(b, a, maxDiffs);
-
 /** Ignoring spaces and hyphens on both sides. */
 const squash = (s: string) => normalizeText(s).replace(/[\s\-\u00ad]+/g, '');
 
@@ -193,15 +192,15 @@ interface PageReadings {
 }
 
 /**
- * Does another test of the page contradict this one: an absent test forbidding text (or a part of
- * it) that this present/order test needs, or, for an absent test, a present/order test needing
- * the forbidden text? No transcript passes both.
+ * Does another test of the page contradict this one exactly (`exactlyContradicts`, the rule
+ * `sob ocr --tests` counts its ceiling by): an absent test whose text is a substring of text
+ * this present/order test needs, or, for an absent test, a present/order test needing text
+ * that holds the forbidden text. No transcript passes both.
  */
 export function contradicted(t: OcrTest, pageTests: OcrTest[]): boolean {
   if (t.type === 'table') return false;
-  if (t.type === 'absent') return pageTests.flatMap(needed).some((n) => overlap(t.text, n, t.maxDiffs));
-  const absents = pageTests.filter((x): x is TextTest => x.type === 'absent');
-  return needed(t).some((s) => absents.some((a) => overlap(a.text, s, Math.max(a.maxDiffs, t.maxDiffs))));
+  if (t.type === 'absent') return pageTests.some((o) => exactlyContradicts(t, o));
+  return pageTests.some((a) => a.type === 'absent' && exactlyContradicts(a, t));
 }
 
 export function categorise(t: OcrTest, r: PageReadings, pageTests: OcrTest[]): string {
@@ -234,8 +233,10 @@ export function categorise(t: OcrTest, r: PageReadings, pageTests: OcrTest[]): s
 }
 
 /** Poppler's plain reading of one page. */
-export function pdftotext(file: string, page: number): string {
-  return execFileSync('pdftotext', ['-f', String(page), '-l', String(page), '-enc', 'UTF-8', file, '-'], {
+/** poppler's plain reading of a page (its reading order), or with `raw` its content-stream order (`pdftotext -raw`). */
+export function pdftotext(file: string, page: number, raw = false): string {
+  const args = ['-f', String(page), '-l', String(page), '-enc', 'UTF-8', ...(raw ? ['-raw'] : []), file, '-'];
+  return execFileSync('pdftotext', args, {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'ignore'],
   });

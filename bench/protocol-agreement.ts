@@ -340,11 +340,9 @@ if (SUITE) {
       tests: { data: unknown }[];
     }[];
     const kind = f.startsWith('optional') ? 'suite:optional' : 'suite:required';
-    groups.forEach((g, gi) =>
-      g.tests.forEach((t, ti) =>
-        items.push({ dataset: 'suite', id: `${f}|${gi}|${ti}`, kind, schema: g.schema, instance: t.data }),
-      ),
-    );
+    for (const [gi, g] of groups.entries())
+      for (const [ti, t] of g.tests.entries())
+        items.push({ dataset: 'suite', id: `${f}|${gi}|${ti}`, kind, schema: g.schema, instance: t.data });
   }
 }
 console.log(

@@ -721,6 +721,111 @@ export interface Tally {
   pass_rate: number;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Honest ceilings: tests no transcript can pass together
+
+/** The strings a present or order test needs in the transcript (none for absent and table tests). */
+function neededStrings(t: OcrTest): string[] {
+  if (t.type === 'present') return t.caseSensitive ? [t.text] : [];
+  if (t.type === 'order') return [t.before, t.after];
+  return [];
+}
+
+/**
+ * Does an absent test forbid, exactly, text a present or order test of the same page needs?
+ * The exact rule: the absent text is a substring of the needed string (compared case-folded only
+ * when the absent test ignores case; a needed string compared case-insensitively, or an absent
+ * test looking at a window (`first_n`/`last_n`) only, counts as no contradiction). A transcript
+ * holding the needed text as the test states it then holds the forbidden text too. A forbidden
+ * text that only shares a prefix with a needed one, or differs from it in case, is no
+ * contradiction.
+ */
+export function exactlyContradicts(absent: TextTest, other: OcrTest): boolean {
+  if (absent.type !== 'absent' || absent.firstN !== undefined || absent.lastN !== undefined) return false;
+  const forbidden = absent.caseSensitive ? absent.text : absent.text.toLowerCase();
+  if (forbidden === '') return false;
+  return neededStrings(other).some((n) => (absent.caseSensitive ? n : n.toLowerCase()).includes(forbidden));
+}
+
+export interface Ceiling {
+  /** Pairs (absent test, present/order test) of one page in exact contradiction. */
+  contradicting_pairs: number;
+  /** Pages holding such a pair. */
+  pages: number;
+  /**
+   * Tests that must fail whatever the transcript: per page, the fewest tests covering every
+   * contradicting pair (a minimum vertex cover of the page's pairs, found as a maximum matching).
+   */
+  forced_failures: number;
+  /** Tests a transcript can pass at best (present+absent+order, less the forced failures). */
+  achievable: number;
+  /** `achievable` over the tests: the best pass rate any transcript can reach. */
+  ceiling: number;
+  /** Tests passed over `achievable`: the pass rate as a fraction of the ceiling. */
+  pass_rate_of_achievable: number;
+  /** Ids of the tests in a contradicting pair, by page key. */
+  by_page: Record<string, { absent: string; needs: string }[]>;
+}
+
+/** Maximum bipartite matching (absent tests on the left) by augmenting paths: small per page. */
+function maxMatching(edges: Map<number, number[]>): number {
+  const matchOf = new Map<number, number>();
+  const tryAugment = (u: number, seen: Set<number>): boolean => {
+    for (const v of edges.get(u) ?? []) {
+      if (seen.has(v)) continue;
+      seen.add(v);
+      const w = matchOf.get(v);
+      if (w === undefined || tryAugment(w, seen)) {
+        matchOf.set(v, u);
+        return true;
+      }
+    }
+    return false;
+  };
+  let n = 0;
+  for (const u of edges.keys()) if (tryAugment(u, new Set())) n++;
+  return n;
+}
+
+/** The exact contradictions among `tests` and the ceiling they set, given how many passed. */
+export function ceilingOf(tests: OcrTest[], passed: number): Ceiling {
+  const byPage = new Map<string, OcrTest[]>();
+  for (const t of tests) {
+    const k = pageKey(t.pdf, t.page);
+    const list = byPage.get(k);
+    if (list) list.push(t);
+    else byPage.set(k, [t]);
+  }
+  let pairs = 0;
+  let forced = 0;
+  const pages: Ceiling['by_page'] = {};
+  for (const [key, list] of byPage) {
+    const edges = new Map<number, number[]>();
+    list.forEach((a, i) => {
+      if (a.type !== 'absent') return;
+      list.forEach((o, j) => {
+        if (o.type !== 'present' && o.type !== 'order') return;
+        if (!exactlyContradicts(a, o)) return;
+        edges.set(i, [...(edges.get(i) ?? []), j]);
+        (pages[key] ??= []).push({ absent: a.id, needs: o.id });
+        pairs++;
+      });
+    });
+    if (edges.size > 0) forced += maxMatching(edges);
+  }
+  const counted = tests.filter((t) => t.type !== 'table').length;
+  const achievable = counted - forced;
+  return {
+    contradicting_pairs: pairs,
+    pages: Object.keys(pages).length,
+    forced_failures: forced,
+    achievable,
+    ceiling: counted === 0 ? 0 : achievable / counted,
+    pass_rate_of_achievable: achievable === 0 ? 0 : passed / achievable,
+    by_page: pages,
+  };
+}
+
 export interface OcrCheckReport {
   /** The headline: present, absent and order tests (table tests are reported apart, in `tables`). */
   tests: number;
@@ -735,6 +840,8 @@ export interface OcrCheckReport {
   skipped: Record<string, number>;
   /** Pages a test needed but no transcript was given for (their tests fail). */
   missing_transcripts: string[];
+  /** Tests forced to fail by exact contradictions between the tests of a page, and the pass rate of the rest. */
+  ceiling: Ceiling;
   results: TestResult[];
 }
 
@@ -795,6 +902,7 @@ export function checkTranscripts(
     by_category: byCategory,
     skipped: loaded.skipped,
     missing_transcripts: [...missing],
+    ceiling: ceilingOf(loaded.tests, passed),
     results,
   };
 }
@@ -805,6 +913,13 @@ export function formatOcrReport(r: OcrCheckReport): string {
   const add = (group: string, key: string, t: Tally) =>
     rows.push([group, key, String(t.passed), String(t.tests), t.pass_rate.toFixed(3)]);
   add('all', 'present+absent+order', r);
+  const c = r.ceiling;
+  if (c.forced_failures > 0)
+    add('all', `of the achievable (${c.forced_failures} forced to fail)`, {
+      tests: c.achievable,
+      passed: r.passed,
+      pass_rate: c.pass_rate_of_achievable,
+    });
   if (r.tables.tests > 0) add('all', 'table', r.tables);
   for (const [k, t] of Object.entries(r.by_type)) add('type', k, t);
   for (const [k, t] of Object.entries(r.by_category)) add('category', k, t);
@@ -815,5 +930,9 @@ export function formatOcrReport(r: OcrCheckReport): string {
     .map(([k, n]) => `${k} ${n}`)
     .join(', ');
   if (skipped) lines.push(`skipped (not run): ${skipped}`);
+  if (c.forced_failures > 0)
+    lines.push(
+      `ceiling: ${c.achievable}/${r.tests} = ${c.ceiling.toFixed(3)} (${c.contradicting_pairs} pairs of tests on ${c.pages} pages contradict each other exactly: an absent test forbids text a present or order test needs; ${c.forced_failures} tests must fail whatever the transcript)`,
+    );
   return lines.join('\n');
 }

@@ -172,6 +172,37 @@ export const loader: ItemLoader = {
 };
 
 /**
+ * The pixel size a PNG (its IHDR chunk) or baseline/progressive JPEG (its first SOF marker)
+ * declares, read from the header without decoding anything; undefined when not found.
+ */
+export function imageHeaderSize(bytes: Buffer): { width: number; height: number } | undefined {
+  if (bytes.length >= 24 && bytes.toString('latin1', 12, 16) === 'IHDR')
+    return { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
+  let i = 2;
+  while (i + 9 < bytes.length && bytes[i] === 0xff) {
+    const marker = bytes[i + 1];
+    if (marker === 0xff) {
+      i++;
+      continue;
+    }
+    const len = bytes.readUInt16BE(i + 2);
+    // SOF0-SOF15 but DHT (C4), JPG (C8) and DAC (CC).
+    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc)
+      return { width: bytes.readUInt16BE(i + 7), height: bytes.readUInt16BE(i + 5) };
+    i += 2 + len;
+  }
+  return undefined;
+}
+
+/** Why an image is not read: it is over `maxPixels` (checked on its header, before decoding); undefined when it may be read. */
+export function oversizedImage(file: string, maxPixels: number): string | undefined {
+  const bytes = readFileSync(file);
+  const size = imageHeaderSize(bytes);
+  if (!size || size.width * size.height <= maxPixels) return undefined;
+  return `the image is over --max-pixels (${size.width} x ${size.height} px = ${(size.width * size.height).toLocaleString('en-US')} pixels; the cap is ${maxPixels.toLocaleString('en-US')}), not decoded`;
+}
+
+/**
  * A PNG or JPEG as a one-page PDF (the image filling the page, its long side 11 in, so the
  * renderer's 300 dpi gives OCR 3,300 pixels on that side), written to `out`. Undefined with the
  * reason when the file is not a PNG or JPEG that can be decoded.
@@ -184,6 +215,8 @@ export async function imageToPdf(file: string, out: string): Promise<string | un
   const jpeg = bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff;
   if (!png && !jpeg)
     return 'not a PNG or JPEG image (sob ocr reads PDFs, and PNG or JPEG files given by name)';
+  if (!imageHeaderSize(bytes))
+    return `cannot read as a ${png ? 'PNG' : 'JPEG'} image (no size in its header)`;
   try {
     const doc = await PDFDocument.create();
     const img = png ? await doc.embedPng(bytes) : await doc.embedJpg(bytes);

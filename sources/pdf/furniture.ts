@@ -238,6 +238,9 @@ export function findFurniture(
           below >= clear &&
           below > inside &&
           titleLike(next) &&
+          // A row of cells (a table's header row) is no page heading with a running head over
+          // it: a large row over it (1.3 body sizes) is the table's title.
+          !(next.segs.length >= 3 && block.some(large)) &&
           !prose(order[pos + k]) &&
           gapBetween(next, rows[order[pos + k + 1]]) < 1.5 * below &&
           !heading(block[0]) &&

@@ -15,6 +15,7 @@
  * page is laid out. A PDF is read up to `maxPages` pages and each page within `pageTimeoutMs`;
  * pages beyond either are skipped, named, and the rest of the document goes on.
  */
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { UnreadableInput } from '../../src/core/errors.ts';
 import { type CombineStats, combineReadings } from './combine.ts';
@@ -31,7 +32,9 @@ import {
 } from './ocr.ts';
 import type { PaddleEngine, RgbaImage } from './paddle.ts';
 import {
-  openPdf,
+  DEFAULT_MAX_PIXELS,
+  openPdfData,
+  oversizedImages,
   type PageDrawing,
   type PdfDocument,
   type PdfPage,
@@ -48,9 +51,32 @@ import { bodySize, buildSegments } from './segments.ts';
 export type { TextBox } from './layout.ts';
 export { analyzePage, layoutPage } from './layout.ts';
 export { OcrCache, OcrPool } from './ocr.ts';
+export { DEFAULT_MAX_PIXELS } from './pdfjs.ts';
 
-/** 'blank': nothing visible is drawn on the page (`PageExplain.blank` says how that was known); no OCR ran. */
-export type TranscriptMethod = 'text-layer' | 'ocr' | 'mixed' | 'blank';
+/**
+ * 'blank': nothing visible is drawn on the page (`PageExplain.blank` says how that was known); no OCR ran.
+ * 'vlm': read by a vision-language model (`PdfTranscriptOptions.model`).
+ */
+export type TranscriptMethod = 'text-layer' | 'ocr' | 'mixed' | 'blank' | 'vlm';
+
+/** A page model's reading: the transcript, or why it failed (the page is then read locally). */
+export type PageModelResult =
+  | { markdown: string; info: Record<string, unknown>; failed?: undefined }
+  | { failed: string; info: Record<string, unknown>; markdown?: undefined };
+
+/**
+ * A model that reads a page from its picture (a vision-language model behind a provider:
+ * `src/runner/vlm-pages.ts`). `render(turn)` draws the page turned clockwise by `turn` degrees
+ * with its longest side `longSide` pixels.
+ */
+export interface PageModel {
+  readonly id: string;
+  readonly longSide: number;
+  read(
+    where: { pdf: string; page: number },
+    render: (turn: number) => Promise<Buffer>,
+  ): Promise<PageModelResult>;
+}
 /** Which OCR reads a page: tesseract.js, PaddleOCR, or both combined line by line. */
 export type OcrEngineName = 'tesseract' | 'paddle' | 'both';
 
@@ -89,10 +115,14 @@ export interface PageTranscript {
   page: number;
   markdown: string;
   method: TranscriptMethod;
-  /** The OCR engine(s) that read the page; null for the text layer alone. */
-  engine?: OcrEngineName | null;
+  /** The OCR engine(s) that read the page (or the page model's id); null for the text layer alone. */
+  engine?: OcrEngineName | string | null;
   /** Set when the page was not transcribed (over the page cap, over the time per page): why. */
   skipped?: string;
+  /** With a page model: what it said of the page (front matter, asks, turn). */
+  model?: Record<string, unknown>;
+  /** With a page model that failed on this page: why; the page was read by the local pipeline. */
+  fallback?: string;
   explain?: PageExplain;
 }
 
@@ -260,6 +290,12 @@ export interface PdfTranscriptOptions {
   maxPages?: number;
   /** Time per page in ms (default `DEFAULT_PAGE_TIMEOUT_MS`); a slower page is skipped and named. */
   pageTimeoutMs?: number;
+  /** Set when the page's time is up (`pageTimeoutMs`): no further step of its work starts. */
+  signal?: AbortSignal;
+  /** A page model (a vision-language model) reading each page first; a page it fails on is read locally. */
+  model?: PageModel;
+  /** Images over this many pixels are never decoded (default `DEFAULT_MAX_PIXELS`, `sob ocr --max-pixels`). */
+  maxPixels?: number;
   /** Attach the per-page evidence (`PageTranscript.explain`). */
   explain?: boolean;
   /** Try a page OCR'd whole at other quarter turns when its reading doubts (`uprightTurn`; default true). */
@@ -553,6 +589,7 @@ export async function readPage(
   };
   if (method === 'text-layer') return { ...base, engine: null, boxes: layer.boxes, sizesAreEstimates: false };
   // A page with nothing on it to read is not OCR'd: nothing drawn at all, or nothing visible.
+  opts.signal?.throwIfAborted();
   const blank =
     drawing.textOps === 0 && drawing.images.length === 0 && drawing.paintOps === 0
       ? 'nothing drawn on it: no text, pictures or paths'
@@ -563,6 +600,7 @@ export async function readPage(
   const scale = renderScale(width, height);
   const eng = engine();
   // A page OCR'd whole may be a scan of sideways text: its reading frame is found by turning it.
+  opts.signal?.throwIfAborted();
   const probe =
     method === 'ocr' && opts.findUpright !== false
       ? await uprightTurn((t) =>
@@ -585,6 +623,7 @@ export async function readPage(
       base.evidence = pageEvidence(layer.boxes, await pageDrawing(page, frame), g.width, g.height);
   }
   if (probe) base.turnsTried = probe.tried;
+  opts.signal?.throwIfAborted();
   const ocr = await eng.recognize(
     pdfSha(),
     pageNo,
@@ -628,6 +667,11 @@ export function repeatedEdges(pages: PageInput[]): Set<string> {
   return out;
 }
 
+/** "20000 x 20000 px = 400,000,000 pixels; the cap is 69,605,736": an image measured against `--max-pixels`. */
+export function pixelsPhrase(width: number, height: number, maxPixels: number): string {
+  return `${width} x ${height} px = ${(width * height).toLocaleString('en-US')} pixels; the cap is ${maxPixels.toLocaleString('en-US')}`;
+}
+
 function describeRange(from: number, to: number): string {
   return from === to ? `page ${from}` : `pages ${from}-${to}`;
 }
@@ -642,8 +686,12 @@ export async function pdfToTranscripts(
   opts: PdfTranscriptOptions = {},
 ): Promise<PageTranscript[]> {
   let doc: PdfDocument;
+  const maxPixels = opts.maxPixels ?? DEFAULT_MAX_PIXELS;
+  let oversized: ReturnType<typeof oversizedImages> = [];
   try {
-    doc = await openPdf(pdfPath);
+    const bytes = new Uint8Array(readFileSync(pdfPath));
+    oversized = oversizedImages(bytes, maxPixels);
+    doc = await openPdfData(bytes, maxPixels);
   } catch (e) {
     const msg = (e as Error).message;
     throw new UnreadableInput(
@@ -666,24 +714,56 @@ export async function pdfToTranscripts(
   try {
     const n = doc.numPages;
     const read = Math.min(n, maxPages);
-    const inputs: (PageInput | { skipped: string })[] = new Array(read);
+    const inputs: (PageInput | { skipped: string } | { model: true })[] = new Array(read);
     const seconds: number[] = new Array(read).fill(0);
     const inFlight = Math.max(1, (opts.engine?.workers ?? opts.workers ?? availableParallelism()) + 1);
     let next = 1;
+    // A page that fails (pdf.js on a circular page tree) fails the PDF, but only once the pages
+    // in flight have settled: work left running would outlive the document and the engine.
+    let failure: { error: unknown } | undefined;
+    const byModel: (PageModelResult | undefined)[] = new Array(read);
     const runner = async () => {
-      while (next <= read) {
+      while (next <= read && !failure) {
         const pageNo = next++;
         const started = performance.now();
         let page: PdfPage | undefined;
+        if (opts.model) {
+          const model = opts.model;
+          try {
+            const p = await doc.getPage(pageNo);
+            const long = Math.max(...Object.values(pageGeometry(p)));
+            byModel[pageNo - 1] = await model.read({ pdf: pdfPath, page: pageNo }, (turn) =>
+              renderPagePng(doc, p, model.longSide / long, (p.rotate + turn) % 360),
+            );
+            p.cleanup();
+          } catch (e) {
+            failure ??= { error: e };
+            return;
+          }
+          const got = byModel[pageNo - 1];
+          if (got?.markdown !== undefined) {
+            inputs[pageNo - 1] = { model: true };
+            seconds[pageNo - 1] = (performance.now() - started) / 1000;
+            continue;
+          }
+          opts.log?.(`${pdfPath}: page ${pageNo}: ${got?.failed}; read by the local pipeline`);
+        }
+        // The page's time also stops its work: no rendering or OCR step starts once it is up
+        // (a step under way, in pdf.js or a tesseract worker, runs to its end).
+        const stop = new AbortController();
         const work = (async () => {
           page = await doc.getPage(pageNo);
-          return readPage(doc, page, pageNo, pdfSha, engine, opts);
+          return readPage(doc, page, pageNo, pdfSha, engine, { ...opts, signal: stop.signal });
         })();
         try {
           inputs[pageNo - 1] = await withTimeout(work, timeoutMs, `page ${pageNo}`);
         } catch (e) {
-          const timedOut = (e as Error).message.endsWith(`did not finish within ${timeoutMs} ms`);
-          if (!timedOut) throw e;
+          const timedOut = (e as Error).message?.endsWith?.(`did not finish within ${timeoutMs} ms`);
+          if (!timedOut) {
+            failure ??= { error: e };
+            return;
+          }
+          stop.abort();
           // The page's work may still finish in the background; its result is not used.
           work.catch(() => {});
           const reason = `took longer than the time per page (${(timeoutMs / 1000).toFixed(0)} s)`;
@@ -696,10 +776,32 @@ export async function pdfToTranscripts(
       }
     };
     await Promise.all(Array.from({ length: Math.min(inFlight, read) }, runner));
-    const repeated = repeatedEdges(inputs.filter((p): p is PageInput => !('skipped' in p)));
+    if (failure) throw failure.error;
+    if (oversized.length > 0) {
+      // pdf.js left these images out undecoded (`maxImageSize`); a page that reads blank without
+      // them is skipped and named, not passed off as blank.
+      const big = oversized[0];
+      const what = `${oversized.length === 1 ? 'an image' : `${oversized.length} images`} over --max-pixels (${pixelsPhrase(big.width, big.height, maxPixels)}) left out undecoded`;
+      opts.log?.(`${pdfPath}: ${what}`);
+      inputs.forEach((input, i) => {
+        if ('skipped' in input || 'model' in input || input.method !== 'blank') return;
+        const reason = `nothing else to read on it: ${what}`;
+        inputs[i] = { skipped: reason };
+        opts.log?.(`${pdfPath}: page ${i + 1} skipped: ${reason}`);
+      });
+    }
+    const repeated = repeatedEdges(
+      inputs.filter((p): p is PageInput => !('skipped' in p) && !('model' in p)),
+    );
     const out: PageTranscript[] = inputs.map((input, i) => {
       if ('skipped' in input)
         return { page: i + 1, markdown: '', method: 'text-layer', skipped: input.skipped };
+      const m = byModel[i];
+      if ('model' in input && m?.markdown !== undefined) {
+        opts.log?.(`${pdfPath}: page ${i + 1}/${n} (vlm)`);
+        return { page: i + 1, markdown: m.markdown, method: 'vlm', engine: opts.model?.id, model: m.info };
+      }
+      if ('model' in input) throw new Error('a page model page without its reading');
       const started = performance.now();
       const { markdown, explain } = analyzePage(input.boxes, {
         width: input.width,
@@ -709,6 +811,10 @@ export async function pdfToTranscripts(
         repeated,
       });
       const t: PageTranscript = { page: input.page, markdown, method: input.method, engine: input.engine };
+      if (m?.failed !== undefined) {
+        t.fallback = m.failed;
+        t.model = m.info;
+      }
       if (opts.explain) {
         t.explain = {
           method: input.method,

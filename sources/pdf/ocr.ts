@@ -5,9 +5,9 @@
  * (pool size, timeouts).
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { homedir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Tesseract from 'tesseract.js';
 import { UserError } from '../../src/core/errors.ts';
@@ -22,6 +22,38 @@ export interface OcrSettings {
   model: EngModel;
   /** Tesseract page segmentation mode ('3' = automatic, '1' = automatic with orientation). */
   psm: string;
+  /**
+   * Tesseract languages, each from its npm traineddata package (`@tesseract.js-data/<lang>`):
+   * `eng` (default) and `fra` are installed. Absent means `['eng']` (and keeps older cache keys).
+   */
+  langs?: string[];
+}
+
+/** The languages whose traineddata packages are installed (read from node_modules, no download). */
+export function installedLanguages(): string[] {
+  const out: string[] = [];
+  for (const lang of ['eng', 'fra', 'deu', 'spa', 'ita', 'por', 'nld']) {
+    try {
+      require.resolve(`@tesseract.js-data/${lang}/package.json`);
+      out.push(lang);
+    } catch {
+      // not installed
+    }
+  }
+  return out;
+}
+
+/** `eng+fra` as a list of installed languages; a UserError naming what is installed otherwise. */
+export function parseLanguages(spec: string): string[] {
+  const langs = spec.split('+').map((l) => l.trim());
+  const have = installedLanguages();
+  const missing = langs.filter((l) => !have.includes(l));
+  if (langs.some((l) => l === '') || missing.length > 0)
+    throw new UserError(
+      `--lang ${spec}: ${missing.length > 0 ? `no traineddata for ${missing.join(', ')}` : 'an empty language'}; installed: ${have.join(', ')} (join them with +, e.g. eng+fra)`,
+      2,
+    );
+  return [...new Set(langs)];
 }
 
 export const DEFAULT_OCR_SETTINGS: OcrSettings = { model: '4.0.0_best_int', psm: '3' };
@@ -45,8 +77,8 @@ export interface OcrPage {
   words: OcrWord[];
 }
 
-export function langPathFor(model: EngModel): string {
-  return join(dirname(require.resolve('@tesseract.js-data/eng/package.json')), model);
+export function langPathFor(model: EngModel, lang = 'eng'): string {
+  return join(dirname(require.resolve(`@tesseract.js-data/${lang}/package.json`)), model);
 }
 
 /** `p`, or a UserError "<what> did not finish within <ms> ms" when it takes longer. */
@@ -81,9 +113,23 @@ export class OcrPool {
     const startTimeoutMs = opts.startTimeoutMs ?? 60_000;
     const scheduler = Tesseract.createScheduler();
     const n = Math.max(1, opts.workers);
+    const langs = settings.langs ?? ['eng'];
+    // tesseract.js reads every language from one folder; each lives in its own npm package, so
+    // several are linked side by side in a scratch folder, removed once the workers have loaded them.
+    let langPath = langPathFor(settings.model);
+    let scratch: string | undefined;
+    if (langs.length > 1 || langs[0] !== 'eng') {
+      scratch = mkdtempSync(join(tmpdir(), 'sob-tessdata-'));
+      for (const lang of langs)
+        symlinkSync(
+          join(langPathFor(settings.model, lang), `${lang}.traineddata.gz`),
+          join(scratch, `${lang}.traineddata.gz`),
+        );
+      langPath = scratch;
+    }
     const starts = Array.from({ length: n }, async () => {
-      const pending = Tesseract.createWorker('eng', Tesseract.OEM.LSTM_ONLY, {
-        langPath: langPathFor(settings.model),
+      const pending = Tesseract.createWorker(langs.join('+'), Tesseract.OEM.LSTM_ONLY, {
+        langPath,
         gzip: true,
         cacheMethod: 'none',
       });
@@ -104,6 +150,7 @@ export class OcrPool {
       }
     });
     const results = await Promise.allSettled(starts);
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) {
       await scheduler.terminate().catch(() => {});

@@ -16,14 +16,45 @@ const PDFJS_DIR = dirname(require.resolve('pdfjs-dist/package.json'));
 export type PdfDocument = PDFDocumentProxy;
 export type PdfPage = PDFPageProxy;
 
-export async function openPdf(file: string): Promise<PdfDocument> {
-  return openPdfData(new Uint8Array(readFileSync(file)));
+/**
+ * Pixels an image may have before it is decoded (`sob ocr --max-pixels`): a page scanned at
+ * 600 dpi on A3 (297 x 420 mm: 7,016 x 9,921 px), about 70 million, 280 MB as RGBA.
+ */
+export const DEFAULT_MAX_PIXELS = 7016 * 9921;
+
+export async function openPdf(file: string, maxPixels = DEFAULT_MAX_PIXELS): Promise<PdfDocument> {
+  return openPdfData(new Uint8Array(readFileSync(file)), maxPixels);
 }
 
-export async function openPdfData(data: Uint8Array): Promise<PdfDocument> {
+/**
+ * Image XObjects over `maxPixels` declared in a PDF's bytes (their /Width and /Height read from
+ * each `N 0 obj << ... /Subtype /Image ... >> stream` header, which PDF keeps uncompressed: a
+ * stream is never inside an object stream). pdf.js leaves such images out without decoding them
+ * (`maxImageSize`); this names them, so a page drawn only with one is skipped and said why.
+ */
+export function oversizedImages(
+  bytes: Uint8Array,
+  maxPixels: number,
+): { object: number; width: number; height: number }[] {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+  const out: { object: number; width: number; height: number }[] = [];
+  const header = /(\d+)\s+\d+\s+obj\s*<<([\s\S]{0,4000}?)>>\s*stream/g;
+  for (const m of text.matchAll(header)) {
+    const dict = m[2];
+    if (!/\/Subtype\s*\/Image\b/.test(dict)) continue;
+    const w = Number(/\/Width\s+(\d+)/.exec(dict)?.[1] ?? 0);
+    const h = Number(/\/Height\s+(\d+)/.exec(dict)?.[1] ?? 0);
+    if (w * h > maxPixels) out.push({ object: Number(m[1]), width: w, height: h });
+  }
+  return out;
+}
+
+export async function openPdfData(data: Uint8Array, maxPixels = DEFAULT_MAX_PIXELS): Promise<PdfDocument> {
   return getDocument({
     data,
     verbosity: 0,
+    // An image over the cap is left out before it is decoded (a 20,000 px square is 1.6 GB as RGBA).
+    maxImageSize: maxPixels,
     // Fonts the PDF does not embed, CJK character maps and the JPEG 2000 / JBIG2 decoders scans use.
     standardFontDataUrl: `${join(PDFJS_DIR, 'standard_fonts')}/`,
     cMapUrl: `${join(PDFJS_DIR, 'cmaps')}/`,
@@ -126,6 +157,7 @@ export async function pageTextLayer(page: PdfPage): Promise<TextLayer> {
       top: baseline - size * 0.8,
       bottom: baseline + size * 0.2,
       size,
+      seq: boxes.length,
     };
     if (boldFont(page, item.fontName)) box.bold = true;
     boxes.push(box);

@@ -29,6 +29,8 @@ export interface TextBox {
   bold?: boolean;
   /** A raised mark joined to the word before it (no space). */
   sup?: boolean;
+  /** Its place in the page's content stream (text layer only): the order the PDF draws its text in. */
+  seq?: number;
 }
 
 const SUPERSCRIPT_DIGITS = '⁰¹²³⁴⁵⁶⁷⁸⁹';
@@ -50,6 +52,8 @@ export interface Segment {
   line: number;
   /** Most of its characters are set in a bold face. */
   bold: boolean;
+  /** The earliest content-stream place of its boxes (`TextBox.seq`); undefined for OCR'd text. */
+  seq?: number;
 }
 
 /** A gap wider than this many font sizes splits a line into segments. */
@@ -155,7 +159,10 @@ export function makeSegment(boxes: TextBox[], line: number): Segment {
   // The size of a segment is its text's, not its footnote marks': weight by characters.
   const chars = boxes.reduce((n, b) => n + b.text.length, 0);
   const boldChars = boxes.reduce((n, b) => n + (b.bold ? b.text.length : 0), 0);
+  let seq: number | undefined;
+  for (const b of boxes) if (b.seq !== undefined && (seq === undefined || b.seq < seq)) seq = b.seq;
   return {
+    ...(seq !== undefined ? { seq } : {}),
     boxes,
     text: joinBoxes(boxes),
     x0,

@@ -422,10 +422,13 @@ function buildTable(rawBands: Band[], body: number, scan: TableScan): Table | nu
     const long = filled.filter(isProseText).length;
     let pairs = 0;
     let flows = 0;
+    // A line runs on only from a line long enough to have wrapped (20 characters or more): a
+    // short cell ("per seat" over "per month", "billed in January") ends where its text ends.
     for (let r = 1; r < texts.length; r++) {
       if (texts[r] === '' || texts[r - 1] === '') continue;
       pairs++;
-      if (CONTINUES.test(texts[r]) && !/[.:;!?]$/.test(texts[r - 1])) flows++;
+      const wrapped = texts[r - 1].length >= 20;
+      if (wrapped && CONTINUES.test(texts[r]) && !/[.:;!?]$/.test(texts[r - 1])) flows++;
     }
     // Justified text: long lines ending at one x (a description cell's end is ragged).
     const cellsC = rows.flatMap((row) => row.filter((cell) => cell.from === c && cell.to === c));

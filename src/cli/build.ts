@@ -1,11 +1,13 @@
 /** `sob build`: raw sources (HotpotQA, PDFs, AMI meetings, SOB dataset rows) -> checked benchmark records. */
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 // The registry is a table of lazy imports: registering the command loads no loader.
 import { checkBuildRequest, kindsHelp, LOADER_KINDS } from '../../sources/registry.ts';
 
 import { UserError } from '../core/errors.ts';
 import { type Modality, SOURCES } from '../core/record.ts';
-import { choiceOption, intOption, log, modalityOption } from './common.ts';
+import { choiceOption, engineOption, intOption, log, modalityOption, type OcrEngineFlag } from './common.ts';
 
 interface BuildFlags {
   out: string;
@@ -24,6 +26,8 @@ interface BuildFlags {
   pageTimeout?: number;
   ocrEngine?: 'both' | 'tesseract' | 'paddle';
   map?: string;
+  engine?: OcrEngineFlag;
+  baseUrl?: string[];
 }
 
 export function registerBuild(program: Command): void {
@@ -94,6 +98,12 @@ export function registerBuild(program: Command): void {
       'pdf: both (tesseract.js + PaddleOCR, default) | tesseract | paddle',
       choiceOption(['both', 'tesseract', 'paddle'] as const),
     )
+    .option(
+      '--engine <name>',
+      'pdf: as sob ocr --engine: a local OCR engine, or openai:<model> | gemini:<model> (a vision-language model reads each page as olmOCR asks; a page it fails on is read locally)',
+      engineOption,
+    )
+    .option('--base-url <url...>', 'pdf with --engine openai:<model> or gemini:<model>: the server')
     .addHelpText(
       'after',
       `
@@ -154,6 +164,21 @@ build: pass --source.`,
       log(`building ${kind} records${input === undefined ? '' : ` from ${input}`} -> ${flags.out}`);
       // Loaded here, not at the top: the PDF side pulls in pdf.js and tesseract.js.
       const { buildBenchmark } = await import('../../sources/build.ts');
+      // --engine openai:<model> / gemini:<model>: pages read by a vision-language model first.
+      const vlm = flags.engine?.includes(':');
+      const model = vlm
+        ? await (await import('../runner/vlm-pages.ts')).VlmPageReader.start(flags.engine!, {
+            providerOptions: flags.baseUrl ? { baseUrls: flags.baseUrl } : {},
+            cacheDir: join(
+              flags.cacheDir ?? join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'sob-eval'),
+              'ocr',
+              'vlm',
+            ),
+            log,
+          })
+        : undefined;
+      const local =
+        flags.engine && !vlm ? (flags.engine as 'both' | 'tesseract' | 'paddle') : flags.ocrEngine;
       const { describeUncounted, uncountedLines } = await import('../../sources/manifest.ts');
       const res = await buildBenchmark({
         kind,
@@ -173,10 +198,15 @@ build: pass --source.`,
             : {}),
           ...(flags.maxPages !== undefined ? { maxPages: flags.maxPages } : {}),
           ...(flags.pageTimeout !== undefined ? { pageTimeoutMs: flags.pageTimeout * 1000 } : {}),
-          ...(flags.ocrEngine !== undefined ? { ocrEngine: flags.ocrEngine } : {}),
+          ...(local !== undefined ? { ocrEngine: local } : {}),
+          ...(model ? { model } : {}),
         },
         log,
-      });
+      }).finally(() => model?.close());
+      if (model)
+        log(
+          `${model.id}: ${model.stats.asked} request${model.stats.asked === 1 ? '' : 's'}, ${model.stats.cached} from cache, ${model.stats.failed} page${model.stats.failed === 1 ? '' : 's'} read locally instead`,
+        );
       const per = SOURCES.map(
         (m) => `${m} ${res.manifest.sources[m].records} (weight ${res.manifest.sources[m].weight})`,
       ).join(', ');

@@ -270,3 +270,13 @@ export function coverageLimits(compileMs: number, generationMs: number) {
   const off = 365 * 24 * 3600 * 1000;
   return { compileMs: compileMs || off, generationMs: generationMs || off };
 }
+
+/** `--engine` of `sob ocr` and `sob build pdf`: a local OCR engine, or a vision-language model. */
+export type OcrEngineFlag = 'both' | 'tesseract' | 'paddle' | `${'openai' | 'gemini'}:${string}`;
+
+/** `--engine`: both | tesseract | paddle, or `openai:<model>` / `gemini:<model>` (a vision-language model). */
+export function engineOption(v: string): OcrEngineFlag {
+  if (v === 'both' || v === 'tesseract' || v === 'paddle') return v;
+  if (/^(openai|gemini):.+$/.test(v)) return v as OcrEngineFlag;
+  throw new InvalidArgumentError('use both, tesseract, paddle, openai:<model> or gemini:<model>');
+}

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
 import type { Command } from 'commander';
 import type { OcrEngineName, PageTranscript, TranscriptMethod } from '../../sources/pdf/index.ts';
-import { imageToPdf, listPdfs } from '../../sources/pdf-pages.ts';
-import { UnreadableInput, UserError } from '../core/errors.ts';
+import { imageToPdf, listPdfs, oversizedImage } from '../../sources/pdf-pages.ts';
+import { errorMessage, UnreadableInput, UserError } from '../core/errors.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../core/files.ts';
-import { choiceOption, intOption, log } from './common.ts';
+import { choiceOption, engineOption, intOption, log, type OcrEngineFlag } from './common.ts';
 
 interface OcrFlags {
   out: string;
@@ -16,10 +16,13 @@ interface OcrFlags {
   cache: boolean;
   workers?: number;
   ocr: 'auto' | 'always' | 'never';
-  engine: OcrEngineName;
+  engine: OcrEngineFlag;
+  baseUrl?: string[];
+  lang: string;
   margins: boolean;
   maxPages: number;
   pageTimeout: number;
+  maxPixels: number;
   explain: boolean;
 }
 
@@ -36,6 +39,11 @@ const IMAGE = /\.(png|jpe?g)$/i;
 /** The transcript name of a page: `<input without .pdf (or the image's extension)>_pg<N>`. */
 function transcriptName(input: PdfInput, page: number): string {
   return input.image ? `${input.rel.replace(IMAGE, '')}_pg${page}` : pageKeyOf(input.rel, page);
+}
+
+/** An error message on one line (pdf.js messages may hold newlines or control characters). */
+function oneLine(s: string): string {
+  return s.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
 }
 
 /** `sources/ocr-check.ts`'s pageKey, kept here so listing inputs loads no OCR code. */
@@ -130,9 +138,18 @@ export function registerOcr(program: Command): void {
     )
     .option(
       '--engine <name>',
-      'OCR engine: both (tesseract.js and PaddleOCR, combined line by line) | tesseract | paddle',
-      choiceOption(['both', 'tesseract', 'paddle'] as const),
+      'OCR engine: both (tesseract.js and PaddleOCR, combined line by line) | tesseract | paddle | openai:<model> | gemini:<model> (a vision-language model reads each page as olmOCR asks it; a page it fails on is read by both)',
+      engineOption,
       'both',
+    )
+    .option(
+      '--base-url <url...>',
+      'with --engine openai:<model>: an OpenAI-compatible server (vLLM serving olmOCR, ...); gemini: another endpoint',
+    )
+    .option(
+      '--lang <langs>',
+      'tesseract languages joined by + (eng, fra: the traineddata packages installed), e.g. eng+fra',
+      'eng',
     )
     .option('--no-margins', 'keep running headers, footers and page numbers')
     .option(
@@ -146,6 +163,12 @@ export function registerOcr(program: Command): void {
       'time allowed per page; a slower page is skipped and named',
       intOption('--page-timeout', 1),
       180,
+    )
+    .option(
+      '--max-pixels <n>',
+      'pixels an image may have (checked before it is decoded); a page or image over it is skipped and named (default: a 600 dpi A3 scan, 7016 x 9921)',
+      intOption('--max-pixels', 1),
+      7016 * 9921,
     )
     .option(
       '--explain',
@@ -172,7 +195,10 @@ Examples:
 A PNG or JPEG given by name is read as a one-page scan (<dir>/<name without extension>_pg1.md).
 A file that cannot be opened (not a PDF, truncated, password-protected) is named on stderr and in
 ocr_pages.jsonl, and the other inputs are still transcribed; the command fails (exit 1) only
-when no input could be read.
+when no input could be read. A PDF that opens but fails while being read (a circular page tree,
+objects nested too deep) is named the same way, the others are still transcribed, and the
+command ends with exit 1 naming it. An image over --max-pixels (measured before decoding) is
+never decoded: a page left with nothing else to read is skipped and named.
 
 Tests whose PDF is not among the inputs are left out; a test for an input page with no transcript fails.`,
     )
@@ -184,16 +210,35 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
       const { checkTranscripts, formatOcrReport, loadOcrTests, pageKey } = await import(
         '../../sources/ocr-check.ts'
       );
-      const { OcrEngine, pdfToTranscripts } = await import('../../sources/pdf/index.ts');
+      const { OcrCache, OcrEngine, pdfToTranscripts } = await import('../../sources/pdf/index.ts');
       const tests = flags.tests ? await loadOcrTests(flags.tests) : undefined;
+      const local = flags.engine.includes(':') ? 'both' : (flags.engine as OcrEngineName);
+      const { DEFAULT_OCR_SETTINGS, parseLanguages } = await import('../../sources/pdf/ocr.ts');
+      const langs = parseLanguages(flags.lang);
       const engine = new OcrEngine({
         workers: flags.workers,
         cacheDir: flags.cache ? flags.cacheDir : null,
-        engine: flags.engine,
+        engine: local,
+        // English alone keeps the settings (and the cache keys) as they were.
+        settings: langs.join('+') === 'eng' ? DEFAULT_OCR_SETTINGS : { ...DEFAULT_OCR_SETTINGS, langs },
       });
+      // A vision-language model reads each page first; its answers are cached beside the OCR's.
+      const model = flags.engine.includes(':')
+        ? await (await import('../runner/vlm-pages.ts')).VlmPageReader.start(flags.engine, {
+            providerOptions: flags.baseUrl ? { baseUrls: flags.baseUrl } : {},
+            cacheDir: flags.cache ? join(flags.cacheDir ?? OcrCache.defaultDir(), 'vlm') : null,
+          })
+        : undefined;
       const started = Date.now();
       const transcripts = new Map<string, string>();
-      const methods: Record<TranscriptMethod, number> = { 'text-layer': 0, ocr: 0, mixed: 0, blank: 0 };
+      const methods: Record<TranscriptMethod, number> = {
+        'text-layer': 0,
+        ocr: 0,
+        mixed: 0,
+        blank: 0,
+        vlm: 0,
+      };
+      let fallbacks = 0;
       let skipped = 0;
       const pagesLog: string[] = [];
       const images = pdfs.filter((p) => p.image).length;
@@ -203,6 +248,8 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
       );
       mkdirSync(flags.out, { recursive: true });
       const unreadable: string[] = [];
+      /** Inputs that opened but failed while being read (exit 1 at the end). */
+      const failed: string[] = [];
       let scratch: string | undefined;
       let lastReason = '';
       let finished = 0;
@@ -242,6 +289,7 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
             );
             transcripts.set(name, p.markdown);
             methods[p.method]++;
+            if (p.fallback) fallbacks++;
             pagesLog.push(
               JSON.stringify({
                 pdf: pdf.rel,
@@ -249,6 +297,10 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
                 transcript: `${name}.md`,
                 method: p.method,
                 engine: p.engine ?? null,
+                // The languages tesseract read the page in (PaddleOCR's model is its own).
+                ...(p.engine === 'tesseract' || p.engine === 'both' ? { languages: langs } : {}),
+                ...(p.fallback ? { fallback: p.fallback } : {}),
+                ...(p.model ? { model: p.model } : {}),
                 ...(p.explain ? { explain: p.explain } : {}),
               }),
             );
@@ -271,6 +323,13 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
             try {
               let path = pdf.file;
               if (pdf.image) {
+                // Measured on its header first: a 1 MB PNG may declare 30,000 px square (3.6 GB decoded).
+                const big = oversizedImage(pdf.file, flags.maxPixels);
+                if (big) {
+                  log(`${pdf.file}: page 1 skipped: ${big}`);
+                  onPages(pdf, [{ page: 1, markdown: '', method: 'ocr', skipped: big }]);
+                  continue;
+                }
                 scratch ??= mkdtempSync(join(tmpdir(), 'sob-ocr-'));
                 path = join(scratch, `${next}.pdf`);
                 const bad = await imageToPdf(pdf.file, path);
@@ -285,22 +344,35 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
                   dropMargins: flags.margins,
                   maxPages: flags.maxPages,
                   pageTimeoutMs: flags.pageTimeout * 1000,
+                  maxPixels: flags.maxPixels,
+                  model,
                   explain: flags.explain,
                   // An image's pages are logged under the image's name, not the scratch PDF's.
                   log: (line) => log(line.split(own).join(pdf.file)),
                 }),
               );
             } catch (e) {
-              if (!(e instanceof UnreadableInput)) {
+              // Our own errors (an OCR engine that cannot start, a cache that cannot be written)
+              // stop the run: every input would meet them. An error inside one PDF (pdf.js on a
+              // circular page tree, arrays nested too deep to parse) is that PDF's alone: it is
+              // named, and the others are still read; the run then ends with exit 1 naming it.
+              if (e instanceof UserError && !(e instanceof UnreadableInput)) {
                 failure ??= e;
                 return;
               }
-              const why = e.reason;
-              unreadable.push(pdf.rel);
               finished++;
-              lastReason = `${pdf.file}: ${why}`;
-              if (pdfs.length > 1) log(`${pdf.file}: skipped: ${why}`);
-              pagesLog.push(JSON.stringify({ pdf: pdf.rel, page: null, skipped: why }));
+              if (e instanceof UnreadableInput) {
+                const why = e.reason;
+                unreadable.push(pdf.rel);
+                lastReason = `${pdf.file}: ${why}`;
+                if (pdfs.length > 1) log(`${pdf.file}: skipped: ${why}`);
+                pagesLog.push(JSON.stringify({ pdf: pdf.rel, page: null, skipped: why }));
+              } else {
+                const why = `failed while reading: ${oneLine(errorMessage(e))}`;
+                failed.push(pdf.rel);
+                log(`${pdf.file}: ${why}`);
+                pagesLog.push(JSON.stringify({ pdf: pdf.rel, page: null, skipped: why }));
+              }
             }
           }
         };
@@ -310,19 +382,33 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
         await engine.close();
+        await model?.close();
         if (scratch) rmSync(scratch, { recursive: true, force: true });
         writePagesLog();
       }
+      // Said last, after the summary (and the test report), so nothing done is lost from view.
+      const failedAtEnd = () => {
+        if (failed.length > 0)
+          throw new UserError(
+            `${failed.length} of ${pdfs.length} input${pdfs.length === 1 ? '' : 's'} failed while being read: ${failed.sort().join(', ')} (see ${join(flags.out, 'ocr_pages.jsonl')}); the others were transcribed`,
+          );
+      };
       if (unreadable.length === pdfs.length)
         throw new UserError(
           pdfs.length === 1 ? lastReason : `none of the ${pdfs.length} PDFs could be read (see above)`,
         );
       const secs = (Date.now() - started) / 1000;
+      if (model) {
+        const st = model.stats;
+        log(
+          `${model.id}: ${methods.vlm} page${methods.vlm === 1 ? '' : 's'} read (${st.asked} request${st.asked === 1 ? '' : 's'}, ${st.cached} from cache, ${st.reasked_rotated} asked again turned upright${st.cost > 0 ? `, $${st.cost.toFixed(4)}` : ''}); ${fallbacks} page${fallbacks === 1 ? '' : 's'} read by the local pipeline instead (named in ocr_pages.jsonl)`,
+        );
+      }
       log(
         `${transcripts.size} page${transcripts.size === 1 ? '' : 's'} in ${secs.toFixed(1)} s: ${methods['text-layer']} text layer, ${methods.ocr} OCR, ${methods.mixed} mixed${methods.blank > 0 ? `, ${methods.blank} blank` : ''}` +
-          `${skipped > 0 ? `, ${skipped} skipped` : ''}${unreadable.length > 0 ? `; ${unreadable.length} input${unreadable.length === 1 ? '' : 's'} unreadable, skipped (${unreadable.join(', ')})` : ''} (OCR: ${engine.recognised} recognised, ${engine.cached} from cache)`,
+          `${failed.length > 0 ? `, ${failed.length} input${failed.length === 1 ? '' : 's'} failed` : ''}${skipped > 0 ? `, ${skipped} skipped` : ''}${unreadable.length > 0 ? `; ${unreadable.length} input${unreadable.length === 1 ? '' : 's'} unreadable, skipped (${unreadable.join(', ')})` : ''} (OCR: ${engine.recognised} recognised, ${engine.cached} from cache)`,
       );
-      if (!tests) return;
+      if (!tests) return failedAtEnd();
       // A test's `pdf` is relative to the benchmark's pdfs folder; an input may be that folder or one below it.
       const relOf = (testPdf: string) =>
         pdfs.find((p) => testPdf === p.rel || testPdf.endsWith(`/${p.rel}`))?.rel;
@@ -340,5 +426,6 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
       if (mine.length < tests.tests.length)
         log(`${tests.tests.length - mine.length} tests left out: their PDFs are not among the inputs`);
       log(`wrote ${file}`);
+      failedAtEnd();
     });
 }

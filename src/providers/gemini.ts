@@ -165,7 +165,7 @@ export class GeminiProvider implements Provider {
     const t0 = performance.now();
     const stream = await this.ai.models.generateContentStream({
       model: this.model,
-      contents: [{ role: 'user', parts: [{ text: req.user }] }],
+      contents: [{ role: 'user', parts: userParts(req) }],
       config,
     });
     this.reached = true;
@@ -248,7 +248,7 @@ export class GeminiProvider implements Provider {
       if (this.stream) return await this.streamed(req, config);
       const res = await this.ai.models.generateContent({
         model: this.model,
-        contents: [{ role: 'user', parts: [{ text: req.user }] }],
+        contents: [{ role: 'user', parts: userParts(req) }],
         config,
       });
       this.reached = true;
@@ -347,7 +347,7 @@ class GeminiBatch implements BatchApi {
 
   private request(customId: string, req: ProviderRequest): InlinedRequest {
     return {
-      contents: [{ role: 'user', parts: [{ text: req.user }] }],
+      contents: [{ role: 'user', parts: userParts(req) }],
       config: this.p.config(req),
       metadata: { key: customId },
     };
@@ -471,4 +471,16 @@ class GeminiBatch implements BatchApi {
       }
     }
   }
+}
+
+/** The user turn: the text, then any pictures inline (base64). */
+function userParts(
+  req: ProviderRequest,
+): { text?: string; inlineData?: { mimeType: string; data: string } }[] {
+  return [
+    { text: req.user },
+    ...(req.images ?? []).map((img) => ({
+      inlineData: { mimeType: img.mime, data: img.data.toString('base64') },
+    })),
+  ];
 }

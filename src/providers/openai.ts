@@ -174,7 +174,19 @@ export class OpenAIProvider implements Provider {
   body(req: ProviderRequest): ChatCompletionCreateParamsNonStreaming {
     const messages: ChatCompletionCreateParamsNonStreaming['messages'] = [];
     if (req.system) messages.push({ role: 'system', content: req.system });
-    messages.push({ role: 'user', content: req.user });
+    messages.push({
+      role: 'user',
+      // olmOCR's order: the instruction, then the page as a data URL.
+      content: req.images?.length
+        ? [
+            { type: 'text', text: req.user },
+            ...req.images.map((img) => ({
+              type: 'image_url' as const,
+              image_url: { url: `data:${img.mime};base64,${img.data.toString('base64')}` },
+            })),
+          ]
+        : req.user,
+    });
     const body: ChatCompletionCreateParamsNonStreaming = { model: this.model, messages };
     if (this.reasoning.reasoningModel) {
       body.max_completion_tokens = req.maxTokens;

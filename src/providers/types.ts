@@ -58,6 +58,8 @@ export interface ProviderRequest {
   onFirstToken?: () => void;
   /** The record's ground truth (lossless); only the gold baseline reads it. */
   groundTruth: PyValue;
+  /** Pictures sent after the user text (a page for a vision model to read, `sob ocr --engine`). */
+  images?: { mime: 'image/png' | 'image/jpeg'; data: Buffer }[];
 }
 
 export interface ProviderResponse {

@@ -139,8 +139,18 @@ function textOfOpenAI(body: Record<string, unknown>, role: string): string {
 }
 
 function textOfGemini(body: Record<string, unknown>): { user: string; system: string } {
-  const contents = (body.contents as { parts?: { text?: string }[] }[] | undefined) ?? [];
-  const user = contents.flatMap((c) => (c.parts ?? []).map((p) => p.text ?? '')).join('\n');
+  const contents =
+    (body.contents as
+      | { parts?: { text?: string; inlineData?: { mimeType?: string; data?: string } }[] }[]
+      | undefined) ?? [];
+  // A picture part reads as its data URL, as an OpenAI image part does (JSON of its content).
+  const user = contents
+    .flatMap((c) =>
+      (c.parts ?? []).map((p) =>
+        p.inlineData ? `data:${p.inlineData.mimeType};base64,${p.inlineData.data}` : (p.text ?? ''),
+      ),
+    )
+    .join('\n');
   const sys = body.systemInstruction as { parts?: { text?: string }[] } | undefined;
   return { user, system: (sys?.parts ?? []).map((p) => p.text ?? '').join('\n') };
 }

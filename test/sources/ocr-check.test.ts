@@ -7,7 +7,10 @@ import {
   bestSubstringDistance,
   buildGrid,
   categoryOf,
+  ceilingOf,
   checkTranscripts,
+  exactlyContradicts,
+  formatOcrReport,
   loadOcrTests,
   matchStartRange,
   normalizeText,
@@ -322,5 +325,108 @@ describe('olmOCR-bench sample', () => {
       'test_graphical_text_01',
       'ff3d6e051903fe5ca9bc172ece14964c5632_01a',
     ]);
+  });
+});
+
+describe('honest ceilings: tests forced to fail by exact contradictions', () => {
+  const t = (raw: Record<string, unknown>) => make({ max_diffs: 2, ...raw });
+  test('an absent text that is an exact substring of a needed text contradicts it; a prefix, another case or a window does not', () => {
+    const absent = t({ id: 'a', type: 'absent', text: 'Annual Report 2023' });
+    assert.equal(
+      exactlyContradicts(
+        absent as never,
+        t({ id: 'p', type: 'present', text: 'Annual Report 2023 of the Board' }),
+      ),
+      true,
+    );
+    assert.equal(
+      exactlyContradicts(
+        absent as never,
+        t({ id: 'o', type: 'order', before: 'Contents', after: 'the Annual Report 2023' }),
+      ),
+      true,
+    );
+    // Only the start of the forbidden header: a transcript can hold one without the other.
+    assert.equal(
+      exactlyContradicts(absent as never, t({ id: 'p', type: 'present', text: 'Annual Report 20' })),
+      false,
+    );
+    // Another case: the benchmark's absent check is case-sensitive.
+    assert.equal(
+      exactlyContradicts(
+        absent as never,
+        t({ id: 'p', type: 'present', text: 'ANNUAL REPORT 2023 of the Board' }),
+      ),
+      false,
+    );
+    const folded = t({ id: 'a', type: 'absent', text: 'Annual Report 2023', case_sensitive: false });
+    assert.equal(
+      exactlyContradicts(
+        folded as never,
+        t({ id: 'p', type: 'present', text: 'ANNUAL REPORT 2023 of the Board' }),
+      ),
+      true,
+    );
+    const window = t({ id: 'a', type: 'absent', text: 'Annual Report 2023', last_n: 100 });
+    assert.equal(
+      exactlyContradicts(
+        window as never,
+        t({ id: 'p', type: 'present', text: 'Annual Report 2023 of the Board' }),
+      ),
+      false,
+    );
+  });
+
+  test('forced failures per page are the fewest tests covering every pair: one absent against two needs forces 1, two against two crossed force 2', () => {
+    const page1 = [
+      t({ pdf: 'a.pdf', id: 'a1', type: 'absent', text: 'Page 4' }),
+      t({ pdf: 'a.pdf', id: 'p1', type: 'present', text: 'See Page 4 below' }),
+      t({ pdf: 'a.pdf', id: 'o1', type: 'order', before: 'Page 4 heading', after: 'the end of it' }),
+      t({ pdf: 'a.pdf', id: 'p2', type: 'present', text: 'unrelated' }),
+    ];
+    const page2 = [
+      t({ pdf: 'b.pdf', id: 'a2', type: 'absent', text: 'Alpha' }),
+      t({ pdf: 'b.pdf', id: 'a3', type: 'absent', text: 'Beta' }),
+      t({ pdf: 'b.pdf', id: 'p3', type: 'present', text: 'Alpha and Gamma' }),
+      t({ pdf: 'b.pdf', id: 'p4', type: 'present', text: 'Beta and Delta' }),
+      t({ pdf: 'b.pdf', id: 't1', type: 'table', cell: 'Alpha' }),
+    ];
+    const c = ceilingOf([...page1, ...page2], 5);
+    assert.equal(c.contradicting_pairs, 4);
+    assert.equal(c.pages, 2);
+    assert.equal(c.forced_failures, 3);
+    // 8 present/absent/order tests (the table test is apart), 3 forced: 5 achievable.
+    assert.equal(c.achievable, 5);
+    assert.equal(c.ceiling, 5 / 8);
+    assert.equal(c.pass_rate_of_achievable, 1);
+    assert.deepEqual(c.by_page.a_pg1, [
+      { absent: 'a1', needs: 'p1' },
+      { absent: 'a1', needs: 'o1' },
+    ]);
+    const report = checkTranscripts({ tests: [...page1, ...page2], skipped: {} }, () => 'See Page 4 below');
+    assert.equal(report.ceiling.forced_failures, 3);
+    assert.equal(report.ceiling.pass_rate_of_achievable, report.passed / 5);
+    assert.match(
+      formatOcrReport(report),
+      /^ceiling: 5\/8 = 0\.625 \(4 pairs of tests on 2 pages contradict each other exactly/m,
+    );
+  });
+
+  const ORBIT = join(import.meta.dirname, '../../../shared/data/orbit-bench-en');
+  test('orbit-bench-en: 32 pairs on 28 pages force 28 failures, a ceiling of 434/462 = 0.939; the olmOCR sample has none', async (t) => {
+    if (!existsSync(ORBIT) || !existsSync(DATA)) return t.skip(`no data in ${ORBIT} or ${DATA}`);
+    const orbit = ceilingOf((await loadOcrTests(join(ORBIT, 'dataset.jsonl'))).tests, 0);
+    assert.deepEqual(
+      [orbit.contradicting_pairs, orbit.pages, orbit.forced_failures, orbit.achievable],
+      [32, 28, 28, 434],
+    );
+    assert.equal(orbit.ceiling.toFixed(3), '0.939');
+    // The pair that differs only in case is no contradiction.
+    assert.equal(
+      Object.keys(orbit.by_page).some((k) => k === 'f_faAThvNAbWpbvHdBtyg6Xq_pg17_pg1'),
+      false,
+    );
+    const sample = ceilingOf((await loadOcrTests(join(DATA, 'dataset.jsonl'))).tests, 0);
+    assert.equal(sample.forced_failures, 0);
   });
 });

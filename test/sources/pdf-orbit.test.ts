@@ -7,8 +7,8 @@
  *
  * For scale, on the same pages: pdftotext (poppler) passes 0.595 of the present/absent/order
  * tests and no table test (bench/ocr.ts measures both in one run). Some tests of the set
- * contradict each other (an absent test forbids a line that a present or order test of the same
- * page needs: 40 of the failures), others reword the page's text or read its tables as plain rows
+ * contradict each other exactly (an absent test forbids text a present or order test of the same
+ * page needs: 28 tests must fail whatever the transcript, `report.ceiling`), others reword the page's text or read its tables as plain rows
  * where the page's table test needs the table; bench/ocr-failures.ts lists every failure by
  * category.
  */
@@ -77,17 +77,31 @@ describe('orbit-bench-en through the PDF pipeline', () => {
   });
 
   // The issue asks 0.80; 0.786 (363/462) is what honest, general rules reach (bench/ocr-failures.ts
-  // classifies the 99 failures: 40 contradict another test of their page, most others reword the
+  // classifies the 99 failures: 28 are forced by exact contradictions, most others reword the
   // page's text or read a table as plain rows where the page's table test needs the table).
-  test('present+absent+order pass rate reaches 0.785 (pdftotext 0.595)', () => {
+  // 0.781 (361/462) since a large title over a table's header row is kept as the table's title
+  // (test/cli/ocr-tables.test.ts): two pages here set their running head that way, and their
+  // absent tests forbid it.
+  test('present+absent+order pass rate reaches 0.78 (pdftotext 0.595)', () => {
     assert.equal(report.tests, 462);
-    assert.ok(report.pass_rate >= 0.785, `${report.passed}/462 = ${report.pass_rate.toFixed(3)}`);
+    assert.ok(report.pass_rate >= 0.78, `${report.passed}/462 = ${report.pass_rate.toFixed(3)}`);
   });
 
-  test('per type: present >= 0.835, absent >= 0.87, order >= 0.65', () => {
+  // The ceiling (sources/ocr-check.ts ceilingOf): 32 pairs of tests on 28 pages contradict each
+  // other exactly, so 28 tests fail whatever the transcript; 434 are achievable.
+  test('ceiling 434/462 = 0.939 (28 forced failures); the pass rate of the achievable reaches 0.83', () => {
+    assert.equal(report.ceiling.forced_failures, 28);
+    assert.equal(report.ceiling.achievable, 434);
+    assert.ok(
+      report.ceiling.pass_rate_of_achievable >= 0.83,
+      `${report.passed}/434 = ${report.ceiling.pass_rate_of_achievable.toFixed(3)}`,
+    );
+  });
+
+  test('per type: present >= 0.835, absent >= 0.86, order >= 0.65', () => {
     const t = report.by_type;
     assert.ok(t.present.pass_rate >= 0.835, `present ${t.present.passed}/${t.present.tests}`);
-    assert.ok(t.absent.pass_rate >= 0.87, `absent ${t.absent.passed}/${t.absent.tests}`);
+    assert.ok(t.absent.pass_rate >= 0.86, `absent ${t.absent.passed}/${t.absent.tests}`);
     assert.ok(t.order.pass_rate >= 0.65, `order ${t.order.passed}/${t.order.tests}`);
   });
 
