@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { writeJsonAtomic } from '../src/core/files.ts';
 import { readJsonl } from '../src/core/jsonl.ts';
+import { PACKAGE_ROOT } from '../src/core/paths.ts';
 import { toPlain } from '../src/core/pyjson.ts';
 import { isSource, SOURCES, type Source } from '../src/core/record.ts';
 import { COMPLEXITY_WEIGHT, isComplexity } from './checks.ts';
@@ -36,7 +37,7 @@ export interface BenchmarkManifest {
 }
 
 export function toolVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as {
     version: string;
   };
   return pkg.version;

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs
 import { join, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { UserError } from '../core/errors.ts';
+import { PACKAGE_ROOT } from '../core/paths.ts';
 import { batchOptions, interruptible, intOption, log } from './common.ts';
 
 interface EvalFlags {
@@ -26,7 +27,7 @@ interface EvalFlags {
 }
 
 const DEFAULT_MODELS = ['baseline:gold', 'baseline:skeleton'];
-const EXAMPLES = resolve(import.meta.dirname, '../../sources/examples');
+const EXAMPLES = resolve(PACKAGE_ROOT, 'sources/examples');
 
 /** The bundled corpus as one benchmark (text passages, four PDF pages, two meetings), built once. */
 async function buildExampleBenchmark(dir: string): Promise<string> {

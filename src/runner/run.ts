@@ -8,9 +8,11 @@ import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { errorMessage, UserError } from '../core/errors.ts';
 import { acquireLock, removeStaleTemps } from '../core/files.ts';
 import { readJsonl } from '../core/jsonl.ts';
+import { PACKAGE_ROOT } from '../core/paths.ts';
 import { dumpsPy, getField, type PyObject, type PyValue, parsePyJson, toPlain } from '../core/pyjson.ts';
 import type { Source } from '../core/record.ts';
 import { BenchmarkRecord, parseStrict } from '../core/record-shape.ts';
@@ -97,7 +99,7 @@ export interface RunResult {
 
 // ---------------------------------------------------------------------------------------------
 
-const TOOL_ROOT = new URL('../../', import.meta.url);
+const TOOL_ROOT = pathToFileURL(`${PACKAGE_ROOT}/`);
 
 function toolVersion(): string {
   try {

@@ -13,10 +13,14 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import type { Script } from 'node:vm';
 import { threadId } from 'node:worker_threads';
+import { BUILT, moduleUrl, PACKAGE_ROOT } from '../core/paths.ts';
 
-const ROOT = resolve(import.meta.dirname, '../..');
+const ROOT = PACKAGE_ROOT;
 const SOURCE_DIRS = ['src/core', 'src/scoring', 'metrics', 'metrics/match'];
-const FALLBACK = new URL('./worker-entry.mjs', import.meta.url);
+// Built, the worker's own JavaScript; from source, a script that loads it through tsx.
+const FALLBACK = BUILT
+  ? moduleUrl('./worker.ts', import.meta.url)
+  : new URL('./worker-entry.mjs', import.meta.url);
 
 function sourceKey(): string {
   const h = createHash('sha256');

@@ -1,25 +1,15 @@
 /** Shared by the scoring tests: run the real `sob` command, build response lines, read outputs. */
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { BIN, type SobResult, sobSync } from '../kit/cli.ts';
 
-export const ROOT = join(import.meta.dirname, '../..');
-export const SOB = join(ROOT, 'bin/sob.js');
+export { ROOT } from '../kit/cli.ts';
+export const SOB = BIN;
+export type { SobResult };
 
-export interface SobResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
+/** `sob <args>` in a child process in `cwd`, without provider keys. */
 export function sob(args: string[], cwd: string, timeoutMs = 120_000): SobResult {
-  const r = spawnSync(process.execPath, [SOB, ...args], {
-    encoding: 'utf8',
-    timeout: timeoutMs,
-    cwd,
-    env: { ...process.env, OPENAI_API_KEY: '', GEMINI_API_KEY: '' },
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  return sobSync(args, { cwd, timeoutMs, env: { OPENAI_API_KEY: '', GEMINI_API_KEY: '' } });
 }
 
 export const SCHEMA = {
