@@ -47,9 +47,12 @@ export interface WorkerScript {
 }
 
 let cached: WorkerScript | undefined;
+let cachedBundle: string | undefined;
 
 export function scoringWorker(): WorkerScript {
-  if (cached) return cached;
+  // A long-lived process (main(argv, io) run many times) checks the bundle is still there: another
+  // checkout sharing node_modules/ removes the bundles of sources other than its own.
+  if (cached && (cachedBundle === undefined || existsSync(cachedBundle))) return cached;
   try {
     const dir = join(ROOT, 'node_modules/.cache/sob-eval');
     const name = `scoring-worker-${sourceKey()}.cjs`;
@@ -79,8 +82,10 @@ export function scoringWorker(): WorkerScript {
     }
     // CommonJS or ESM eval alike (a parent run with --input-type=module passes it on).
     cached = { script: bundleLoader(out), eval: true };
+    cachedBundle = out;
   } catch {
     cached = { script: FALLBACK, eval: false };
+    cachedBundle = undefined;
   }
   return cached;
 }

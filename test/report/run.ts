@@ -4,7 +4,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { BIN, ensureBuilt } from '../kit/cli.ts';
+import { BIN, ensureBuilt, sobIn } from '../kit/cli.ts';
 import { sharedData } from '../kit/shared-data.ts';
 
 export { ROOT } from '../kit/cli.ts';
@@ -15,6 +15,12 @@ export const CHROMIUM = '/usr/bin/chromium';
 export function sob(...args: string[]) {
   ensureBuilt();
   return spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8' });
+}
+
+/** `sob <args>` in this process (test/kit/cli.ts), its result in `sob`'s shape. */
+export async function sobInProcess(...args: string[]) {
+  const r = await sobIn(args);
+  return { status: r.code, stdout: r.stdout, stderr: r.stderr };
 }
 
 /** The data a report.html embeds (`<script id="sob-data">`). */

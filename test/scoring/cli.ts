@@ -1,7 +1,7 @@
 /** Shared by the scoring tests: run the real `sob` command, build response lines, read outputs. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BIN, type SobResult, sobSync } from '../kit/cli.ts';
+import { BIN, type SobResult, sobIn, sobSync } from '../kit/cli.ts';
 
 export { ROOT } from '../kit/cli.ts';
 export const SOB = BIN;
@@ -10,6 +10,11 @@ export type { SobResult };
 /** `sob <args>` in a child process in `cwd`, without provider keys. */
 export function sob(args: string[], cwd: string, timeoutMs = 120_000): SobResult {
   return sobSync(args, { cwd, timeoutMs, env: { OPENAI_API_KEY: '', GEMINI_API_KEY: '' } });
+}
+
+/** `sob <args>` in this process in `cwd`, without provider keys (test/kit/cli.ts). */
+export function sobInProcess(args: string[], cwd: string): Promise<SobResult> {
+  return sobIn(args, { cwd, env: { OPENAI_API_KEY: '', GEMINI_API_KEY: '' } });
 }
 
 export const SCHEMA = {
