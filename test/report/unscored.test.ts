@@ -20,13 +20,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { pairedBootstrap } from '../../metrics/compare.ts';
+import { needsData } from '../kit/shared-data.ts';
 import { reportData, SOB, sobInProcess as sob } from './run.ts';
 
 const IMAGE = join(SOB, 'evaluation/image');
 const tmp = mkdtempSync(join(tmpdir(), 'sob-unscored-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-test('sob report on an unscored run directory scores it, then reports it', async () => {
+test('sob report on an unscored run directory scores it, then reports it', {
+  skip: needsData('sob'),
+}, async () => {
   // A run directory as sob run leaves it: manifest.json and 20 answers, no evaluation/.
   const run = join(tmp, 'run');
   mkdirSync(run);
@@ -85,7 +88,9 @@ test('sob report on an unscored run directory scores it, then reports it', async
   assert.ok(existsSync(join(run, 'report.html')));
 });
 
-test('compare --all: a pair with no common records is out of the matrix and of the Holm correction', async () => {
+test('compare --all: a pair with no common records is out of the matrix and of the Holm correction', {
+  skip: needsData('sob'),
+}, async () => {
   const ev = join(tmp, 'evaluation');
   for (const m of ['phi-4', 'gemini-2.5-pro'])
     cpSync(join(IMAGE, m), join(ev, 'image', m), { recursive: true });
@@ -138,7 +143,9 @@ test('compare --all: a pair with no common records is out of the matrix and of t
   ]);
 });
 
-test('identical inputs give a difference of 0 and p = 1 on every metric', async () => {
+test('identical inputs give a difference of 0 and p = 1 on every metric', {
+  skip: needsData('sob'),
+}, async () => {
   const ev = join(tmp, 'same');
   cpSync(join(IMAGE, 'phi-4'), join(ev, 'image/a'), { recursive: true });
   cpSync(join(IMAGE, 'phi-4'), join(ev, 'image/b'), { recursive: true });

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { sobIn } from '../kit/cli.ts';
+import { needsData, sharedData } from '../kit/shared-data.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const EX = join(ROOT, 'sources/examples');
@@ -177,8 +177,10 @@ describe('sob build on the bundled example corpus', () => {
     assert.deepEqual(m.sources.audio, { records: 1, weight: 3 });
   });
 
-  test('pdf: pages come from sources/pdf (pdfToTranscripts) and become image records', async () => {
-    const pdf = join(ROOT, '../shared/data/olmocr-bench/pdfs/earnings.pdf');
+  test('pdf: pages come from sources/pdf (pdfToTranscripts) and become image records', {
+    skip: needsData('olmocr-bench'),
+  }, async () => {
+    const pdf = sharedData('olmocr-bench/pdfs/earnings.pdf');
     const ann = join(dir, 'pdf-ann.jsonl');
     const annotation = {
       source_id: 'earnings_pg1',
