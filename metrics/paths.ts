@@ -1,5 +1,5 @@
 /**
- * Leaf paths (SPEC.md "Leaves"): object keys join with `.`, array elements append `[i]`.
+ * Leaf paths (docs/scoring.md "Leaves"): object keys join with `.`, array elements append `[i]`.
  * Only scalars are leaves; a later path overwrites an earlier equal one but keeps its place
  * (Python dict semantics). Iterative: depth does not matter.
  */

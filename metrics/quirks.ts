@@ -1,5 +1,5 @@
 /**
- * Where the `sob` profile's known quirks (SPEC.md, README "Profiles") decided a leaf's score, so a
+ * Where the `sob` profile's known quirks (docs/scoring.md, docs/profiles.md) decided a leaf's score, so a
  * record row can say so (`explanation.sob_quirks`): each note names the leaf, the quirk and what
  * the `strict` profile does there. Computed only on the leaves a quirk can touch (a type mismatch,
  * a missing leaf, a value equal across types, a Perfect Response missed), so scoring stays fast.

@@ -1,5 +1,5 @@
 /**
- * Type Safety (SPEC.md "type precision"): the share of predicted leaves whose JSON type matches
+ * Type Safety (docs/scoring.md "type precision"): the share of predicted leaves whose JSON type matches
  * the type the schema declares at that path, found by the reference's literal walk.
  */
 import type { PyValue } from '../src/core/pyjson.ts';

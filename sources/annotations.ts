@@ -1,6 +1,6 @@
 /**
  * Annotations: per source item, the question, JSON schema and ground truth of each record
- * (`sob build --help` and the README describe the format), and their join with a loader's items
+ * (`sob build --help` and docs/benchmarks.md describe the format), and their join with a loader's items
  * into candidate records.
  */
 import { readFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * The benchmark manifest written beside a records file (DESIGN.md "Records and benchmarks"):
+ * The benchmark manifest written beside a records file (docs/design.md "Records and benchmarks"):
  * per source, the record count and total weight (easy 1, medium 2, hard 3). The leaderboard
  * reads exactly `sources.<modality>.{records, weight}`; `sources.schema` counts the schema
  * track's records (readers of the three modalities pass it by).

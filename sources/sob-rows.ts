@@ -179,7 +179,7 @@ export function sobRowLossless(raw: RawRow): Candidate['lossless'] {
 // ---------------------------------------------------------------------------------------------
 // Which source a row belongs to
 
-/** The source a path names the way the SOB reference reads it (SPEC.md "Modality"), or
+/** The source a path names the way the SOB reference reads it (docs/scoring.md "Modality"), or
  * undefined where the reference would only fall back to text: a build never guesses. */
 export function modalityNamedByPath(file: string): Modality | undefined {
   const m = modalityFromPath(file);

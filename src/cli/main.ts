@@ -166,18 +166,22 @@ function routeWrites(): void {
  * kit): output goes to `io`, and `process.exitCode` is left as it was.
  */
 export async function main(argv: string[], io?: Io): Promise<number> {
-  if (!io) return runMain(argv);
+  if (!io) {
+    await run(argv);
+    return Number(process.exitCode ?? 0);
+  }
   routeWrites();
   const before = process.exitCode;
   process.exitCode = undefined;
   try {
-    return await ioContext.run(io, () => runMain(argv));
+    await ioContext.run(io, () => run(argv));
+    return Number(process.exitCode ?? 0);
   } finally {
     process.exitCode = before;
   }
 }
 
-async function runMain(argv: string[]): Promise<number> {
+async function run(argv: string[]): Promise<void> {
   toleratePipeClosed(process.stdout);
   toleratePipeClosed(process.stderr);
   try {
@@ -187,7 +191,7 @@ async function runMain(argv: string[]): Promise<number> {
     if (e instanceof CommanderError) {
       // --help and --version exit 0; every other commander error is a usage error.
       process.exitCode = e.exitCode === 0 ? 0 : 2;
-      return process.exitCode;
+      return;
     }
     const debug = argv.includes('--debug');
     // Credentials from a --base-url or the environment never reach the terminal (or a log).
@@ -201,5 +205,4 @@ async function runMain(argv: string[]): Promise<number> {
     }
     if (debug && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`);
   }
-  return Number(process.exitCode ?? 0);
 }

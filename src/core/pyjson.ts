@@ -1,7 +1,7 @@
 /**
  * Lossless JSON, the way the SOB reference (Python's `json` module) sees it.
  *
- * SPEC.md "Numbers keep their lexeme": `1` is an int and `1.0` a float, and that shows in
+ * docs/scoring.md "Numbers keep their lexeme": `1` is an int and `1.0` a float, and that shows in
  * Faithfulness and Perfect Response. So a value here is:
  *   null | boolean | string | number (a Python float) | bigint (a Python int)
  *   | PyValue[] | Map<string, PyValue> (a dict: insertion order, a repeated key keeps its
