@@ -1,5 +1,5 @@
 /**
- * Deterministic checks run on every record a build produces (docs/design.md "Records and benchmarks").
+ * Deterministic checks run on every record a build produces (DESIGN.md "Records and benchmarks").
  *
  * Hard failures reject the record (it goes to `rejected.jsonl` with its reasons):
  * - the record shape (zod `BenchmarkRecord`), a unique `metadata.record_id`;
@@ -123,7 +123,7 @@ function shapeOf(root: Json, node: Json, seen: Set<string>, guard: number, budge
 export const SHAPE_BUDGET = 20_000;
 
 /**
- * docs/design.md's rule: easy = an object of scalars; medium = nested objects or arrays of scalars
+ * DESIGN.md's rule: easy = an object of scalars; medium = nested objects or arrays of scalars
  * (depth 2); hard = arrays of objects or depth >= 3.
  */
 export function deriveComplexity(schema: Json): Complexity {
