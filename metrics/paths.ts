@@ -148,7 +148,7 @@ export function foundRequiredPaths(
 
 /** `[3]` -> `[]` (Python's `\d` is any Unicode decimal digit). */
 const INDEX_RE = /\[\p{Nd}+\]/gu;
-export function wildcardPath(path: string): string {
+function wildcardPath(path: string): string {
   return path.includes('[') ? path.replace(INDEX_RE, '[]') : path;
 }
 

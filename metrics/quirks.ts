@@ -26,7 +26,7 @@ export interface SobQuirk {
 }
 
 /** At most this many notes a row (the last says how many more there were). */
-export const MAX_QUIRKS = 50;
+const MAX_QUIRKS = 50;
 
 /** A leaf as JSON shows it (`null`, `true`, `1.0`, `"text"`), cut short. */
 function preview(v: PyValue | undefined): string {

@@ -13,7 +13,7 @@ import type { Candidate, Problem, SourceItem } from './types.ts';
 
 const ID_KEYS = ['source_id', 'id', '_id', 'meeting_id', 'source'] as const;
 
-export const Annotation = z
+const Annotation = z
   .object({
     source_id: z.string().min(1),
     record_id: z.string().min(1).optional(),

@@ -21,7 +21,7 @@ function jsonFiles(dir: string): string[] {
 }
 
 /** The dataset folders of the input: its sub-folders holding `*.json`, or the input itself. */
-export function datasetFolders(input: string): { dataset: string; dir: string }[] {
+function datasetFolders(input: string): { dataset: string; dir: string }[] {
   if (!existsSync(input) || !statSync(input).isDirectory())
     throw new UserError(`${input}: not a folder (JSONSchemaBench's layout is <dataset>/<id>.json)`);
   const subs = readdirSync(input)

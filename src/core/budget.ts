@@ -55,7 +55,7 @@ export interface Watchdog {
  * Calls `onStall(item)` when one item has been in progress for more than `timeoutMs` (no new
  * item started since). Checks a few times per budget; after a stall it starts timing afresh.
  */
-export function watchHeartbeat(hb: Heartbeat, timeoutMs: number, onStall: (item: number) => void): Watchdog {
+function watchHeartbeat(hb: Heartbeat, timeoutMs: number, onStall: (item: number) => void): Watchdog {
   let seenSeq = -1;
   let seenAt = Date.now();
   const timer = setInterval(
