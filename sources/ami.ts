@@ -280,11 +280,7 @@ function listNxtMeetings(root: string): string[] {
  * One meeting of an NXT corpus as a transcript. `meetings` is `corpusResources/meetings.xml`
  * (read when not given); without it a speaker is named by its agent letter.
  */
-function loadNxtMeeting(
-  root: string,
-  meetingId: string,
-  meetings?: Map<string, MeetingInfo>,
-): Transcript {
+function loadNxtMeeting(root: string, meetingId: string, meetings?: Map<string, MeetingInfo>): Transcript {
   const wordsDir = join(root, 'words');
   const segDir = join(root, 'segments');
   const agents = readdirSync(wordsDir)
@@ -573,10 +569,7 @@ export function loadAmiTranscripts(
   };
 }
 
-function loadAmi(
-  input: string,
-  opts: TranscriptOptions & { only?: ReadonlySet<string> } = {},
-): LoadResult {
+function loadAmi(input: string, opts: TranscriptOptions & { only?: ReadonlySet<string> } = {}): LoadResult {
   const { transcripts, problems } = loadAmiTranscripts(input, opts.only);
   return { items: transcripts.map((t) => transcriptSourceItem(t, opts)), problems };
 }
