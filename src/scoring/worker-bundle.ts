@@ -75,10 +75,9 @@ export function scoringWorker(): WorkerScript {
         define: { 'import.meta.url': '__sobImportMetaUrl', 'import.meta.dirname': '__dirname' },
       });
       renameSync(tmp, out);
-      // Bundles of older sources go, once unused for a while: another checkout sharing this
-      // node_modules/ (other sources, another key) may be running its own right now.
+      // Bundles of older sources go.
       for (const other of readdirSync(dir))
-        if (other.startsWith('scoring-worker-') && !other.startsWith(name) && idle(join(dir, other)))
+        if (other.startsWith('scoring-worker-') && !other.startsWith(name))
           rmSync(join(dir, other), { force: true });
     }
     // CommonJS or ESM eval alike (a parent run with --input-type=module passes it on).
@@ -135,15 +134,6 @@ export function saveBundleCodeCache(): void {
 
 const VALIDATOR_CACHE_FILES = 20_000;
 
-/** Whether a cache entry of other sources has not been written to for an hour. */
-function idle(path: string): boolean {
-  try {
-    return Date.now() - statSync(path).mtimeMs > 3_600_000;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Where compiled validators are kept between runs (standalone code, one file per schema text),
  * under the worker bundle's key so a code change starts a fresh cache; older caches are removed.
@@ -163,7 +153,7 @@ export function validatorCacheDir(): string | undefined {
     const dir = join(base, name);
     mkdirSync(dir, { recursive: true });
     for (const other of readdirSync(base))
-      if (other.startsWith('validators-') && other !== name && idle(join(base, other)))
+      if (other.startsWith('validators-') && other !== name)
         rmSync(join(base, other), { recursive: true, force: true });
     // Bounded: past VALIDATOR_CACHE_FILES schemas (~15 KB each with its V8 code cache), start again.
     if (readdirSync(dir).length > VALIDATOR_CACHE_FILES) {
