@@ -8,8 +8,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { startProtocolServer } from '../test/helpers/protocol-server.ts';
-import { writeBenchmark } from '../test/runner/sob-cli.ts';
+import { writeBenchmark } from '../test/kit/fixtures.ts';
+import { startProtocolServer } from '../test/kit/protocol-server.ts';
 
 const root = resolve(process.argv[2] ?? join(import.meta.dirname, '..'));
 const n = Number(process.argv[3] ?? 800);

@@ -24,7 +24,7 @@ import { type LenientScore, scoreLenient } from '../metrics/match/score.ts';
 import { flattenLeaves } from '../metrics/paths.ts';
 import { coverageGate, scoreRecord } from '../metrics/record.ts';
 import { pyEquals } from '../metrics/values.ts';
-import { loadSobImages, mean } from '../test/match/sob-image.ts';
+import { loadSobImages, mean } from '../test/kit/sob-image.ts';
 
 const args = process.argv.slice(2);
 const at = args.indexOf('--repeat');

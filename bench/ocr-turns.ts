@@ -22,7 +22,7 @@ import {
   pdfToTranscripts,
 } from '../sources/pdf/index.ts';
 import { openPdf, pageDrawing, pageGeometry, pageTextLayer } from '../sources/pdf/pdfjs.ts';
-import { ROTATED_LINES, scannedPdf, turnedPdf } from '../test/sources/pdf-fixtures.ts';
+import { ROTATED_LINES, scannedPdf, turnedPdf } from '../test/kit/pdf-fixtures.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const arg = (name: string) => {

@@ -14,7 +14,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startProtocolServer } from '../test/helpers/protocol-server.ts';
+import { startProtocolServer } from '../test/kit/protocol-server.ts';
 
 // Child mode: `sob run` with only the run command loaded (no other command's imports).
 if (process.argv[2] === '--run-only') {

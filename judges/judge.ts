@@ -426,7 +426,3 @@ async function judgeWith(
   writeJsonAtomic(join(o.outDir, 'summary.json'), summary);
   return summary;
 }
-
-export function readAccepted(dir: string): string[] {
-  return readFileSync(join(dir, 'accepted.jsonl'), 'utf8').split('\n').filter(Boolean);
-}

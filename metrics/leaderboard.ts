@@ -1,5 +1,5 @@
 /**
- * The unified leaderboard (paper Eq. 4-7, SPEC.md "Leaderboard"). Pure math over per
+ * The unified leaderboard (paper Eq. 4-7, docs/scoring.md "Leaderboard"). Pure math over per
  * (model, modality) weighted summaries and the benchmark's per-source totals.
  */
 

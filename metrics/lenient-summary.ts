@@ -29,14 +29,13 @@ export const LENIENT_METRICS = [
    */
   ['held_by_hardening', 'Lenient Value Accuracy Held by Hardening'],
 ] as const;
-export type LenientMetric = (typeof LENIENT_METRICS)[number][0];
 
+type LenientMetric = (typeof LENIENT_METRICS)[number][0];
 /** Leaf tallies per record, summed per file. */
-export const LEAF_COUNTS = ['gold', 'accepted', 'missed', 'invented', 'pending', 'unscored'] as const;
-export type LeafCount = (typeof LEAF_COUNTS)[number];
+const LEAF_COUNTS = ['gold', 'accepted', 'missed', 'invented', 'pending', 'unscored'] as const;
 
 /** Seed offsets of the lenient blocks' generators (see the header). */
-export const LENIENT_SEED_OFFSET = { overall: 100, overall_weighted: 101, no_judge: 102 } as const;
+const LENIENT_SEED_OFFSET = { overall: 100, overall_weighted: 101, no_judge: 102 } as const;
 
 /** One record's lenient numbers, as the scorer hands them over (structured-cloneable). */
 export interface LenientPart {
@@ -140,7 +139,7 @@ export function lenientBootstrapInput(
 }
 
 /** Computes a block's intervals here (one file alone: the same numbers as many at once). */
-export function lenientIntervals(d: LenientData, samples: number, seed: number): LenientIntervals {
+function lenientIntervals(d: LenientData, samples: number, seed: number): LenientIntervals {
   const out: Partial<LenientIntervals> = {};
   for (const [key, noJudge, weighted, offset] of LENIENT_BOOTSTRAPS) {
     const input = lenientBootstrapInput(d, noJudge, weighted);

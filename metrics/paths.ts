@@ -1,5 +1,5 @@
 /**
- * Leaf paths (SPEC.md "Leaves"): object keys join with `.`, array elements append `[i]`.
+ * Leaf paths (docs/scoring.md "Leaves"): object keys join with `.`, array elements append `[i]`.
  * Only scalars are leaves; a later path overwrites an earlier equal one but keeps its place
  * (Python dict semantics). Iterative: depth does not matter.
  */
@@ -148,7 +148,7 @@ export function foundRequiredPaths(
 
 /** `[3]` -> `[]` (Python's `\d` is any Unicode decimal digit). */
 const INDEX_RE = /\[\p{Nd}+\]/gu;
-export function wildcardPath(path: string): string {
+function wildcardPath(path: string): string {
   return path.includes('[') ? path.replace(INDEX_RE, '[]') : path;
 }
 

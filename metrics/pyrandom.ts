@@ -1,7 +1,7 @@
 /**
  * An exact port of CPython's `random.Random` for what the reference's bootstrap uses:
  * MT19937, integer seeding (`init_by_array` over the seed's 32-bit words), `getrandbits(k)` for
- * k <= 32 and `randrange(n)` by rejection (SPEC.md "Bootstrap intervals, bit-for-bit").
+ * k <= 32 and `randrange(n)` by rejection (docs/scoring.md "Bootstrap intervals, bit-for-bit").
  */
 const N = 624;
 const M = 397;

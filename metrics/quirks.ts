@@ -1,5 +1,5 @@
 /**
- * Where the `sob` profile's known quirks (SPEC.md, README "Profiles") decided a leaf's score, so a
+ * Where the `sob` profile's known quirks (docs/scoring.md, docs/profiles.md) decided a leaf's score, so a
  * record row can say so (`explanation.sob_quirks`): each note names the leaf, the quirk and what
  * the `strict` profile does there. Computed only on the leaves a quirk can touch (a type mismatch,
  * a missing leaf, a value equal across types, a Perfect Response missed), so scoring stays fast.
@@ -26,7 +26,7 @@ export interface SobQuirk {
 }
 
 /** At most this many notes a row (the last says how many more there were). */
-export const MAX_QUIRKS = 50;
+const MAX_QUIRKS = 50;
 
 /** A leaf as JSON shows it (`null`, `true`, `1.0`, `"text"`), cut short. */
 function preview(v: PyValue | undefined): string {

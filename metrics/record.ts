@@ -1,5 +1,5 @@
 /**
- * Per-record scoring, `sob` profile (SPEC.md "Per-record scoring"). A pure function of
+ * Per-record scoring, `sob` profile (docs/scoring.md "Per-record scoring"). A pure function of
  * (record, modality, options): no I/O.
  */
 

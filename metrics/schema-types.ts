@@ -1,5 +1,5 @@
 /**
- * The schema walk of the `strict` profile's Type Safety (SPEC.md strict fix 1): `$ref`,
+ * The schema walk of the `strict` profile's Type Safety (docs/scoring.md strict fix 1): `$ref`,
  * `allOf`/`anyOf`/`oneOf`, type lists, nullable types, `additionalProperties`/
  * `patternProperties`, tuple `items`/`prefixItems`; an integral float is an integer. Also used by
  * the `sob` profile to say where its literal walk (a quirk) decided a leaf. Pure.

@@ -1,5 +1,5 @@
 /**
- * The `strict` profile (SPEC.md "strict profile: what it fixes"): the same metrics, gates and
+ * The `strict` profile (docs/scoring.md "strict profile: what it fixes"): the same metrics, gates and
  * weights as `sob`, with the reference's defects fixed:
  *  1. Type Safety walks the schema itself: `$ref`, `allOf`/`anyOf`/`oneOf`, type lists, nullable
  *     types, `additionalProperties`/`patternProperties`, tuple `items`/`prefixItems`; an integral

@@ -1,5 +1,5 @@
 /**
- * Per-file summaries (SPEC.md "Per-file summary"): plain and weight-weighted means of the ten
+ * Per-file summaries (docs/scoring.md "Per-file summary"): plain and weight-weighted means of the ten
  * metrics and five categories, with percentile bootstrap intervals that reproduce the
  * reference's `random.Random(seed)` stream bit for bit.
  *

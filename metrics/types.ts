@@ -1,5 +1,5 @@
 /**
- * Type Safety (SPEC.md "type precision"): the share of predicted leaves whose JSON type matches
+ * Type Safety (docs/scoring.md "type precision"): the share of predicted leaves whose JSON type matches
  * the type the schema declares at that path, found by the reference's literal walk.
  */
 import type { PyValue } from '../src/core/pyjson.ts';
@@ -51,7 +51,7 @@ export function literalLeafSchema(schema: unknown, path: string): Obj | undefine
 }
 
 /** `schema_type_for_path`: key steps need `type: "object"`, index steps `type: "array"`. */
-export function schemaTypeForPath(schema: unknown, path: string): string | null {
+function schemaTypeForPath(schema: unknown, path: string): string | null {
   const leaf = literalLeafSchema(schema, path);
   return leaf ? normalizeSchemaType(own(leaf, 'type')) : null;
 }
@@ -66,7 +66,7 @@ export function jsonTypeName(v: PyValue): string {
   return Array.isArray(v) ? 'array' : 'object';
 }
 
-export function isTypeMatch(v: PyValue, expected: string): boolean {
+function isTypeMatch(v: PyValue, expected: string): boolean {
   const actual = jsonTypeName(v);
   return actual === expected || (expected === 'number' && actual === 'integer');
 }

@@ -1,5 +1,5 @@
 /**
- * Value comparisons with the reference's Python semantics (SPEC.md "Raw metrics").
+ * Value comparisons with the reference's Python semantics (docs/scoring.md "Raw metrics").
  */
 import { type PyValue, pyStr } from '../src/core/pyjson.ts';
 

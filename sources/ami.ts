@@ -182,7 +182,7 @@ export interface MeetingInfo {
 }
 
 /** `corpusResources/meetings.xml`: per meeting, agent letter -> global speaker id and role. */
-export function readMeetingsXml(file: string): Map<string, MeetingInfo> {
+function readMeetingsXml(file: string): Map<string, MeetingInfo> {
   const out = new Map<string, MeetingInfo>();
   const root = rootElement(parseXml(file), file);
   for (const m of children(root)) {
@@ -218,7 +218,7 @@ function num(v: string | undefined): number | undefined {
 }
 
 /** The elements of a words file, in document order (words and non-speech marks share the id sequence). */
-export function readWordsFile(file: string): WordEl[] {
+function readWordsFile(file: string): WordEl[] {
   const root = rootElement(parseXml(file), file);
   const out: WordEl[] = [];
   for (const n of children(root)) {
@@ -246,14 +246,14 @@ export function readWordsFile(file: string): WordEl[] {
 const HREF_RE = /^([^#]+)#id\(([^)]+)\)(?:\.\.id\(([^)]+)\))?$/;
 
 /** `file#id(a)..id(b)` -> its parts; undefined when the href is not of that form. */
-export function parseHref(href: string): { file: string; from: string; to: string } | undefined {
+function parseHref(href: string): { file: string; from: string; to: string } | undefined {
   const m = HREF_RE.exec(href.trim());
   if (!m) return undefined;
   return { file: m[1], from: m[2], to: m[3] ?? m[2] };
 }
 
 /** Words joined with spaces; punctuation attached to the word before (and dropped with no word before). */
-export function joinWords(words: { text: string; punc: boolean }[]): string {
+function joinWords(words: { text: string; punc: boolean }[]): string {
   let s = '';
   for (const w of words) {
     const t = w.text.trim();
@@ -265,7 +265,7 @@ export function joinWords(words: { text: string; punc: boolean }[]): string {
 }
 
 /** Meeting ids that have words files under `<root>/words`. */
-export function listNxtMeetings(root: string): string[] {
+function listNxtMeetings(root: string): string[] {
   const dir = join(root, 'words');
   if (!existsSync(dir)) return [];
   const ids = new Set<string>();
@@ -280,11 +280,7 @@ export function listNxtMeetings(root: string): string[] {
  * One meeting of an NXT corpus as a transcript. `meetings` is `corpusResources/meetings.xml`
  * (read when not given); without it a speaker is named by its agent letter.
  */
-export function loadNxtMeeting(
-  root: string,
-  meetingId: string,
-  meetings?: Map<string, MeetingInfo>,
-): Transcript {
+function loadNxtMeeting(root: string, meetingId: string, meetings?: Map<string, MeetingInfo>): Transcript {
   const wordsDir = join(root, 'words');
   const segDir = join(root, 'segments');
   const agents = readdirSync(wordsDir)
@@ -510,11 +506,11 @@ export function loadFlatRows(file: string): {
 // ---------------------------------------------------------------------------------------------
 // As source items
 
-export function isNxtCorpus(input: string): boolean {
+function isNxtCorpus(input: string): boolean {
   return existsSync(input) && statSync(input).isDirectory() && existsSync(join(input, 'words'));
 }
 
-export function transcriptSourceItem(t: Transcript, opts: TranscriptOptions = {}): SourceItem {
+function transcriptSourceItem(t: Transcript, opts: TranscriptOptions = {}): SourceItem {
   const context = transcriptText(t, opts);
   return {
     id: t.meetingId,
@@ -573,10 +569,7 @@ export function loadAmiTranscripts(
   };
 }
 
-export function loadAmi(
-  input: string,
-  opts: TranscriptOptions & { only?: ReadonlySet<string> } = {},
-): LoadResult {
+function loadAmi(input: string, opts: TranscriptOptions & { only?: ReadonlySet<string> } = {}): LoadResult {
   const { transcripts, problems } = loadAmiTranscripts(input, opts.only);
   return { items: transcripts.map((t) => transcriptSourceItem(t, opts)), problems };
 }

@@ -1,6 +1,6 @@
 /**
  * Annotations: per source item, the question, JSON schema and ground truth of each record
- * (`sob build --help` and the README describe the format), and their join with a loader's items
+ * (`sob build --help` and docs/benchmarks.md describe the format), and their join with a loader's items
  * into candidate records.
  */
 import { readFileSync } from 'node:fs';
@@ -13,7 +13,7 @@ import type { Candidate, Problem, SourceItem } from './types.ts';
 
 const ID_KEYS = ['source_id', 'id', '_id', 'meeting_id', 'source'] as const;
 
-export const Annotation = z
+const Annotation = z
   .object({
     source_id: z.string().min(1),
     record_id: z.string().min(1).optional(),

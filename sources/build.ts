@@ -1,5 +1,5 @@
 /**
- * `sob build`: raw sources -> checked benchmark records (DESIGN.md "The pipeline", first arrow).
+ * `sob build`: raw sources -> checked benchmark records (docs/design.md "The pipeline", first arrow).
  *
  * The kind names a loader (sources/registry.ts, one file each behind sources/types.ts). An item
  * loader's source items are joined with an annotations file (per source id: a question, a JSON

@@ -12,7 +12,7 @@ import { errorMessage, UserError } from '../src/core/errors.ts';
 import { assertReadableFile } from '../src/core/jsonl.ts';
 import type { ItemLoader, LoadResult, SourceItem } from './types.ts';
 
-export const HotpotItem = z
+const HotpotItem = z
   .object({
     _id: z.string().min(1),
     question: z.string(),
@@ -26,11 +26,11 @@ export const HotpotItem = z
 export type HotpotItem = z.infer<typeof HotpotItem>;
 
 /** `title: sentences` per paragraph (the sentences carry their own leading spaces), blank-line separated. */
-export function hotpotContext(item: HotpotItem): string {
+function hotpotContext(item: HotpotItem): string {
   return item.context.map(([title, sentences]) => `${title}: ${sentences.join('').trim()}`).join('\n\n');
 }
 
-export function hotpotSourceItem(item: HotpotItem): SourceItem {
+function hotpotSourceItem(item: HotpotItem): SourceItem {
   return {
     id: item._id,
     context: hotpotContext(item),

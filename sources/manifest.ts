@@ -1,5 +1,5 @@
 /**
- * The benchmark manifest written beside a records file (DESIGN.md "Records and benchmarks"):
+ * The benchmark manifest written beside a records file (docs/design.md "Records and benchmarks"):
  * per source, the record count and total weight (easy 1, medium 2, hard 3). The leaderboard
  * reads exactly `sources.<modality>.{records, weight}`; `sources.schema` counts the schema
  * track's records (readers of the three modalities pass it by).
@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { writeJsonAtomic } from '../src/core/files.ts';
 import { readJsonl } from '../src/core/jsonl.ts';
+import { PACKAGE_ROOT } from '../src/core/paths.ts';
 import { toPlain } from '../src/core/pyjson.ts';
 import { isSource, SOURCES, type Source } from '../src/core/record.ts';
 import { COMPLEXITY_WEIGHT, isComplexity } from './checks.ts';
@@ -38,7 +39,7 @@ export interface BenchmarkManifest {
 }
 
 export function toolVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as {
     version: string;
   };
   return pkg.version;

@@ -7,6 +7,7 @@ import { existsSync, readdirSync, readFileSync, realpathSync, type Stats, statSy
 import { basename, join, relative } from 'node:path';
 import { errorMessage, UserError } from '../src/core/errors.ts';
 import { writeFileAtomic } from '../src/core/files.ts';
+import { moduleUrl } from '../src/core/paths.ts';
 import type { ItemLoader, LoadResult } from './types.ts';
 
 interface PdfPage {
@@ -19,7 +20,7 @@ interface PdfPage {
 type PdfToTranscripts = (pdfPath: string, opts: Record<string, unknown>) => Promise<PdfPage[]>;
 
 async function importPdfPipeline(): Promise<PdfToTranscripts> {
-  const url = new URL('./pdf/index.ts', import.meta.url);
+  const url = moduleUrl('./pdf/index.ts', import.meta.url);
   if (!existsSync(url)) {
     throw new UserError(
       'the PDF pipeline (sources/pdf/index.ts) is not part of this installation: cannot build from PDFs',

@@ -137,7 +137,7 @@ interface FormatCase {
   answer: unknown;
 }
 
-export const FORMAT_CASES: Record<string, FormatCase[]> = {
+const FORMAT_CASES: Record<string, FormatCase[]> = {
   pattern: [
     {
       context: 'The spare part is listed in the old catalogue as ab 1234 cd.',
@@ -345,7 +345,7 @@ function formatProbe(kind: string, n: number, c: FormatCase): Probe {
 }
 
 /** Every probe, in a fixed order: the same list on every run. */
-export function generateProbes(): Probe[] {
+function generateProbes(): Probe[] {
   const out: Probe[] = [];
   for (const [kind, texts] of Object.entries(ESCAPE_STRINGS))
     texts.forEach((t, i) => {
@@ -358,7 +358,7 @@ export function generateProbes(): Probe[] {
   return out;
 }
 
-export function probeCandidate(p: Probe): Candidate {
+function probeCandidate(p: Probe): Candidate {
   return {
     origin: `probes: ${p.family}-${p.kind}-${p.n}`,
     record: {

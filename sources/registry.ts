@@ -6,6 +6,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../src/core/errors.ts';
+import { moduleUrl } from '../src/core/paths.ts';
 import type { Loader } from './types.ts';
 
 export interface LoaderEntry {
@@ -24,7 +25,7 @@ export interface LoaderEntry {
 
 /** The kind's loader: its file's `loader` export. */
 export async function loadLoader(entry: LoaderEntry): Promise<Loader> {
-  const mod = (await import(new URL(`./${entry.file}`, import.meta.url).href)) as { loader?: Loader };
+  const mod = (await import(moduleUrl(`./${entry.file}`, import.meta.url).href)) as { loader?: Loader };
   if (!mod.loader) throw new Error(`sources/${entry.file} exports no loader`);
   return mod.loader;
 }

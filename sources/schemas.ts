@@ -28,7 +28,7 @@ import type { Candidate, Problem, RecordLoader, RecordLoadResult } from './types
  * Structured Outputs from Language Models: Benchmark and Studies", Geng et al., 2025), followed
  * there by the schema itself; our runner shows the schema after the question.
  */
-export const JSONSCHEMABENCH_PROMPT = 'You need to generate a JSON object that matches the schema below.';
+const JSONSCHEMABENCH_PROMPT = 'You need to generate a JSON object that matches the schema below.';
 
 export interface SchemaVerdict {
   compiles: boolean;
@@ -39,7 +39,7 @@ export interface SchemaVerdict {
 }
 
 /** Whether the compliance track's validator (src/core/validator.ts) compiles a schema. */
-export function schemaVerdict(schema: unknown): SchemaVerdict {
+function schemaVerdict(schema: unknown): SchemaVerdict {
   const r = compileSchema(schema);
   return r.ok
     ? { compiles: true, dialect: r.compiled.dialect }
@@ -71,7 +71,7 @@ export interface SchemaSource {
 }
 
 /** A schema as a candidate record, its compile verdict in the metadata. */
-export function schemaCandidate(s: SchemaSource): { candidate: Candidate; verdict: SchemaVerdict } {
+function schemaCandidate(s: SchemaSource): { candidate: Candidate; verdict: SchemaVerdict } {
   const verdict = schemaVerdict(s.schema);
   const metadata: Record<string, unknown> = {
     record_id: s.recordId,
@@ -115,7 +115,7 @@ export function isProblem(v: object): v is Problem {
 }
 
 /** Every `*.json` under a folder, sorted, at any depth. */
-export function listJsonFiles(dir: string): string[] {
+function listJsonFiles(dir: string): string[] {
   const out: string[] = [];
   const walk = (d: string, depth: number) => {
     if (depth > 16) return;
@@ -131,7 +131,7 @@ export function listJsonFiles(dir: string): string[] {
 }
 
 /** Per category: records made and schemas that do not compile, for one log line each. */
-export class CategoryTally {
+class CategoryTally {
   readonly counts = new Map<string, { records: number; flagged: number }>();
   add(category: string, compiles: boolean): void {
     const c = this.counts.get(category) ?? { records: 0, flagged: 0 };

@@ -24,13 +24,13 @@ import { type PyValue, parsePyJson } from '../src/core/pyjson.ts';
 import { isModality, type Modality } from '../src/core/record.ts';
 import type { Candidate, RecordLoader } from './types.ts';
 
-export const DEFAULT_HF_ENDPOINT = 'https://huggingface.co';
-export const SOB_REPO = 'interfaze-ai/sob';
+const DEFAULT_HF_ENDPOINT = 'https://huggingface.co';
+const SOB_REPO = 'interfaze-ai/sob';
 
 /** Our modality names -> the dataset's config names (the text rows are its `default` config). */
-export const SOB_CONFIGS: Record<Modality, string> = { text: 'default', image: 'image', audio: 'audio' };
+const SOB_CONFIGS: Record<Modality, string> = { text: 'default', image: 'image', audio: 'audio' };
 /** The split read when none is named: the text config's test split, the only split of the others. */
-export const SOB_DEFAULT_SPLITS: Record<Modality, string> = { text: 'test', image: 'train', audio: 'train' };
+const SOB_DEFAULT_SPLITS: Record<Modality, string> = { text: 'test', image: 'train', audio: 'train' };
 
 export interface RawRow {
   origin: string;
@@ -179,9 +179,9 @@ export function sobRowLossless(raw: RawRow): Candidate['lossless'] {
 // ---------------------------------------------------------------------------------------------
 // Which source a row belongs to
 
-/** The source a path names the way the SOB reference reads it (SPEC.md "Modality"), or
+/** The source a path names the way the SOB reference reads it (docs/scoring.md "Modality"), or
  * undefined where the reference would only fall back to text: a build never guesses. */
-export function modalityNamedByPath(file: string): Modality | undefined {
+function modalityNamedByPath(file: string): Modality | undefined {
   const m = modalityFromPath(file);
   if (m !== 'text') return m;
   return file.replaceAll('\\', '/').toLowerCase().includes('text_response') ? 'text' : undefined;
@@ -205,7 +205,7 @@ export type SourceOrigin = '--source' | 'row' | 'config' | 'file name' | 'source
  * released SOB image rows carry one) means image, a `meeting_id` audio. Nothing else: an unknown
  * source is left unknown.
  */
-export function resolveRowSource(
+function resolveRowSource(
   metadata: Record<string, unknown>,
   hints: SourceHints,
 ): { source?: Modality; from?: SourceOrigin } {
@@ -236,7 +236,7 @@ export interface SobCandidates {
  * stops the whole build before anything is written (a benchmark with unlabelled records scores
  * as text and counts as nothing in its manifest): one line naming `--source`.
  */
-export function sobCandidates(rows: RawRow[], hints: SourceHints, input: string): SobCandidates {
+function sobCandidates(rows: RawRow[], hints: SourceHints, input: string): SobCandidates {
   const out: SobCandidates = { candidates: [], problems: [], origins: {}, overridden: 0 };
   const unknown: string[] = [];
   for (const raw of rows) {
@@ -276,7 +276,7 @@ export function sobCandidates(rows: RawRow[], hints: SourceHints, input: string)
 // ---------------------------------------------------------------------------------------------
 // Files
 
-export async function readParquetRows(file: string): Promise<RawRow[]> {
+async function readParquetRows(file: string): Promise<RawRow[]> {
   const buf = readFileSync(file);
   const ab = buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer;
   let rows: Record<string, unknown>[];
@@ -470,7 +470,7 @@ export interface SobLoad {
 }
 
 /** Rows of a local file or an `hf:` spec. */
-export async function loadSobRows(
+async function loadSobRows(
   input: string,
   opts: DownloadOptions & { config?: string; split?: string } = {},
 ): Promise<SobLoad> {

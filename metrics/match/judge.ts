@@ -14,7 +14,7 @@ import { dumpsPy, type PyValue } from '../../src/core/pyjson.ts';
 /** A judge's word on a pair: `unscored` when its answer could not be read (not a mismatch). */
 export type JudgeVerdict = 'match' | 'no_match' | 'unscored';
 
-export const JUDGE_HASH_VERSION = 'sob-judge/1';
+const JUDGE_HASH_VERSION = 'sob-judge/1';
 
 export interface UnsettledPair {
   hash: string;

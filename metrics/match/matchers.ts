@@ -54,7 +54,7 @@ export interface LeafMatcher {
   key: string;
 }
 
-export const DEFAULT_FUZZY_THRESHOLD = 0.9;
+const DEFAULT_FUZZY_THRESHOLD = 0.9;
 
 function tablesOf(info: PathInfo, names: string[] | undefined): SynonymTable[] {
   return (names ?? [])

@@ -44,7 +44,7 @@ import type { TextOptions } from './text.ts';
 
 // -- Entries ---------------------------------------------------------------------------------------
 
-export const MATCHERS = [
+const MATCHERS = [
   'default',
   'exact',
   'text',
@@ -56,7 +56,7 @@ export const MATCHERS = [
   'judge',
 ] as const;
 export type MatcherName = (typeof MATCHERS)[number];
-export const ALIGNS = ['auto', 'ordered', 'set', 'multiset', 'match_by'] as const;
+const ALIGNS = ['auto', 'ordered', 'set', 'multiset', 'match_by'] as const;
 export type AlignName = (typeof ALIGNS)[number];
 
 const unit = z.number().min(0).max(1);
@@ -201,7 +201,7 @@ function parseAlign(raw: unknown, at: (string | number)[]): AlignSpec {
  * One `fields` entry or `x-sob-match` annotation: a matcher or alignment name, or an object
  * with `match` and its options and/or `align` and its options.
  */
-export function parseEntry(raw: unknown, at: (string | number)[] = []): Entry {
+function parseEntry(raw: unknown, at: (string | number)[] = []): Entry {
   if (typeof raw === 'string') {
     if ((ALIGNS as readonly string[]).includes(raw)) return { align: parseAlign(raw, at) };
     return { match: parseMatch(raw, at) };

@@ -679,7 +679,7 @@ function pathSetF1(g: Map<string, PyValue>, p: Map<string, PyValue>): number {
   return (2 * precision * recall) / (precision + recall);
 }
 
-export const DEFAULT_BUDGET = 2_000_000;
+const DEFAULT_BUDGET = 2_000_000;
 
 /**
  * Lenient scores of one record: ground truth and candidate (already parsed, lossless values),

@@ -54,7 +54,7 @@ export class SynonymTable {
 const shippedBuilt = new Map<string, SynonymTable>();
 
 /** A shipped table by name (built once). */
-export function shippedTable(name: string): SynonymTable | undefined {
+function shippedTable(name: string): SynonymTable | undefined {
   const groups = SHIPPED_TABLES[name];
   if (groups === undefined) return undefined;
   let t = shippedBuilt.get(name);

@@ -1,8 +1,8 @@
 /**
  * Combining two OCR readings of one page, line by line (pure; no I/O).
  *
- * Measured on the scanned pages of the olmOCR sample and orbit-bench (see bench/ocr.ts and the
- * README): PaddleOCR's PP-OCRv4 recognition reads characters better where tesseract struggles
+ * Measured on the scanned pages of the olmOCR sample and orbit-bench (see bench/ocr.ts and
+ * docs/ocr.md): PaddleOCR's PP-OCRv4 recognition reads characters better where tesseract struggles
  * (curved or faint print at a page edge), but its Chinese-English model runs English words
  * together when they are set tight ("Nostrictureshavebeenimposed"); tesseract keeps word
  * spaces. So each PaddleOCR line is matched with the tesseract words inside its box and:

@@ -9,6 +9,7 @@ import { basename, join, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { UserError } from '../core/errors.ts';
 import { plainDirs } from '../core/files.ts';
+import { PACKAGE_ROOT } from '../core/paths.ts';
 import {
   type AskFlags,
   askOptions,
@@ -39,7 +40,7 @@ interface EvalFlags extends AskFlags, ScoreOptionFlags, GateFlags {
 }
 
 const DEFAULT_MODELS = ['baseline:gold', 'baseline:skeleton'];
-const EXAMPLES = resolve(import.meta.dirname, '../../sources/examples');
+const EXAMPLES = resolve(PACKAGE_ROOT, 'sources/examples');
 
 /** The bundled corpus as one benchmark (text passages, four PDF pages, two meetings), built once. */
 async function buildExampleBenchmark(dir: string): Promise<string> {

@@ -7,6 +7,7 @@
  * (validating an answer, generating an instance).
  */
 import { Worker } from 'node:worker_threads';
+import { BUILT, moduleUrl } from './paths.ts';
 
 /** Slot 0: the item in progress (0 = none); slot 1: a counter bumped at every item's start. */
 export class Heartbeat {
@@ -54,7 +55,7 @@ export interface Watchdog {
  * Calls `onStall(item)` when one item has been in progress for more than `timeoutMs` (no new
  * item started since). Checks a few times per budget; after a stall it starts timing afresh.
  */
-export function watchHeartbeat(hb: Heartbeat, timeoutMs: number, onStall: (item: number) => void): Watchdog {
+function watchHeartbeat(hb: Heartbeat, timeoutMs: number, onStall: (item: number) => void): Watchdog {
   let seenSeq = -1;
   let seenAt = Date.now();
   const timer = setInterval(
@@ -108,7 +109,10 @@ interface Pending<J, R> {
 
 type FromWorker<R> = { id: number; ok: true; value: R } | { id: number; ok: false; reason: string };
 
-const ENTRY = new URL('./budget-worker-entry.mjs', import.meta.url);
+// Built, the worker's own JavaScript; from source, a script that loads it through tsx.
+const ENTRY = BUILT
+  ? moduleUrl('./budget-worker.ts', import.meta.url)
+  : new URL('./budget-worker-entry.mjs', import.meta.url);
 
 /**
  * Runs jobs one at a time on a worker thread; a job over its time budget (or its memory) fails

@@ -1,6 +1,6 @@
 /**
- * Where a record's modality and a file's output folder come from (SPEC.md "Per-record scoring",
- * DESIGN.md `sob score`), mirroring the reference's `infer_modality` / `resolve_output_dir`.
+ * Where a record's modality and a file's output folder come from (docs/scoring.md "Per-record scoring",
+ * docs/design.md `sob score`), mirroring the reference's `infer_modality` / `resolve_output_dir`.
  */
 import { basename } from 'node:path';
 import { folderName } from './files.ts';

@@ -1,7 +1,7 @@
 /**
  * Lossless JSON, the way the SOB reference (Python's `json` module) sees it.
  *
- * SPEC.md "Numbers keep their lexeme": `1` is an int and `1.0` a float, and that shows in
+ * docs/scoring.md "Numbers keep their lexeme": `1` is an int and `1.0` a float, and that shows in
  * Faithfulness and Perfect Response. So a value here is:
  *   null | boolean | string | number (a Python float) | bigint (a Python int)
  *   | PyValue[] | Map<string, PyValue> (a dict: insertion order, a repeated key keeps its
@@ -499,10 +499,6 @@ export function dumpsPy(value: Dumpable, opts: DumpOptions = {}): string {
 // ---------------------------------------------------------------------------------------------
 // Conversions
 
-export function isPyObject(v: PyValue): v is PyObject {
-  return v instanceof Map;
-}
-
 export function isStructured(v: PyValue | undefined): v is PyObject | PyValue[] {
   return v instanceof Map || Array.isArray(v);
 }
@@ -545,17 +541,6 @@ export function toPlain(root: PyValue): unknown {
     }
   }
   return rootOut;
-}
-
-/** A plain JS JSON value as a PyValue: integral numbers become ints (as they would be parsed). */
-export function fromPlain(v: unknown): PyValue {
-  if (v === null || v === undefined) return null;
-  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
-  if (typeof v === 'boolean' || typeof v === 'string' || typeof v === 'bigint') return v;
-  if (Array.isArray(v)) return v.map(fromPlain);
-  const m: PyObject = new Map();
-  for (const [k, x] of Object.entries(v as object)) m.set(k, fromPlain(x));
-  return m;
 }
 
 /** Field access on a PyValue that may not be a dict (`record.get(key)`). */

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { type PyValue, toPlain } from './pyjson.ts';
 import { COMPLEXITIES, SOURCES } from './record.ts';
 
-export const Metadata = z
+const Metadata = z
   .object({
     record_id: z.string().min(1),
     model_id: z.string().optional(),

@@ -1,5 +1,5 @@
 /**
- * The response record (SPEC.md "Input: a response record") and the benchmark record (the same
+ * The response record (docs/scoring.md "Input: a response record") and the benchmark record (the same
  * without `candidate_response`).
  *
  * Two views:

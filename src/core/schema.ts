@@ -1,5 +1,5 @@
 /**
- * JSON Schema helpers on ajv, with the reference's semantics (SPEC.md "Gates"):
+ * JSON Schema helpers on ajv, with the reference's semantics (docs/scoring.md "Gates"):
  * - `isValidDraft7Schema`: an object that passes the draft-07 meta-schema, where `format:
  *   "regex"` is asserted with **Python's** regex grammar (jsonschema's check_schema does that);
  *   `uri`/`uri-reference` are not checked (jsonschema needs optional packages for those).

@@ -13,7 +13,7 @@ export interface ProviderOptions {
   stream?: boolean;
 }
 
-export const PROVIDER_KINDS = ['openai', 'gemini', 'local', 'replay', 'baseline'] as const;
+const PROVIDER_KINDS = ['openai', 'gemini', 'local', 'replay', 'baseline'] as const;
 
 export async function createProvider(id: string, opts: ProviderOptions = {}): Promise<Provider> {
   const { kind, model } = splitModelId(id);

@@ -18,7 +18,7 @@ import { compileSchema, mapSubschemas, validateCompiled } from '../core/validato
 import { skeletonFor } from './baseline.ts';
 import { type Provider, ProviderError, type ProviderRequest, type ProviderResponse } from './types.ts';
 
-export const CAPS = {
+const CAPS = {
   minItems: 100,
   minProperties: 100,
   minContains: 100,

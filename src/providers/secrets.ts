@@ -23,7 +23,7 @@ export interface ParsedEndpoint {
 }
 
 /** Remembers a secret so that redactSecrets cuts it out (short strings are too common to cut). */
-export function registerSecret(value: string | undefined): void {
+function registerSecret(value: string | undefined): void {
   if (value && value.length >= 4) secrets.add(value);
 }
 

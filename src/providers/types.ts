@@ -1,5 +1,5 @@
 /**
- * The one provider interface (DESIGN.md "Providers"): a request goes in, text, token usage,
+ * The one provider interface (docs/design.md "Providers"): a request goes in, text, token usage,
  * latency and a finish reason come out. A provider never retries; the runner owns the single
  * retry layer, so a provider only has to say *what kind* of failure happened (ProviderError).
  */

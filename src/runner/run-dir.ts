@@ -1,5 +1,5 @@
 /**
- * The run directory (DESIGN.md "Run directory"): manifest.json, responses.jsonl, errors.jsonl.
+ * The run directory (docs/design.md "Run directory"): manifest.json, responses.jsonl, errors.jsonl.
  * Each response line is written whole, by one write call, the moment it arrives; on resume a
  * torn last line (a crash mid-write) is cut off and every record already answered is known.
  */

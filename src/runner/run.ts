@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import {
   type BenchmarkCheck,
   type BenchmarkItem,
@@ -18,6 +19,8 @@ import {
 } from '../core/benchmark-records.ts';
 import { errorMessage, UserError } from '../core/errors.ts';
 import { acquireLock, removeStaleTemps } from '../core/files.ts';
+import { readJsonl } from '../core/jsonl.ts';
+import { PACKAGE_ROOT } from '../core/paths.ts';
 import { dumpsPy, getField, type PyObject, type PyValue, parsePyJson, toPlain } from '../core/pyjson.ts';
 import type { Source } from '../core/record.ts';
 import { unreachableCause } from '../providers/http.ts';
@@ -125,7 +128,7 @@ export interface RunResult {
 
 // ---------------------------------------------------------------------------------------------
 
-const TOOL_ROOT = new URL('../../', import.meta.url);
+const TOOL_ROOT = pathToFileURL(`${PACKAGE_ROOT}/`);
 
 function toolVersion(): string {
   try {

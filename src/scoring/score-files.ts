@@ -66,7 +66,7 @@ export function expandInputs(inputs: string[]): string[] {
   return files;
 }
 
-/** Default output root (DESIGN.md): `runs/evaluation`. */
+/** Default output root (docs/design.md): `runs/evaluation`. */
 export function defaultOutDir(): string {
   return resolve('runs', 'evaluation');
 }

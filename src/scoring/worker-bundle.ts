@@ -13,10 +13,14 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import type { Script } from 'node:vm';
 import { threadId } from 'node:worker_threads';
+import { BUILT, moduleUrl, PACKAGE_ROOT } from '../core/paths.ts';
 
-const ROOT = resolve(import.meta.dirname, '../..');
+const ROOT = PACKAGE_ROOT;
 const SOURCE_DIRS = ['src/core', 'src/scoring', 'metrics', 'metrics/match'];
-const FALLBACK = new URL('./worker-entry.mjs', import.meta.url);
+// Built, the worker's own JavaScript; from source, a script that loads it through tsx.
+const FALLBACK = BUILT
+  ? moduleUrl('./worker.ts', import.meta.url)
+  : new URL('./worker-entry.mjs', import.meta.url);
 
 function sourceKey(): string {
   const h = createHash('sha256');
@@ -43,6 +47,7 @@ export interface WorkerScript {
 }
 
 let cached: WorkerScript | undefined;
+let cachedBundle: string | undefined;
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -56,7 +61,9 @@ function olderThan(path: string, ms: number): boolean {
 }
 
 export function scoringWorker(): WorkerScript {
-  if (cached) return cached;
+  // A long-lived process (main(argv, io) run many times) checks the bundle is still there: another
+  // checkout sharing node_modules/ removes the bundles of sources other than its own.
+  if (cached && (cachedBundle === undefined || existsSync(cachedBundle))) return cached;
   try {
     const dir = join(ROOT, 'node_modules/.cache/sob-eval');
     const name = `scoring-worker-${sourceKey()}.cjs`;
@@ -92,8 +99,10 @@ export function scoringWorker(): WorkerScript {
     }
     // CommonJS or ESM eval alike (a parent run with --input-type=module passes it on).
     cached = { script: bundleLoader(out), eval: true };
+    cachedBundle = out;
   } catch {
     cached = { script: FALLBACK, eval: false };
+    cachedBundle = undefined;
   }
   return cached;
 }

@@ -44,8 +44,8 @@ const record = (id: string, gt: Record<string, unknown>) =>
     output: { ground_truth: gt },
   });
 
-test('eval shares run and score option definitions: every control of either is on eval', () => {
-  const program = buildProgram();
+test('eval shares run and score option definitions: every control of either is on eval', async () => {
+  const program = await buildProgram();
   const longs = (name: string) =>
     new Set(program.commands.find((c) => c.name() === name)!.options.map((o) => o.long));
   const evalOpts = longs('eval');

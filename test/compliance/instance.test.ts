@@ -9,12 +9,12 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { needsData, sharedData } from '../kit/shared-data.ts';
 import { reportData } from '../report/run.ts';
 import { sob } from '../runner/sob-cli.ts';
 import { json } from './fixtures.ts';
 
-const ROOT = join(import.meta.dirname, '../..');
-const DATA = join(ROOT, '../shared/data/jsonschemabench');
+const DATA = sharedData('jsonschemabench');
 const tmp = mkdtempSync(join(tmpdir(), 'sob-compliance-instance-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -36,7 +36,9 @@ const VALID: Record<string, number> = {
   WashingtonPost: 60,
 };
 
-test('sob eval with baseline:instance on the 600 JSONSchemaBench schemas: 594/600 empirical coverage (jsonschemabench protocol), per dataset', async () => {
+test('sob eval with baseline:instance on the 600 JSONSchemaBench schemas: 594/600 empirical coverage (jsonschemabench protocol), per dataset', {
+  skip: needsData('jsonschemabench'),
+}, async () => {
   const bench = join(tmp, 'bench', 'records.jsonl');
   const b = await sob(['build', 'jsonschemabench', DATA, '--out', bench], { cwd: tmp }).done;
   assert.equal(b.code, 0, b.stderr);

@@ -1,8 +1,7 @@
-/** The real `sob` command in a child process, without blocking the test's event loop. */
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
+/** The real `sob` command in a child process, without blocking the test's event loop (test/kit/cli.ts). */
+import { sobAsync as run } from '../kit/cli.ts';
 
-export const ROOT = join(import.meta.dirname, '../..');
+export { ROOT } from '../kit/cli.ts';
 
 export interface SobRun {
   code: number;
@@ -11,16 +10,7 @@ export interface SobRun {
 }
 
 /** Runs `sob <args>` in `cwd`; the exit code (1 when killed by the timeout), stdout and stderr. */
-export function sobAsync(args: string[], cwd: string, timeoutMs = 120_000): Promise<SobRun> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(ROOT, 'bin/sob.js'), ...args],
-      { cwd, timeout: timeoutMs, maxBuffer: 1 << 26 },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
+export async function sobAsync(args: string[], cwd: string, timeoutMs = 120_000): Promise<SobRun> {
+  const r = await run(args, { cwd, timeoutMs });
+  return { code: r.code ?? 1, stdout: r.stdout, stderr: r.stderr };
 }

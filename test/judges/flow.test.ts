@@ -4,7 +4,6 @@
  * (with the cross-check reviewer) -> sob eval on the accepted records.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +15,7 @@ import {
   type SeenRequest,
   startProtocolServer,
 } from '../helpers/protocol-server.ts';
+import { sobIn } from '../kit/cli.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const EX = join(ROOT, 'sources/examples/text');
@@ -78,22 +78,9 @@ after(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
+/** `sob <args>` in this process (test/kit/cli.ts), with a made-up key. */
 function sob(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin/sob.js'), ...args], {
-      cwd: tmp,
-      env: { ...process.env, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: '' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return sobIn(args, { cwd: tmp, env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: '' } });
 }
 
 test('author -> build -> judge -> eval on the bundled text corpus', async () => {

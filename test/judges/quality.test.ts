@@ -6,7 +6,6 @@
  * again about a record whose prompt changed.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,8 +19,8 @@ import {
   type SeenRequest,
   startProtocolServer,
 } from '../helpers/protocol-server.ts';
+import { sobIn } from '../kit/cli.ts';
 
-const ROOT = join(import.meta.dirname, '../..');
 const tmp = mkdtempSync(join(tmpdir(), 'sob-quality-'));
 let server: ProtocolServer;
 let script: (r: SeenRequest) => Outcome = () => ({ kind: 'answer', text: '{}' });
@@ -84,21 +83,9 @@ const answerText = (a: Answer) =>
   });
 const answer = (a: Answer): Outcome => ({ kind: 'answer', text: answerText(a) });
 
+/** `sob <args>` in this process (test/kit/cli.ts), with a made-up key. */
 function sob(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin/sob.js'), ...args], {
-      env: { ...process.env, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: '' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return sobIn(args, { env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: '' } });
 }
 const judgeArgs = (records: string, out: string, ...more: string[]) => [
   'judge',

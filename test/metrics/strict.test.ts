@@ -1,5 +1,5 @@
 /**
- * The strict profile: each fix of SPEC.md's list, shown against the sob profile on the same input.
+ * The strict profile: each fix of docs/scoring.md's list, shown against the sob profile on the same input.
  */
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * Each trap of SPEC.md's `sob` profile, pinned with numbers. Every case here fails on the naive
+ * Each trap of docs/scoring.md's `sob` profile, pinned with numbers. Every case here fails on the naive
  * implementation (JSON.parse numbers, JS equality, ASCII \b, JS number formatting, recursion).
  */
 import assert from 'node:assert/strict';

@@ -10,9 +10,10 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { holm, pairedBootstrap } from '../../metrics/compare.ts';
 import { comparePair, loadModelRows, pairwiseMatrix, wrapName } from '../../src/report/compare.ts';
+import { needsData, sharedData } from '../kit/shared-data.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
-const IMAGE = join(ROOT, '../shared/data/sob/evaluation/image');
+const IMAGE = sharedData('sob/evaluation/image');
 
 function weightedMean(model: string, key: string): number {
   const s = JSON.parse(readFileSync(join(IMAGE, model, 'eval_summary.json'), 'utf8')) as {
@@ -21,7 +22,9 @@ function weightedMean(model: string, key: string): number {
   return s.summary.overall_weighted.metrics[key].mean;
 }
 
-test('phi-4 vs gpt-oss on the 209 image records: the interval contains the observed difference', async () => {
+test('phi-4 vs gpt-oss on the 209 image records: the interval contains the observed difference', {
+  skip: needsData('sob'),
+}, async () => {
   const a = await loadModelRows(join(IMAGE, 'phi-4'));
   const b = await loadModelRows(join(IMAGE, 'gpt-oss'));
   const res = comparePair(a, b, 2000, 42);
@@ -43,7 +46,9 @@ test('phi-4 vs gpt-oss on the 209 image records: the interval contains the obser
   assert.ok(res[0].pValue < 0.001);
 });
 
-test('identical inputs give a difference of exactly 0, the interval [0, 0] and p = 1', async () => {
+test('identical inputs give a difference of exactly 0, the interval [0, 0] and p = 1', {
+  skip: needsData('sob'),
+}, async () => {
   const a = await loadModelRows(join(IMAGE, 'phi-4'));
   for (const r of comparePair(a, a, 500, 7)) {
     assert.equal(r.difference, 0);
@@ -75,7 +80,7 @@ test('Holm-Bonferroni on a hand-checked example', () => {
   assert.deepEqual(holm([]), []);
 });
 
-test('sob compare prints the table; usage errors exit 2', () => {
+test('sob compare prints the table; usage errors exit 2', { skip: needsData('sob') }, () => {
   const r = spawnSync(
     process.execPath,
     [join(ROOT, 'bin/sob.js'), 'compare', join(IMAGE, 'phi-4'), join(IMAGE, 'gpt-oss'), '--samples', '300'],

@@ -24,6 +24,7 @@ import { pyEquals } from '../../metrics/values.ts';
 import { readJsonl } from '../../src/core/jsonl.ts';
 import { buildLeaderboard, loadEvaluation, readDisplayNames } from '../../src/report/evaluation.ts';
 import { writeReport } from '../../src/report/html.ts';
+import { needsData } from '../kit/shared-data.ts';
 import { CHROMIUM, launchChromium, SOB, sob } from './run.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'sob-report-'));
@@ -31,7 +32,9 @@ after(() => rmSync(tmp, { recursive: true, force: true }));
 
 const MODELS = ['phi-4', 'gpt-oss', 'gemma-4-31b-it', 'claude-opus-4-6', 'claude-opus-4-7'];
 
-test('the report in headless Chromium: right numbers, a record diff on click, filters, no console errors', async (t) => {
+test('the report in headless Chromium: right numbers, a record diff on click, filters, no console errors', {
+  skip: needsData('sob'),
+}, async (t) => {
   if (!existsSync(CHROMIUM)) {
     t.skip('Debian chromium is not installed (apt-get install chromium): the browser test cannot run');
     return;
@@ -212,7 +215,9 @@ test('the report in headless Chromium: right numbers, a record diff on click, fi
   }
 });
 
-test('a diff budget keeps the report small: wrong answers are embedded first, the rest counted as left out', async () => {
+test('a diff budget keeps the report small: wrong answers are embedded first, the rest counted as left out', {
+  skip: needsData('sob'),
+}, async () => {
   const { buildReportData } = await import('../../src/report/html.ts');
   const evalDir = join(tmp, 'budget');
   cpSync(join(SOB, 'evaluation/image/phi-4'), join(evalDir, 'image/phi-4'), { recursive: true });
@@ -241,7 +246,9 @@ test('a diff budget keeps the report small: wrong answers are embedded first, th
     if (Array.isArray(v)) assert.ok(!correct.has(k), k);
 });
 
-test('long questions and contexts are cut for display, and "show all" shows the whole text', async (t) => {
+test('long questions and contexts are cut for display, and "show all" shows the whole text', {
+  skip: needsData('sob'),
+}, async (t) => {
   if (!existsSync(CHROMIUM)) {
     t.skip('Debian chromium is not installed (apt-get install chromium): the browser test cannot run');
     return;

@@ -4,15 +4,23 @@
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { BIN, ensureBuilt, sobIn } from '../kit/cli.ts';
+import { sharedData } from '../kit/shared-data.ts';
 
-export const ROOT = join(import.meta.dirname, '../..');
-export const SOB = join(ROOT, '../shared/data/sob');
+export { ROOT } from '../kit/cli.ts';
+export const SOB = sharedData('sob');
 export const CHROMIUM = '/usr/bin/chromium';
 
 /** Runs `sob <args>` and returns its status, stdout and stderr. */
 export function sob(...args: string[]) {
-  return spawnSync(process.execPath, [join(ROOT, 'bin/sob.js'), ...args], { encoding: 'utf8' });
+  ensureBuilt();
+  return spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8' });
+}
+
+/** `sob <args>` in this process (test/kit/cli.ts), its result in `sob`'s shape. */
+export async function sobInProcess(...args: string[]) {
+  const r = await sobIn(args);
+  return { status: r.code, stdout: r.stdout, stderr: r.stderr };
 }
 
 /** The data a report.html embeds (`<script id="sob-data">`). */

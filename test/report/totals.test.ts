@@ -8,7 +8,8 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { reportData, SOB, sob } from './run.ts';
+import { needsData } from '../kit/shared-data.ts';
+import { reportData, SOB, sobInProcess as sob } from './run.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'sob-totals-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -27,8 +28,8 @@ interface Row {
   benchmark_totals: Record<string, Totals>;
 }
 
-function board(dir: string, ...flags: string[]): { rows: Row[]; stderr: string } {
-  const r = sob('leaderboard', dir, '--format', 'json', ...flags);
+async function board(dir: string, ...flags: string[]): Promise<{ rows: Row[]; stderr: string }> {
+  const r = await sob('leaderboard', dir, '--format', 'json', ...flags);
   assert.equal(r.status, 0, r.stderr);
   return { rows: JSON.parse(r.stdout) as Row[], stderr: r.stderr };
 }
@@ -36,9 +37,10 @@ function board(dir: string, ...flags: string[]): { rows: Row[]; stderr: string }
 const IMAGE_ONLY = join(tmp, 'image-only');
 const SUBSET = join(tmp, 'subset');
 
-before(() => {
+before(async () => {
+  if (needsData('sob')) return;
   // The user's workflow: score only the image files of two SOB models.
-  const r = sob(
+  const r = await sob(
     'score',
     join(SOB, 'images_responses/response_phi-4_image.jsonl'),
     join(SOB, 'images_responses/response_gpt-oss_image.jsonl'),
@@ -52,7 +54,7 @@ before(() => {
   const lines = readFileSync(join(SOB, 'images_responses/response_phi-4_image.jsonl'), 'utf8').split('\n');
   mkdirSync(join(tmp, 'files'), { recursive: true });
   writeFileSync(join(tmp, 'files/response_mine_image.jsonl'), `${lines.slice(0, 50).join('\n')}\n`);
-  const s = sob(
+  const s = await sob(
     'score',
     join(tmp, 'files/response_mine_image.jsonl'),
     '--out',
@@ -63,8 +65,10 @@ before(() => {
   assert.equal(s.status, 0, s.stderr);
 });
 
-test('scoring only the image files: coverage 1 over the image set, not 0.039 of SOB; the origin is stated', () => {
-  const { rows, stderr } = board(IMAGE_ONLY);
+test('scoring only the image files: coverage 1 over the image set, not 0.039 of SOB; the origin is stated', {
+  skip: needsData('sob'),
+}, async () => {
+  const { rows, stderr } = await board(IMAGE_ONLY);
   assert.equal(rows.length, 2);
   const phi = rows.find((r) => r.model === 'phi-4')!;
   assert.equal(phi.coverage, 1);
@@ -80,30 +84,35 @@ test('scoring only the image files: coverage 1 over the image set, not 0.039 of 
   );
 
   // Asked for the official totals: the old numbers, said aloud.
-  const asked = board(IMAGE_ONLY, '--benchmark-totals', 'sob').rows.find((r) => r.model === 'phi-4')!;
+  const asked = (await board(IMAGE_ONLY, '--benchmark-totals', 'sob')).rows.find((r) => r.model === 'phi-4')!;
   assert.equal(asked.coverage, 209 / 5324);
   assert.equal(asked.overall.toFixed(3), '0.027');
   assert.deepEqual(asked.benchmark_totals.text, { records: 5000, weight: 13054, origin: 'sob' });
 
   // Every format states the origin.
-  const table = sob('leaderboard', IMAGE_ONLY);
+  const table = await sob('leaderboard', IMAGE_ONLY);
   assert.match(
     table.stdout,
     /Benchmark totals \(coverage denominators, source weights W\): text 0 records, W 0 \(records\); image 209 records, W 602 \(sob\); audio 0 records, W 0 \(records\)/,
   );
-  const md = sob('leaderboard', IMAGE_ONLY, '--format', 'md');
+  const md = await sob('leaderboard', IMAGE_ONLY, '--format', 'md');
   assert.match(md.stdout, /\n\nBenchmark totals .*image 209 records, W 602 \(sob\)/);
-  const csv = sob('leaderboard', IMAGE_ONLY, '--format', 'csv').stdout.split('\n');
+  const csv = (await sob('leaderboard', IMAGE_ONLY, '--format', 'csv')).stdout.split('\n');
   const head = csv[0].split(',');
   const phiCsv = csv.find((l) => l.includes(',phi-4,'))!.split(',');
   assert.equal(phiCsv[head.indexOf('benchmark_records')], '209');
   assert.match(csv[1], /text 0 records, W 0 \(records\); image 209 records, W 602 \(sob\)/);
-  assert.equal(sob('leaderboard', IMAGE_ONLY, '--benchmark-totals', 'sob', '--manifest', 'x.json').status, 2);
+  assert.equal(
+    (await sob('leaderboard', IMAGE_ONLY, '--benchmark-totals', 'sob', '--manifest', 'x.json')).status,
+    2,
+  );
 });
 
-test('the report states the totals and their origin, with the same Overall', () => {
+test('the report states the totals and their origin, with the same Overall', {
+  skip: needsData('sob'),
+}, async () => {
   const out = join(tmp, 'image-only.html');
-  const r = sob('report', IMAGE_ONLY, '--out', out, '--samples', '20');
+  const r = await sob('report', IMAGE_ONLY, '--out', out, '--samples', '20');
   assert.equal(r.status, 0, r.stderr);
   const data = reportData<{
     totals: { records: Record<string, number>; origin: Record<string, string>; note: Record<string, string> };
@@ -115,8 +124,10 @@ test('the report states the totals and their origin, with the same Overall', () 
   assert.equal(data.leaderboard.find((x) => x.model === 'phi-4')!.coverage, 1);
 });
 
-test('a subset of SOB is not SOB: totals from the records present, or from a manifest when there is one', () => {
-  const { rows } = board(SUBSET);
+test('a subset of SOB is not SOB: totals from the records present, or from a manifest when there is one', {
+  skip: needsData('sob'),
+}, async () => {
+  const { rows } = await board(SUBSET);
   assert.deepEqual(rows[0].benchmark_totals.image.records, 50);
   assert.equal(rows[0].benchmark_totals.image.origin, 'records');
   assert.equal(rows[0].coverage, 1);
@@ -135,7 +146,7 @@ test('a subset of SOB is not SOB: totals from the records present, or from a man
     join(evalDir, 'benchmark/manifest.json'),
     JSON.stringify({ sources: { text: { records: 0, weight: 0 }, image: { records: 100, weight: 250 } } }),
   );
-  const m = board(join(evalDir, 'evaluation')).rows[0];
+  const m = (await board(join(evalDir, 'evaluation'))).rows[0];
   assert.deepEqual(m.benchmark_totals.image, {
     records: 100,
     weight: 250,
@@ -144,7 +155,10 @@ test('a subset of SOB is not SOB: totals from the records present, or from a man
   assert.equal(m.coverage, 0.5);
   assert.equal(m.overall, m.overall_raw * 0.5);
   // --benchmark-totals records ignores the manifest.
-  assert.equal(board(join(evalDir, 'evaluation'), '--benchmark-totals', 'records').rows[0].coverage, 1);
+  assert.equal(
+    (await board(join(evalDir, 'evaluation'), '--benchmark-totals', 'records')).rows[0].coverage,
+    1,
+  );
   // A run directory: the manifest beside the benchmark its run manifest names.
   const run = join(tmp, 'run');
   cpSync(SUBSET, join(run, 'evaluation'), { recursive: true });
@@ -161,13 +175,15 @@ test('a subset of SOB is not SOB: totals from the records present, or from a man
       benchmark: { path: join(tmp, 'bench/records.jsonl'), sha256: 'x' },
     }),
   );
-  const byRun = board(join(run, 'evaluation')).rows[0];
+  const byRun = (await board(join(run, 'evaluation'))).rows[0];
   assert.equal(byRun.coverage, 0.25);
   assert.match(byRun.benchmark_totals.image.origin, /^manifest:.*bench\/manifest\.json$/);
 });
 
-test('the released SOB folder is recognised: every source at the SOB constants, Phi-4 at 5209/5324', () => {
-  const { rows, stderr } = board(join(SOB, 'evaluation'));
+test('the released SOB folder is recognised: every source at the SOB constants, Phi-4 at 5209/5324', {
+  skip: needsData('sob'),
+}, async () => {
+  const { rows, stderr } = await board(join(SOB, 'evaluation'));
   const phi = rows.find((r) => r.display_name === 'Phi-4')!;
   assert.equal(phi.coverage, 5209 / 5324);
   assert.equal(phi.overall.toFixed(3), '0.831');
@@ -185,6 +201,6 @@ test('the released SOB folder is recognised: every source at the SOB constants, 
     s.response_file = `mine/response_${model}.jsonl`;
     writeFileSync(join(copy, 'text', model, 'eval_summary.json'), JSON.stringify(s));
   }
-  const t = board(copy).rows[0].benchmark_totals.text;
+  const t = (await board(copy)).rows[0].benchmark_totals.text;
   assert.deepEqual(t, { records: 5000, weight: 10000, origin: 'summaries' });
 });

@@ -20,13 +20,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { pairedBootstrap } from '../../metrics/compare.ts';
-import { reportData, SOB, sob } from './run.ts';
+import { needsData } from '../kit/shared-data.ts';
+import { reportData, SOB, sobInProcess as sob } from './run.ts';
 
 const IMAGE = join(SOB, 'evaluation/image');
 const tmp = mkdtempSync(join(tmpdir(), 'sob-unscored-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-test('sob report on an unscored run directory scores it, then reports it', () => {
+test('sob report on an unscored run directory scores it, then reports it', {
+  skip: needsData('sob'),
+}, async () => {
   // A run directory as sob run leaves it: manifest.json and 20 answers, no evaluation/.
   const run = join(tmp, 'run');
   mkdirSync(run);
@@ -47,7 +50,7 @@ test('sob report on an unscored run directory scores it, then reports it', () =>
       benchmark: { path: join(tmp, 'none.jsonl') },
     }),
   );
-  const r = sob('report', run, '--samples', '20');
+  const r = await sob('report', run, '--samples', '20');
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stderr, /not scored yet; scoring 1 response file first \(strict profile/);
   const summary = join(run, 'evaluation/image/openai_mine/eval_summary.json');
@@ -69,14 +72,14 @@ test('sob report on an unscored run directory scores it, then reports it', () =>
 
   // Scored now: a second report does not score again; new answers since are named.
   const before = statSync(summary).mtimeMs;
-  const again = sob('report', run, '--samples', '20');
+  const again = await sob('report', run, '--samples', '20');
   assert.equal(again.status, 0, again.stderr);
   assert.doesNotMatch(again.stderr, /not scored yet/);
   assert.equal(statSync(summary).mtimeMs, before);
   appendFileSync(join(run, 'responses.jsonl'), '\n');
   const later = Date.now() / 1000 + 5;
   spawnSync('touch', ['-d', `@${later}`, join(run, 'responses.jsonl')]);
-  const stale = sob('report', run, '--samples', '20');
+  const stale = await sob('report', run, '--samples', '20');
   assert.equal(stale.status, 0, stale.stderr);
   assert.match(
     stale.stderr,
@@ -85,7 +88,9 @@ test('sob report on an unscored run directory scores it, then reports it', () =>
   assert.ok(existsSync(join(run, 'report.html')));
 });
 
-test('compare --all: a pair with no common records is out of the matrix and of the Holm correction', () => {
+test('compare --all: a pair with no common records is out of the matrix and of the Holm correction', {
+  skip: needsData('sob'),
+}, async () => {
   const ev = join(tmp, 'evaluation');
   for (const m of ['phi-4', 'gemini-2.5-pro'])
     cpSync(join(IMAGE, m), join(ev, 'image', m), { recursive: true });
@@ -99,7 +104,7 @@ test('compare --all: a pair with no common records is out of the matrix and of t
       '"record_id": "x-',
     ),
   );
-  const r = sob('compare', ev, '--all', '--modality', 'image', '--samples', '1000', '--format', 'json');
+  const r = await sob('compare', ev, '--all', '--modality', 'image', '--samples', '1000', '--format', 'json');
   assert.equal(r.status, 0, r.stderr);
   const m = JSON.parse(r.stdout) as {
     models: string[];
@@ -121,7 +126,7 @@ test('compare --all: a pair with no common records is out of the matrix and of t
   // One test: the adjusted p is the p itself (three tests would have made it 3p).
   assert.equal(pair.pHolm, pair.pValue);
   assert.match(r.stderr, /gemini-2\.5-pro and other: no common records/);
-  const table = sob('compare', ev, '--all', '--modality', 'image', '--samples', '200');
+  const table = await sob('compare', ev, '--all', '--modality', 'image', '--samples', '200');
   assert.match(table.stdout, /Holm-Bonferroni correction over 1 pair\n/);
   assert.match(table.stdout, /\n\s*other\s+n\/c\s+-\s+n\/c/);
   assert.match(
@@ -130,7 +135,7 @@ test('compare --all: a pair with no common records is out of the matrix and of t
   );
 
   const out = join(tmp, 'cmp.html');
-  assert.equal(sob('report', ev, '--out', out, '--samples', '200').status, 0);
+  assert.equal((await sob('report', ev, '--out', out, '--samples', '200')).status, 0);
   const data = reportData(out) as { matrix: { noCommon: number[][]; diff: unknown[][] } };
   assert.deepEqual(data.matrix.noCommon, [
     [0, 1],
@@ -138,11 +143,13 @@ test('compare --all: a pair with no common records is out of the matrix and of t
   ]);
 });
 
-test('identical inputs give a difference of 0 and p = 1 on every metric', () => {
+test('identical inputs give a difference of 0 and p = 1 on every metric', {
+  skip: needsData('sob'),
+}, async () => {
   const ev = join(tmp, 'same');
   cpSync(join(IMAGE, 'phi-4'), join(ev, 'image/a'), { recursive: true });
   cpSync(join(IMAGE, 'phi-4'), join(ev, 'image/b'), { recursive: true });
-  const r = sob('compare', join(ev, 'image/a'), join(ev, 'image/b'), '--format', 'json');
+  const r = await sob('compare', join(ev, 'image/a'), join(ev, 'image/b'), '--format', 'json');
   assert.equal(r.status, 0, r.stderr);
   const res = JSON.parse(r.stdout) as { results: { n: number; difference: number; pValue: number }[] };
   assert.equal(res.results.length, 7);

@@ -5,12 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { explainRow } from '../../src/report/explain.ts';
 import { shortName, shortNames } from '../../src/report/names.ts';
-
-const ROOT = join(import.meta.dirname, '../..');
+import { needsData, sharedData } from '../kit/shared-data.ts';
 
 test('coverage_gate: 0.3086 reads "coverage gate 0.31: structure F1 0.50 below 0.90 for image"', () => {
   const image = explainRow(
@@ -56,14 +54,17 @@ test('sob_quirks come back as [path, quirk, note], counted in the explanation', 
   assert.equal(r.why, "the sob profile's quirks decided 2 leaf scores (listed below)");
 });
 
-test('short names: at most 12 characters, distinct, the two Claude-Opus columns apart', () => {
+test('short names: at most 12 characters, distinct, the two Claude-Opus columns apart', {
+  skip: needsData('sob'),
+}, () => {
   assert.equal(shortName('Claude-Opus-4.6', 12), 'Claude-O-4.6');
   assert.equal(shortName('Gemini-3-Flash-Preview', 12), 'Gemini-3-F-P');
   assert.equal(shortName('Phi-4', 12), 'Phi-4');
   const names = Object.entries(
-    JSON.parse(
-      readFileSync(join(ROOT, '../shared/data/sob/evaluation/display_names.json'), 'utf8'),
-    ) as Record<string, string>,
+    JSON.parse(readFileSync(sharedData('sob/evaluation/display_names.json'), 'utf8')) as Record<
+      string,
+      string
+    >,
   )
     .filter(([k]) => !k.startsWith('_'))
     .map(([, v]) => v);

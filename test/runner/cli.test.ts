@@ -19,9 +19,10 @@ import {
   type SeenRequest,
   startProtocolServer,
 } from '../helpers/protocol-server.ts';
+import { needsData, sharedData } from '../kit/shared-data.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
-const SOB = join(ROOT, '../shared/data/sob');
+const SOB = sharedData('sob');
 const PHI4 = join(SOB, 'images_responses/response_phi-4_image.jsonl');
 const KEY = 'sk-cli-test-key-77c1';
 
@@ -262,7 +263,9 @@ test('a bad key: exit 1 with one clear line naming the variable; no key at all: 
   assert.equal(server.total, before);
 });
 
-test('all 209 SOB image records through sob run against the local server, then scored: the reference means for phi-4', async () => {
+test('all 209 SOB image records through sob run against the local server, then scored: the reference means for phi-4', {
+  skip: needsData('sob'),
+}, async () => {
   const { file, answers } = sobBenchmark();
   const tpl = join(tmp, 'tpl.txt');
   writeFileSync(tpl, '[rid:{{record_id}}]\n{{context}}\n\n{{question}}\n\n{{schema}}');
@@ -368,7 +371,9 @@ test('baseline:gold over a small benchmark scores Value Accuracy 1 and Perfect R
   );
 });
 
-test('on the 209 SOB image records: gold scores Value Accuracy 1 wherever the ground truth fits its schema; skeleton passes every schema with near-zero Value Accuracy', async () => {
+test('on the 209 SOB image records: gold scores Value Accuracy 1 wherever the ground truth fits its schema; skeleton passes every schema with near-zero Value Accuracy', {
+  skip: needsData('sob'),
+}, async () => {
   const { file } = sobBenchmark();
   const results: Record<string, { id: string; va: number; pass: number }[]> = {};
   for (const model of ['baseline:gold', 'baseline:skeleton']) {

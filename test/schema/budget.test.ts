@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { BudgetedWorker } from '../../src/core/budget.ts';
-import { VALIDATE_TASK, type ValidateJob, type ValidateResult } from '../../src/core/validate-task.ts';
+import { VALIDATE_TASK, type ValidateJob, type ValidateResult } from './validate-task.ts';
 
 test('a catastrophic pattern is stopped at the budget; the next answer is validated', async () => {
   const w = new BudgetedWorker<ValidateJob, ValidateResult>({ module: VALIDATE_TASK, timeoutMs: 1500 });

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { complianceOfRecord, parseAnswerText, type RecordCompliance } from '../../metrics/compliance.ts';
 import { compileSchema, localRemotes, type ValidatorOptions } from '../../src/core/validator.ts';
+import { needsData } from '../kit/shared-data.ts';
 import { SUITE } from './suite-runner.ts';
 
 function check(schema: unknown, answer: unknown, opts: ValidatorOptions = {}): RecordCompliance {
@@ -188,7 +189,9 @@ test('unevaluatedProperties makes its subschema one constraint (2020-12)', () =>
   );
 });
 
-test('remote $refs resolve from the local folder only, never the network', () => {
+test('remote $refs resolve from the local folder only, never the network', {
+  skip: needsData('json-schema-test-suite'),
+}, () => {
   const remotes = localRemotes(join(SUITE, 'remotes'), 'http://localhost:1234/');
   const c = check({ $ref: 'http://localhost:1234/integer.json' }, 'x', { remotes });
   assert.equal(c.schema_compiles, true);

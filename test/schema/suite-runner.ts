@@ -7,8 +7,9 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkAnswer } from '../../src/core/constraints.ts';
 import { compileSchema, type Dialect, localRemotes } from '../../src/core/validator.ts';
+import { sharedData } from '../kit/shared-data.ts';
 
-export const SUITE = join(import.meta.dirname, '../../../shared/data/json-schema-test-suite');
+export const SUITE = sharedData('json-schema-test-suite');
 export const DRAFTS: [string, Dialect][] = [
   ['draft4', 'draft-04'],
   ['draft7', 'draft-07'],

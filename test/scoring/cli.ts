@@ -1,25 +1,20 @@
 /** Shared by the scoring tests: run the real `sob` command, build response lines, read outputs. */
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { BIN, type SobResult, sobIn, sobSync } from '../kit/cli.ts';
 
-export const ROOT = join(import.meta.dirname, '../..');
-export const SOB = join(ROOT, 'bin/sob.js');
+export { ROOT } from '../kit/cli.ts';
+export const SOB = BIN;
+export type { SobResult };
 
-export interface SobResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
+/** `sob <args>` in a child process in `cwd`, without provider keys. */
+export function sob(args: string[], cwd: string, timeoutMs = 120_000): SobResult {
+  return sobSync(args, { cwd, timeoutMs, env: { OPENAI_API_KEY: '', GEMINI_API_KEY: '' } });
 }
 
-export function sob(args: string[], cwd: string, timeoutMs = 120_000): SobResult {
-  const r = spawnSync(process.execPath, [SOB, ...args], {
-    encoding: 'utf8',
-    timeout: timeoutMs,
-    cwd,
-    env: { ...process.env, OPENAI_API_KEY: '', GEMINI_API_KEY: '' },
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+/** `sob <args>` in this process in `cwd`, without provider keys (test/kit/cli.ts). */
+export function sobInProcess(args: string[], cwd: string): Promise<SobResult> {
+  return sobIn(args, { cwd, env: { OPENAI_API_KEY: '', GEMINI_API_KEY: '' } });
 }
 
 export const SCHEMA = {

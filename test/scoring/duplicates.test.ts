@@ -10,25 +10,28 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { readOut, sob } from './cli.ts';
+import { needsData, sharedData } from '../kit/shared-data.ts';
+import { readOut, sobInProcess as sob } from './cli.ts';
 
-const SOURCE = join(
-  import.meta.dirname,
-  '../../../shared/data/sob/images_responses/response_Qwen3-30B-A3B-Instruct-2507_image.jsonl',
-);
+const SOURCE = sharedData('sob/images_responses/response_Qwen3-30B-A3B-Instruct-2507_image.jsonl');
 const tmp = mkdtempSync(join(tmpdir(), 'sob-dups-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-const lines = readFileSync(SOURCE, 'utf8').trim().split('\n');
+const SKIP = needsData('sob');
+const lines = SKIP ? [] : readFileSync(SOURCE, 'utf8').trim().split('\n');
 let best: string[] = [];
 const padded = join(tmp, 'padded', 'response_padded_image.jsonl');
 const distinct = join(tmp, 'distinct', 'response_padded_image.jsonl');
 const bench = join(tmp, 'bench', 'records.jsonl');
 
-before(() => {
+before(async () => {
+  if (SKIP) return;
   // The 22 best answers (strict Value Accuracy) of one SOB model, then repeated to 209 lines.
   const out = join(tmp, 'all');
-  const r = sob(['score', SOURCE, '--out', out, '--profile', 'strict', '--bootstrap-samples', '0'], tmp);
+  const r = await sob(
+    ['score', SOURCE, '--out', out, '--profile', 'strict', '--bootstrap-samples', '0'],
+    tmp,
+  );
   assert.equal(r.code, 0, r.stderr);
   const rows = readOut(out, 'image', 'Qwen3-30B-A3B-Instruct-2507').rows;
   const order = rows
@@ -60,16 +63,22 @@ before(() => {
 const metric = (s: ReturnType<typeof readOut>['summary'], k: string, w = false) =>
   (w ? s.summary.overall_weighted : s.summary.overall).metrics[k].mean;
 
-test('the padded file (22 best answers repeated to 209 lines): duplicates reported, strict scores the 22', () => {
+test('the padded file (22 best answers repeated to 209 lines): duplicates reported, strict scores the 22', {
+  skip: SKIP,
+}, async () => {
   const ref = join(tmp, 'out-distinct');
   assert.equal(
-    sob(['score', distinct, '--out', ref, '--profile', 'strict', '--bootstrap-samples', '0'], tmp).code,
+    (await sob(['score', distinct, '--out', ref, '--profile', 'strict', '--bootstrap-samples', '0'], tmp))
+      .code,
     0,
   );
   const expected = readOut(ref, 'image', 'padded').summary;
 
   const out = join(tmp, 'out-strict');
-  const r = sob(['score', padded, '--out', out, '--profile', 'strict', '--bootstrap-samples', '0'], tmp);
+  const r = await sob(
+    ['score', padded, '--out', out, '--profile', 'strict', '--bootstrap-samples', '0'],
+    tmp,
+  );
   assert.equal(r.code, 0, r.stderr);
   assert.match(
     r.stderr,
@@ -87,9 +96,11 @@ test('the padded file (22 best answers repeated to 209 lines): duplicates report
   assert.ok(metric(summary, 'leaf_value_em') > 0.5);
 });
 
-test('the sob profile scores every line, as the reference does, and counts the repeats', () => {
+test('the sob profile scores every line, as the reference does, and counts the repeats', {
+  skip: SKIP,
+}, async () => {
   const out = join(tmp, 'out-sob');
-  const r = sob(['score', padded, '--out', out, '--bootstrap-samples', '0'], tmp);
+  const r = await sob(['score', padded, '--out', out, '--bootstrap-samples', '0'], tmp);
   assert.equal(r.code, 0, r.stderr);
   assert.match(
     r.stderr,
@@ -101,12 +112,14 @@ test('the sob profile scores every line, as the reference does, and counts the r
   assert.equal(summary.data_quality.distinct_record_ids, 22);
 });
 
-test('--benchmark: records without an answer and answers the benchmark lacks are reported', () => {
+test('--benchmark: records without an answer and answers the benchmark lacks are reported', {
+  skip: SKIP,
+}, async () => {
   const out = join(tmp, 'out-bench');
   const extra = join(tmp, 'padded', 'response_extra_image.jsonl');
   const stranger = best[0].replace(/"record_id": "[^"]*"/, '"record_id": "not-in-the-benchmark"');
   writeFileSync(extra, `${best.join('\n')}\n${stranger}\n`);
-  const r = sob(
+  const r = await sob(
     ['score', extra, '--out', out, '--profile', 'strict', '--bootstrap-samples', '0', '--benchmark', bench],
     tmp,
   );
@@ -130,7 +143,9 @@ test('--benchmark: records without an answer and answers the benchmark lacks are
   assert.deepEqual(ids.unknown_ids, ['not-in-the-benchmark']);
 });
 
-test('--benchmark: the ground truth comes from the benchmark, not from the response file', () => {
+test('--benchmark: the ground truth comes from the benchmark, not from the response file', {
+  skip: SKIP,
+}, async () => {
   // The first 30 answers (good and bad), each "ground truth" replaced by the answer itself.
   const first = lines.slice(0, 30);
   const honestFile = join(tmp, 'distinct', 'response_first_image.jsonl');
@@ -148,11 +163,14 @@ test('--benchmark: the ground truth comes from the benchmark, not from the respo
   );
   const args = ['--profile', 'strict', '--bootstrap-samples', '0'];
   const alone = join(tmp, 'out-forged');
-  assert.equal(sob(['score', forged, '--out', alone, ...args], tmp).code, 0);
+  assert.equal((await sob(['score', forged, '--out', alone, ...args], tmp)).code, 0);
   const withBench = join(tmp, 'out-forged-bench');
-  assert.equal(sob(['score', forged, '--out', withBench, ...args, '--benchmark', bench], tmp).code, 0);
+  assert.equal(
+    (await sob(['score', forged, '--out', withBench, ...args, '--benchmark', bench], tmp)).code,
+    0,
+  );
   const honest = join(tmp, 'out-honest');
-  assert.equal(sob(['score', honestFile, '--out', honest, ...args], tmp).code, 0);
+  assert.equal((await sob(['score', honestFile, '--out', honest, ...args], tmp)).code, 0);
   const va = (o: string, m: string) => metric(readOut(o, 'image', m).summary, 'leaf_value_em');
   // (not 1.000: answers that are not JSON fail the parse gate whatever the ground truth)
   assert.ok(
@@ -162,7 +180,9 @@ test('--benchmark: the ground truth comes from the benchmark, not from the respo
   assert.equal(va(withBench, 'forged'), va(honest, 'first'));
 });
 
-test('a run directory: its manifest names the benchmark; a missing answer is reported', () => {
+test('a run directory: its manifest names the benchmark; a missing answer is reported', {
+  skip: SKIP,
+}, async () => {
   const b = join(tmp, 'small', 'records.jsonl');
   mkdirSync(join(tmp, 'small'));
   const schema = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] };
@@ -179,9 +199,12 @@ test('a run directory: its manifest names the benchmark; a missing answer is rep
       .join('\n')}\n`,
   );
   const run = join(tmp, 'run');
-  const r = sob(['run', '--model', 'baseline:gold', '--benchmark', b, '--run-dir', run, '--limit', '3'], tmp);
+  const r = await sob(
+    ['run', '--model', 'baseline:gold', '--benchmark', b, '--run-dir', run, '--limit', '3'],
+    tmp,
+  );
   assert.equal(r.code, 0, r.stderr);
-  const scored = sob(['score', run, '--bootstrap-samples', '0'], tmp);
+  const scored = await sob(['score', run, '--bootstrap-samples', '0'], tmp);
   assert.equal(scored.code, 0, scored.stderr);
   let s = readOut(join(run, 'evaluation'), 'text', 'baseline_gold').summary;
   assert.equal(s.profile, 'strict');
@@ -200,7 +223,7 @@ test('a run directory: its manifest names the benchmark; a missing answer is rep
   const kept = readFileSync(responses, 'utf8').trim().split('\n').slice(0, 2);
   unlinkSync(responses);
   writeFileSync(responses, `${kept.join('\n')}\n`);
-  const again = sob(['score', run, '--bootstrap-samples', '0'], tmp);
+  const again = await sob(['score', run, '--bootstrap-samples', '0'], tmp);
   assert.equal(again.code, 0, again.stderr);
   assert.match(again.stderr, /1 of the benchmark's 3 text records have no answer \(r3\)/);
   s = readOut(join(run, 'evaluation'), 'text', 'baseline_gold').summary;

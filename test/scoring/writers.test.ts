@@ -21,7 +21,7 @@ import {
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { readOut, responseLine, SOB, sob } from './cli.ts';
+import { readOut, responseLine, SOB, sobInProcess as sob, sob as sobChild } from './cli.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'sob-writers-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -38,13 +38,13 @@ function dir(...parts: string[]): string {
   return d;
 }
 
-test('the same file name in two folders: one line naming both, nothing scored', () => {
+test('the same file name in two folders: one line naming both, nothing scored', async () => {
   const a = dir('same', 'a');
   const b = dir('same', 'b');
   writeFileSync(join(a, 'response_m_image.jsonl'), lines(3));
   writeFileSync(join(b, 'response_m_image.jsonl'), lines(5));
   const out = join(tmp, 'same', 'out');
-  const r = sob(['score', a, b, '--out', out, '--bootstrap-samples', '0'], tmp);
+  const r = await sob(['score', a, b, '--out', out, '--bootstrap-samples', '0'], tmp);
   assert.equal(r.code, 1);
   const errors = r.stderr.split('\n').filter((l) => l.startsWith('sob:'));
   assert.equal(errors.length, 1, r.stderr);
@@ -56,23 +56,23 @@ test('the same file name in two folders: one line naming both, nothing scored', 
   assert.equal(existsSync(join(out, 'image', 'm')), false);
 });
 
-test('a file given twice fails; names that only look alike (text vs image records) do not', () => {
+test('a file given twice fails; names that only look alike (text vs image records) do not', async () => {
   const d = dir('twice');
   const f = join(d, 'response_m_image.jsonl');
   writeFileSync(f, lines(2));
   const out = join(d, 'out');
-  const r = sob(['score', f, f, '--out', out, '--bootstrap-samples', '0'], tmp);
+  const r = await sob(['score', f, f, '--out', out, '--bootstrap-samples', '0'], tmp);
   assert.equal(r.code, 1);
   assert.match(r.stderr, /response_m_image\.jsonl is given twice/);
   // response_m.jsonl holds text records (text/m), response_m_image.jsonl image ones (image/m).
   writeFileSync(join(d, 'response_m.jsonl'), lines(4));
-  const ok = sob(['score', d, '--out', out, '--bootstrap-samples', '0'], tmp);
+  const ok = await sob(['score', d, '--out', out, '--bootstrap-samples', '0'], tmp);
   assert.equal(ok.code, 0, ok.stderr);
   assert.equal(readOut(out, 'text', 'm').summary.num_records, 4);
   assert.equal(readOut(out, 'image', 'm').summary.num_records, 2);
   // ...unless a record's own source sends it to the other one's folder.
   writeFileSync(join(d, 'response_m.jsonl'), lines(4, 'image'));
-  const clash = sob(['score', d, '--out', out, '--bootstrap-samples', '0'], tmp);
+  const clash = await sob(['score', d, '--out', out, '--bootstrap-samples', '0'], tmp);
   assert.equal(clash.code, 1);
   assert.match(
     clash.stderr,
@@ -81,14 +81,14 @@ test('a file given twice fails; names that only look alike (text vs image record
   assert.equal(readOut(out, 'image', 'm').summary.num_records, 2); // the folder as it was
 });
 
-test('two run directories of one model scored into one --out: one line, nothing scored', () => {
+test('two run directories of one model scored into one --out: one line, nothing scored', async () => {
   for (const run of ['run1', 'run2']) {
     const d = dir('runs', run);
     writeFileSync(join(d, 'manifest.json'), JSON.stringify({ model: 'openai:gpt-x', status: 'complete' }));
     writeFileSync(join(d, 'responses.jsonl'), lines(3, 'text'));
   }
   const out = join(tmp, 'runs-out');
-  const r = sob(['score', join(tmp, 'runs'), '--out', out, '--bootstrap-samples', '0'], tmp);
+  const r = await sob(['score', join(tmp, 'runs'), '--out', out, '--bootstrap-samples', '0'], tmp);
   assert.equal(r.code, 1);
   assert.match(
     r.stderr,
@@ -96,19 +96,19 @@ test('two run directories of one model scored into one --out: one line, nothing 
   );
   assert.equal(existsSync(join(out, 'text')), false);
   // Each into its own evaluation/ (no --out): fine.
-  const own = sob(['score', join(tmp, 'runs'), '--bootstrap-samples', '0'], tmp);
+  const own = await sob(['score', join(tmp, 'runs'), '--bootstrap-samples', '0'], tmp);
   assert.equal(own.code, 0, own.stderr);
   assert.equal(readOut(join(tmp, 'runs/run2/evaluation'), 'text', 'openai_gpt-x').rows.length, 3);
 });
 
-test('a folder another live sob process is writing is refused with one line, and left as it was', () => {
+test('a folder another live sob process is writing is refused with one line, and left as it was', async () => {
   const d = dir('locked');
   const f = join(d, 'response_m_image.jsonl');
   writeFileSync(f, lines(2));
   const out = join(d, 'out');
-  assert.equal(sob(['score', f, '--out', out, '--bootstrap-samples', '0'], tmp).code, 0);
+  assert.equal((await sobChild(['score', f, '--out', out, '--bootstrap-samples', '0'], tmp)).code, 0);
   const before = readFileSync(join(out, 'image/m/eval_summary.json'), 'utf8');
-  // This test process is alive: its lock is held.
+  // This test process is alive: its lock is held (so the runs here are child processes).
   const lock = join(out, 'image', '.m.lock');
   writeFileSync(
     lock,
@@ -120,12 +120,12 @@ test('a folder another live sob process is writing is refused with one line, and
     }),
   );
   writeFileSync(f, lines(7));
-  const r = sob(['score', f, '--out', out, '--bootstrap-samples', '0'], tmp);
+  const r = await sobChild(['score', f, '--out', out, '--bootstrap-samples', '0'], tmp);
   assert.equal(r.code, 1);
   assert.match(r.stderr, /evaluation folder m in .*image is in use by another sob process \(pid \d+/);
   assert.equal(readFileSync(join(out, 'image/m/eval_summary.json'), 'utf8'), before);
   rmSync(lock);
-  const again = sob(['score', f, '--out', out, '--bootstrap-samples', '0'], tmp);
+  const again = await sobChild(['score', f, '--out', out, '--bootstrap-samples', '0'], tmp);
   assert.equal(again.code, 0, again.stderr);
   assert.equal(readOut(out, 'image', 'm').rows.length, 7);
   assert.deepEqual(
@@ -161,7 +161,7 @@ test('two sob score processes into one --out at once never interleave: each fold
   assert.equal(new Set(rows.map((r) => r.record_id)).size, 3000);
 });
 
-test('symlinks planted in an evaluation folder are replaced, never written through', () => {
+test('symlinks planted in an evaluation folder are replaced, never written through', async () => {
   const d = dir('links');
   const f = join(d, 'response_m_image.jsonl');
   writeFileSync(f, lines(2));
@@ -174,7 +174,7 @@ test('symlinks planted in an evaluation folder are replaced, never written throu
   writeFileSync(outsideRows, 'KEEP ROWS');
   symlinkSync(outsideSummary, join(model, 'eval_summary.json'));
   symlinkSync(outsideRows, join(model, 'eval_records.jsonl'));
-  const r = sob(['score', f, '--out', out, '--bootstrap-samples', '0'], tmp);
+  const r = await sob(['score', f, '--out', out, '--bootstrap-samples', '0'], tmp);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(readFileSync(outsideSummary, 'utf8'), 'KEEP SUMMARY');
   assert.equal(readFileSync(outsideRows, 'utf8'), 'KEEP ROWS');
@@ -187,7 +187,7 @@ test('symlinks planted in an evaluation folder are replaced, never written throu
   writeFileSync(join(elsewhere, 'eval_summary.json'), 'KEEP');
   rmSync(model, { recursive: true });
   symlinkSync(elsewhere, model);
-  assert.equal(sob(['score', f, '--out', out, '--bootstrap-samples', '0'], tmp).code, 0);
+  assert.equal((await sob(['score', f, '--out', out, '--bootstrap-samples', '0'], tmp)).code, 0);
   assert.deepEqual(readdirSync(elsewhere), ['eval_summary.json']);
   assert.equal(readFileSync(join(elsewhere, 'eval_summary.json'), 'utf8'), 'KEEP');
   assert.equal(lstatSync(model).isDirectory(), true);
@@ -197,7 +197,7 @@ test('symlinks planted in an evaluation folder are replaced, never written throu
   mkdirSync(out2);
   const target = dir('links', 'modality-target');
   symlinkSync(target, join(out2, 'image'));
-  const refused = sob(['score', f, '--out', out2, '--bootstrap-samples', '0'], tmp);
+  const refused = await sob(['score', f, '--out', out2, '--bootstrap-samples', '0'], tmp);
   assert.equal(refused.code, 1);
   assert.match(refused.stderr, /refusing to write through a symbolic link: .*out2\/image/);
   assert.deepEqual(readdirSync(target), []);

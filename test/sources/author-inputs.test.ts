@@ -4,12 +4,12 @@
  * model is a scripted one on the local OpenAI-protocol server.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type ProtocolServer, type SeenRequest, startProtocolServer } from '../helpers/protocol-server.ts';
+import { sobIn } from '../kit/cli.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const EX = join(ROOT, 'sources/examples');
@@ -40,22 +40,9 @@ after(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
+/** `sob <args>` in this process (test/kit/cli.ts), in the test's folder, with a made-up key. */
 function sob(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin/sob.js'), ...args], {
-      cwd: tmp,
-      env: { ...process.env, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: '' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return sobIn(args, { cwd: tmp, env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: '' } });
 }
 
 const base = () => ['--base-url', server.openaiBaseUrl, '--retry-base-ms', '5'];

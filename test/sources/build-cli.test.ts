@@ -1,17 +1,20 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { sobIn } from '../kit/cli.ts';
+import { needsData, sharedData } from '../kit/shared-data.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const EX = join(ROOT, 'sources/examples');
 const dir = mkdtempSync(join(tmpdir(), 'sob-build-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-function sob(...args: string[]) {
-  return spawnSync(process.execPath, [join(ROOT, 'bin/sob.js'), ...args], { encoding: 'utf8', cwd: ROOT });
+/** `sob <args>` in this process (test/kit/cli.ts). */
+async function sob(...args: string[]) {
+  const r = await sobIn(args, { cwd: ROOT });
+  return { status: r.code, stdout: r.stdout, stderr: r.stderr };
 }
 
 interface Rec {
@@ -36,8 +39,8 @@ describe('sob build on the bundled example corpus', () => {
   const out = join(dir, 'bench', 'records.jsonl');
   const manifestFile = join(dir, 'bench', 'manifest.json');
 
-  test('text passages: 6 records, manifest text 6 / weight 15', () => {
-    const r = sob(
+  test('text passages: 6 records, manifest text 6 / weight 15', async () => {
+    const r = await sob(
       'build',
       'hotpotqa',
       join(EX, 'text/passages.json'),
@@ -53,8 +56,8 @@ describe('sob build on the bundled example corpus', () => {
     assert.equal(m.records, 6);
   });
 
-  test('the NXT meeting and the flat-row meeting append 4 audio records; manifest covers all 10', () => {
-    const a = sob(
+  test('the NXT meeting and the flat-row meeting append 4 audio records; manifest covers all 10', async () => {
+    const a = await sob(
       'build',
       'ami',
       join(EX, 'ami'),
@@ -66,7 +69,7 @@ describe('sob build on the bundled example corpus', () => {
     );
     assert.equal(a.status, 0, a.stderr);
     assert.match(a.stderr, /SOB01a: 18 utterances, 337 tokens \(ws-punct-v1\)/);
-    const b = sob(
+    const b = await sob(
       'build',
       'ami',
       join(EX, 'ami-rows/SOB02a.csv'),
@@ -108,8 +111,8 @@ describe('sob build on the bundled example corpus', () => {
     assert.equal(readFileSync(join(dir, 'bench', 'rejected.jsonl'), 'utf8'), '');
   });
 
-  test('appending the same records again rejects each as a duplicate and keeps the file intact', () => {
-    const r = sob(
+  test('appending the same records again rejects each as a duplicate and keeps the file intact', async () => {
+    const r = await sob(
       'build',
       'ami',
       join(EX, 'ami'),
@@ -129,9 +132,9 @@ describe('sob build on the bundled example corpus', () => {
     assert.deepEqual(JSON.parse(rejected[0]).reasons, ['duplicate record_id "ex-audio-SOB01a-actions"']);
   });
 
-  test("--upper writes the paper's upper-case transcripts", () => {
+  test("--upper writes the paper's upper-case transcripts", async () => {
     const o = join(dir, 'upper', 'records.jsonl');
-    const r = sob(
+    const r = await sob(
       'build',
       'ami',
       join(EX, 'ami-rows/SOB02a.csv'),
@@ -151,7 +154,7 @@ describe('sob build on the bundled example corpus', () => {
     assert.match(r.stdout, /^2 records written, 0 rejected, 0 warnings/);
   });
 
-  test('a warning is printed for an ungrounded value and a complexity mismatch, and the record is kept', () => {
+  test('a warning is printed for an ungrounded value and a complexity mismatch, and the record is kept', async () => {
     const ann = readFileSync(join(EX, 'ami-rows/annotations.jsonl'), 'utf8').trim().split('\n')[1];
     const a = JSON.parse(ann);
     a.ground_truth.venue = 'Town Hall';
@@ -159,7 +162,7 @@ describe('sob build on the bundled example corpus', () => {
     const file = join(dir, 'warn.jsonl');
     writeFileSync(file, `${JSON.stringify(a)}\n`);
     const o = join(dir, 'warn', 'records.jsonl');
-    const r = sob('build', 'ami', join(EX, 'ami-rows/SOB02a.csv'), '--annotations', file, '--out', o);
+    const r = await sob('build', 'ami', join(EX, 'ami-rows/SOB02a.csv'), '--annotations', file, '--out', o);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^1 records written, 0 rejected, 2 warnings/);
     assert.match(
@@ -174,8 +177,10 @@ describe('sob build on the bundled example corpus', () => {
     assert.deepEqual(m.sources.audio, { records: 1, weight: 3 });
   });
 
-  test('pdf: pages come from sources/pdf (pdfToTranscripts) and become image records', () => {
-    const pdf = join(ROOT, '../shared/data/olmocr-bench/pdfs/earnings.pdf');
+  test('pdf: pages come from sources/pdf (pdfToTranscripts) and become image records', {
+    skip: needsData('olmocr-bench'),
+  }, async () => {
+    const pdf = sharedData('olmocr-bench/pdfs/earnings.pdf');
     const ann = join(dir, 'pdf-ann.jsonl');
     const annotation = {
       source_id: 'earnings_pg1',
@@ -205,7 +210,7 @@ describe('sob build on the bundled example corpus', () => {
     };
     writeFileSync(ann, `${JSON.stringify(annotation)}\n`);
     const o = join(dir, 'pdf', 'records.jsonl');
-    const r = sob('build', 'pdf', pdf, '--annotations', ann, '--out', o);
+    const r = await sob('build', 'pdf', pdf, '--annotations', ann, '--out', o);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^1 records written, 0 rejected, 0 warnings/);
     const [rec] = records(o) as (Rec & { metadata: { page: number; source_pdf: string } })[];
@@ -218,22 +223,28 @@ describe('sob build on the bundled example corpus', () => {
     assert.deepEqual(m.sources.image, { records: 1, weight: 3 });
   });
 
-  test('usage errors exit 2: no --annotations, unknown kind, no --out', () => {
-    const noAnn = sob('build', 'hotpotqa', join(EX, 'text/passages.json'), '--out', join(dir, 'x.jsonl'));
+  test('usage errors exit 2: no --annotations, unknown kind, no --out', async () => {
+    const noAnn = await sob(
+      'build',
+      'hotpotqa',
+      join(EX, 'text/passages.json'),
+      '--out',
+      join(dir, 'x.jsonl'),
+    );
     assert.equal(noAnn.status, 2);
     assert.equal(
       noAnn.stderr,
       'sob: building from hotpotqa needs --annotations FILE (questions, schemas and ground truths per source id)\n',
     );
-    assert.equal(sob('build', 'wiki', 'x', '--out', 'y').status, 2);
-    assert.equal(sob('build', 'sob', 'x.jsonl').status, 2);
-    const help = sob('build', '--help');
+    assert.equal((await sob('build', 'wiki', 'x', '--out', 'y')).status, 2);
+    assert.equal((await sob('build', 'sob', 'x.jsonl')).status, 2);
+    const help = await sob('build', '--help');
     assert.equal(help.status, 0);
     assert.match(help.stdout, /Examples:\n {2}sob build hotpotqa/);
   });
 
-  test('a missing input is one clear line and exit 1', () => {
-    const r = sob(
+  test('a missing input is one clear line and exit 1', async () => {
+    const r = await sob(
       'build',
       'ami',
       join(dir, 'nope'),

@@ -129,7 +129,7 @@ describe('record checks', () => {
   });
 });
 
-describe('schema complexity (DESIGN.md rule) and property count', () => {
+describe('schema complexity (docs/design.md rule) and property count', () => {
   const obj = (properties: Record<string, unknown>) => ({ type: 'object', properties });
   test('easy: an object of scalars', () => {
     assert.equal(deriveComplexity(obj({ a: S, b: I, c: { type: ['string', 'null'] } })), 'easy');

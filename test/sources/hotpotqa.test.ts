@@ -7,11 +7,15 @@ import { joinAnnotations, loadAnnotations } from '../../sources/annotations.ts';
 import { checkRecord } from '../../sources/checks.ts';
 import { loadHotpotQA } from '../../sources/hotpotqa.ts';
 import { validateInstance } from '../../src/core/schema.ts';
+import { needsData, sharedData } from '../kit/shared-data.ts';
 
-const FILE = join(import.meta.dirname, '../../../shared/data/hotpotqa/hotpot_dev_distractor_v1.first53.json');
-const raw = JSON.parse(readFileSync(FILE, 'utf8')) as { _id: string; context: [string, string[]][] }[];
+const FILE = sharedData('hotpotqa/hotpot_dev_distractor_v1.first53.json');
+const raw = (needsData('hotpotqa') ? [] : JSON.parse(readFileSync(FILE, 'utf8'))) as {
+  _id: string;
+  context: [string, string[]][];
+}[];
 
-describe('HotpotQA distractor split from ../shared/data/hotpotqa', () => {
+describe('HotpotQA distractor split from ../shared/data/hotpotqa', { skip: needsData('hotpotqa') }, () => {
   const loaded = loadHotpotQA(FILE);
 
   test('all 53 records load, each with its ten paragraphs as "title: sentences"', () => {
@@ -107,7 +111,7 @@ describe('HotpotQA distractor split from ../shared/data/hotpotqa', () => {
   });
 });
 
-describe('HotpotQA as JSONL', () => {
+describe('HotpotQA as JSONL', { skip: needsData('hotpotqa') }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'sob-hotpot-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -22,8 +22,9 @@ import {
   runOcrTest,
   similarity,
 } from '../../sources/ocr-check.ts';
+import { needsData, sharedData } from '../kit/shared-data.ts';
 
-const DATA = join(import.meta.dirname, '../../../shared/data/olmocr-bench');
+const DATA = sharedData('olmocr-bench');
 
 function cps(s: string): number[] {
   return [...s].map((c) => c.codePointAt(0)!);
@@ -290,7 +291,7 @@ describe('reading dataset.jsonl', () => {
   });
 });
 
-describe('olmOCR-bench sample', () => {
+describe('olmOCR-bench sample', { skip: needsData('olmocr-bench') }, () => {
   test("olmOCR's own transcripts pass 59 of the 67 present/absent/order tests (0.881) and 17 of the 20 table tests", async () => {
     const loaded = await loadOcrTests(join(DATA, 'dataset.jsonl'));
     assert.equal(loaded.tests.length, 87);

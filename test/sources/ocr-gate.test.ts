@@ -8,9 +8,10 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { needsData, sharedData } from '../kit/shared-data.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
-const BENCH = join(ROOT, '../shared/data/olmocr-bench');
+const BENCH = sharedData('olmocr-bench');
 const tmp = mkdtempSync(join(tmpdir(), 'sob-gate-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -43,7 +44,9 @@ function build(extra: string[]) {
   );
 }
 
-test('a handwritten page below --min-ocr-pass 0.5 is dropped with its rate; a clean page is kept', () => {
+test('a handwritten page below --min-ocr-pass 0.5 is dropped with its rate; a clean page is kept', {
+  skip: needsData('olmocr-bench'),
+}, () => {
   mkdirSync(join(tmp, 'pdfs'));
   for (const f of ['earnings.pdf', 'mattsnotes.pdf'])
     copyFileSync(join(BENCH, 'pdfs', f), join(tmp, 'pdfs', f));
@@ -63,7 +66,7 @@ test('a handwritten page below --min-ocr-pass 0.5 is dropped with its rate; a cl
   );
 });
 
-test('--min-ocr-pass without --ocr-tests is a usage error', () => {
+test('--min-ocr-pass without --ocr-tests is a usage error', { skip: needsData('olmocr-bench') }, () => {
   const r = build(['--out', join(tmp, 'o2', 'records.jsonl'), '--min-ocr-pass', '0.5']);
   assert.equal(r.status, 2);
   assert.match(r.stderr, /--min-ocr-pass needs --ocr-tests/);

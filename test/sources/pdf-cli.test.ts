@@ -5,15 +5,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { sobAsync } from '../helpers/sob-async.ts';
+import { needsData, sharedData } from '../kit/shared-data.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
-const DATA = join(ROOT, '../shared/data/olmocr-bench');
+const DATA = sharedData('olmocr-bench');
 const tmp = mkdtempSync(join(tmpdir(), 'sob-ocr-cli-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
 const sob = (args: string[]) => sobAsync(args, ROOT, 110_000);
 
-describe('sob ocr', () => {
+describe('sob ocr', { skip: needsData('olmocr-bench') }, () => {
   test('writes one transcript per page and scores the tests of the PDFs it was given', async () => {
     const out = join(tmp, 'out');
     const r = await sob([

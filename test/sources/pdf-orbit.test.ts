@@ -24,8 +24,10 @@ import {
   type OcrCheckReport,
 } from '../../sources/ocr-check.ts';
 import { OcrEngine, type PageTranscript, pdfsToTranscripts } from '../../sources/pdf/index.ts';
+import { needsData, sharedData } from '../kit/shared-data.ts';
 
-const DATA = join(import.meta.dirname, '../../../shared/data/orbit-bench-en');
+const SKIP = needsData('orbit-bench-en');
+const DATA = sharedData('orbit-bench-en');
 const PDFS = join(DATA, 'pdfs');
 const cacheDir = mkdtempSync(join(tmpdir(), 'sob-orbit-test-'));
 const engine = new OcrEngine({ workers: availableParallelism(), cacheDir });
@@ -33,6 +35,7 @@ const pages = new Map<string, PageTranscript>();
 let report: OcrCheckReport;
 
 before(async () => {
+  if (SKIP) return;
   const files = readdirSync(PDFS)
     .filter((f) => f.endsWith('.pdf'))
     .sort();
@@ -57,7 +60,7 @@ after(async () => {
   rmSync(cacheDir, { recursive: true, force: true });
 });
 
-describe('orbit-bench-en through the PDF pipeline', () => {
+describe('orbit-bench-en through the PDF pipeline', { skip: SKIP }, () => {
   test('160 pages: 142 from their text layer, 17 with pictures of text (tesseract), 1 scan (both engines)', () => {
     assert.equal(pages.size, 160);
     const count = (f: (p: PageTranscript) => boolean) => [...pages.values()].filter(f).length;

@@ -17,8 +17,9 @@ import {
 } from '../../sources/ocr-check.ts';
 import { OcrEngine, type PageTranscript, pdfToTranscripts } from '../../sources/pdf/index.ts';
 import { DEFAULT_OCR_SETTINGS, OcrCache, OcrPool } from '../../sources/pdf/ocr.ts';
+import { needsData, sharedData } from '../kit/shared-data.ts';
 
-const DATA = join(import.meta.dirname, '../../../shared/data/olmocr-bench');
+const DATA = sharedData('olmocr-bench');
 const PDFS = join(DATA, 'pdfs');
 
 const cacheDir = mkdtempSync(join(tmpdir(), 'sob-pdf-test-'));
@@ -39,6 +40,7 @@ function allPdfs(dir: string, prefix = ''): string[] {
 }
 
 before(async () => {
+  if (needsData('olmocr-bench')) return;
   for (const pdf of allPdfs(PDFS)) transcripts.set(pdf, await pdfToTranscripts(join(PDFS, pdf), { engine }));
   const loaded = await loadOcrTests(join(DATA, 'dataset.jsonl'));
   report = checkTranscripts(
@@ -56,7 +58,7 @@ after(async () => {
   rmSync(cacheDir, { recursive: true, force: true });
 });
 
-describe('olmOCR-bench sample through pdfToTranscripts', () => {
+describe('olmOCR-bench sample through pdfToTranscripts', { skip: needsData('olmocr-bench') }, () => {
   test('21 PDFs give 23 page transcripts, one per page, in page order', () => {
     assert.equal(transcripts.size, 21);
     assert.deepEqual(

@@ -11,9 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { deriveComplexity } from '../../sources/checks.ts';
+import { needsData, sharedData } from '../kit/shared-data.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
-const JSB = join(ROOT, '../shared/data/jsonschemabench');
+const JSB = sharedData('jsonschemabench');
 const PROMPT = 'You need to generate a JSON object that matches the schema below.';
 const dir = mkdtempSync(join(tmpdir(), 'sob-schema-records-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -39,7 +40,9 @@ function records(file: string): SchemaRec[] {
     .map((l) => JSON.parse(l) as SchemaRec);
 }
 
-describe('sob build jsonschemabench on the 600 shared schemas', () => {
+describe('sob build jsonschemabench on the 600 shared schemas', {
+  skip: needsData('jsonschemabench'),
+}, () => {
   const out = join(dir, 'jsb', 'records.jsonl');
   const r = sob('build', 'jsonschemabench', JSB, '--out', out);
 
@@ -119,7 +122,7 @@ describe('sob build jsonschemabench on the 600 shared schemas', () => {
   });
 });
 
-describe("sob build schemas on a user's own schemas", () => {
+describe("sob build schemas on a user's own schemas", { skip: needsData('jsonschemabench') }, () => {
   const good = {
     type: 'object',
     properties: { name: { type: 'string' }, tags: { type: 'array', items: { type: 'string' } } },

@@ -5,19 +5,22 @@
  * "records written" and "benchmark now holds" lines always agree (or say why not).
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { sobIn } from '../kit/cli.ts';
+import { needsData, sharedData } from '../kit/shared-data.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
-const SOB_IMAGES = join(ROOT, '../shared/data/sob/images_responses');
+const SOB_IMAGES = sharedData('sob/images_responses');
 const dir = mkdtempSync(join(tmpdir(), 'sob-source-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-function sob(...args: string[]) {
-  return spawnSync(process.execPath, [join(ROOT, 'bin/sob.js'), ...args], { encoding: 'utf8', cwd: ROOT });
+/** `sob <args>` in this process (test/kit/cli.ts). */
+async function sob(...args: string[]) {
+  const r = await sobIn(args, { cwd: ROOT });
+  return { status: r.code, stdout: r.stdout, stderr: r.stderr };
 }
 
 const SCHEMA = {
@@ -46,12 +49,12 @@ function manifest(out: string) {
   return JSON.parse(readFileSync(join(out, '..', 'manifest.json'), 'utf8'));
 }
 
-describe('sob build sob: every record has a known source', () => {
-  test('rows with no source in a neutral file: exit 2, one line naming --source, nothing written', () => {
+describe('sob build sob: every record has a known source', { skip: needsData('sob') }, () => {
+  test('rows with no source in a neutral file: exit 2, one line naming --source, nothing written', async () => {
     const input = join(dir, 'rows.jsonl');
     writeFileSync(input, rows(7));
     const out = join(dir, 'refused', 'records.jsonl');
-    const r = sob('build', 'sob', input, '--out', out);
+    const r = await sob('build', 'sob', input, '--out', out);
     assert.equal(r.status, 2);
     const errLines = r.stderr.split('\n').filter((l) => l.startsWith('sob: '));
     assert.equal(errLines.length, 1);
@@ -61,10 +64,10 @@ describe('sob build sob: every record has a known source', () => {
     assert.equal(existsSync(join(dir, 'refused', 'manifest.json')), false);
   });
 
-  test('--source image labels every row; written and held agree (7 = 7) and the manifest counts them', () => {
+  test('--source image labels every row; written and held agree (7 = 7) and the manifest counts them', async () => {
     const input = join(dir, 'rows.jsonl');
     const out = join(dir, 'forced', 'records.jsonl');
-    const r = sob('build', 'sob', input, '--source', 'image', '--out', out);
+    const r = await sob('build', 'sob', input, '--source', 'image', '--out', out);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^7 records written, 0 rejected/);
     assert.match(
@@ -79,21 +82,21 @@ describe('sob build sob: every record has a known source', () => {
     assert.equal(manifest(out).records, 7);
   });
 
-  test('--source replaces a row that says otherwise, and says how many', () => {
+  test('--source replaces a row that says otherwise, and says how many', async () => {
     const input = join(dir, 'mixed.jsonl');
     writeFileSync(input, rows(3, { source: 'text' }));
     const out = join(dir, 'override', 'records.jsonl');
-    const r = sob('build', 'sob', input, '--source', 'audio', '--out', out);
+    const r = await sob('build', 'sob', input, '--source', 'audio', '--out', out);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /--source audio replaced a different metadata\.source on 3 rows/);
     assert.deepEqual(manifest(out).sources.audio, { records: 3, weight: 3 });
   });
 
-  test('the file name as the reference reads it: response_<model>_audio.jsonl -> audio', () => {
+  test('the file name as the reference reads it: response_<model>_audio.jsonl -> audio', async () => {
     const input = join(dir, 'response_tiny_audio.jsonl');
     writeFileSync(input, rows(4));
     const out = join(dir, 'byname', 'records.jsonl');
-    const r = sob('build', 'sob', input, '--out', out);
+    const r = await sob('build', 'sob', input, '--out', out);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /source of each record: 4 from file name/);
     assert.match(
@@ -102,7 +105,7 @@ describe('sob build sob: every record has a known source', () => {
     );
   });
 
-  test('released SOB image rows without metadata.source: image by their file name, refused under a neutral name', () => {
+  test('released SOB image rows without metadata.source: image by their file name, refused under a neutral name', async () => {
     const text = readFileSync(join(SOB_IMAGES, 'response_openai-gpt-5-4_image.jsonl'), 'utf8');
     const lines = text.trim().split('\n');
     assert.equal(lines.length, 209);
@@ -113,7 +116,7 @@ describe('sob build sob: every record has a known source', () => {
     const named = join(dir, 'released', 'response_openai-gpt-5-4_image.jsonl');
     writeFileSync(named, text);
     const out = join(dir, 'released', 'bench', 'records.jsonl');
-    const r = sob('build', 'sob', named, '--out', out);
+    const r = await sob('build', 'sob', named, '--out', out);
     assert.equal(r.status, 0, r.stderr);
     // 209 rows, each labelled image; one fails the record checks (the issue's "208 records written").
     assert.match(r.stderr, /source of each record: 209 from file name/);
@@ -125,31 +128,31 @@ describe('sob build sob: every record has a known source', () => {
     // The issue's reproduction: the same rows in a file whose name says nothing.
     const neutral = join(dir, 'released', 'rows.jsonl');
     writeFileSync(neutral, text);
-    const refused = sob('build', 'sob', neutral, '--out', join(dir, 'released', 'n', 'records.jsonl'));
+    const refused = await sob('build', 'sob', neutral, '--out', join(dir, 'released', 'n', 'records.jsonl'));
     assert.equal(refused.status, 2);
     assert.match(refused.stderr, /sob: .*rows\.jsonl: 209 of 209 rows have no known source/);
     assert.equal(existsSync(join(dir, 'released', 'n', 'records.jsonl')), false);
   });
 
-  test('rows carrying source_pdf (the other released image files) are image under any name', () => {
+  test('rows carrying source_pdf (the other released image files) are image under any name', async () => {
     const text = readFileSync(join(SOB_IMAGES, 'response_phi-4_image.jsonl'), 'utf8');
     const input = join(dir, 'phi.jsonl');
     writeFileSync(input, text);
     const out = join(dir, 'phi', 'records.jsonl');
-    const r = sob('build', 'sob', input, '--out', out);
+    const r = await sob('build', 'sob', input, '--out', out);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /source of each record: 209 from source_pdf/);
     assert.match(r.stdout, /^208 records written, 1 rejected/);
     assert.equal(manifest(out).sources.image.records, 208);
   });
 
-  test('--append to a file holding foreign lines: held = before + written, and the uncounted lines are named', () => {
+  test('--append to a file holding foreign lines: held = before + written, and the uncounted lines are named', async () => {
     const out = join(dir, 'append', 'records.jsonl');
     mkdirSync(join(dir, 'append'));
     // A line without a source and a torn, non-JSON line, left by something else.
     writeFileSync(out, `${rows(1, { record_id: 'foreign' })}{"metadata": \n`);
     const input = join(dir, 'rows.jsonl');
-    const r = sob('build', 'sob', input, '--source', 'text', '--out', out, '--append');
+    const r = await sob('build', 'sob', input, '--source', 'text', '--out', out, '--append');
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^7 records written/);
     assert.match(r.stdout, /benchmark now holds 7 records \(0 before \+ 7 written\): text 7/);

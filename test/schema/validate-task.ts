@@ -1,19 +1,20 @@
 /**
- * One validation as a `BudgetedWorker` job: compile (cached by schema text within the worker),
+ * A test's job for `BudgetedWorker` (src/core/budget.ts), moved here from src/core where nothing
+ * used it: one validation: compile (cached by schema text within the worker),
  * validate with all errors, tally the constraints. For validating untrusted answers outside the
  * scoring workers with a time budget:
  *
  *   const w = new BudgetedWorker<ValidateJob, ValidateResult>({ module: VALIDATE_TASK, timeoutMs });
  *   const outcome = await w.run({ schema, instance });
  */
-import { type AnswerCheck, checkAnswer } from './constraints.ts';
+import { type AnswerCheck, checkAnswer } from '../../src/core/constraints.ts';
 import {
   type CompileResult,
   compileSchema,
   type Dialect,
   localRemotes,
   type RemoteResolver,
-} from './validator.ts';
+} from '../../src/core/validator.ts';
 
 export const VALIDATE_TASK = new URL(import.meta.url);
 
