@@ -168,7 +168,7 @@ test('sob run --model baseline:instance answers every record with a valid instan
     schemas
       .map((s, i) =>
         JSON.stringify({
-          metadata: { record_id: `s${i}`, source: 'text', source_category: 'handmade' },
+          metadata: { record_id: `s${i}`, source: 'schema', source_category: 'handmade' },
           input: { context: '', question: 'Give a valid instance of the schema.', json_schema: s },
           output: { ground_truth: null },
         }),
