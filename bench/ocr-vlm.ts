@@ -12,7 +12,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OcrEngine, pdfsToTranscripts } from '../sources/pdf/index.ts';
 import { VlmPageReader } from '../src/runner/vlm-pages.ts';
-import { startProtocolServer } from '../test/helpers/protocol-server.ts';
+import { startProtocolServer } from '../test/kit/protocol-server.ts';
 import { allPdfs } from './ocr-failures.ts';
 
 const args = process.argv.slice(2);

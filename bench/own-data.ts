@@ -20,7 +20,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { startProtocolServer } from '../test/helpers/protocol-server.ts';
+import { startProtocolServer } from '../test/kit/protocol-server.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const work = mkdtempSync(join(tmpdir(), 'sob-own-data-'));

@@ -9,10 +9,10 @@ import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { PyRandom } from '../metrics/pyrandom.ts';
 import { failedRecordScore, toReferenceRow } from '../metrics/record.ts';
 import { buildSummary, SummaryAccumulator } from '../metrics/summary.ts';
 import { dumpsPy } from '../src/core/pyjson.ts';
+import { PyRandom } from '../src/core/pyrandom.ts';
 import type { Modality } from '../src/core/record.ts';
 import { writeReport } from '../src/report/html.ts';
 

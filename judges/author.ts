@@ -13,8 +13,14 @@ import { UserError } from '../src/core/errors.ts';
 import { acquireLock, openNoFollow, refuseSymlink, truncateNoFollow } from '../src/core/files.ts';
 import { dumpsPy, getField, type PyValue, parsePyJson } from '../src/core/pyjson.ts';
 import { checkDraft7Schema, validateInstance } from '../src/core/schema.ts';
+import {
+  type AskOptions,
+  askStructured,
+  jsonText,
+  type Parsed,
+  parseJsonAnswer,
+} from '../src/providers/ask.ts';
 import type { Provider } from '../src/providers/types.ts';
-import { type AskOptions, askStructured, jsonText, type Parsed, parseJsonAnswer } from './ask.ts';
 
 export interface SourceItem {
   id: string;

@@ -29,7 +29,8 @@ import {
 } from '../src/core/files.ts';
 import { readJsonl } from '../src/core/jsonl.ts';
 import { toPlain } from '../src/core/pyjson.ts';
-import type { BenchmarkRecord } from '../src/core/record.ts';
+import type { BenchmarkRecord } from '../src/core/record-shape.ts';
+import { type AskOptions, askStructured } from '../src/providers/ask.ts';
 import type { Provider } from '../src/providers/types.ts';
 import {
   accepts,
@@ -41,7 +42,6 @@ import {
   type Scores,
   spearman,
 } from './agreement.ts';
-import { type AskOptions, askStructured } from './ask.ts';
 import { parseQuality, QUALITY_SCHEMA, type QualityAnswer, qualityPrompt } from './quality.ts';
 import { parseReview, REVIEW_SCHEMA, reviewPrompt } from './reviewer.ts';
 

@@ -10,8 +10,9 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { BenchmarkRecord } from '../src/core/record.ts';
-import { type Parsed, parseWith, recordText } from './ask.ts';
+import type { BenchmarkRecord } from '../src/core/record-shape.ts';
+import { type Parsed, parseWith } from '../src/providers/ask.ts';
+import { recordText } from './record-text.ts';
 
 export const QUALITY_SCHEMA = {
   type: 'object',

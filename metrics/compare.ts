@@ -9,7 +9,7 @@
  *   side of zero, at most 1; a difference that is exactly 0 everywhere has p = 1;
  * - several pairs: Holm-Bonferroni adjusted p-values.
  */
-import { PyRandom } from './pyrandom.ts';
+import { PyRandom } from '../src/core/pyrandom.ts';
 
 export interface PairedInput {
   /** Per-record values of A and B (same order: the records both answered). */

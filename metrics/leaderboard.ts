@@ -4,7 +4,6 @@
  */
 
 import { MODALITIES, type Modality } from '../src/core/record.ts';
-import type { LenientColumns, LenientSource } from './lenient-leaderboard.ts';
 import type { Usage } from './usage.ts';
 
 /** The official SOB set: per-source total schema-complexity weight and record count. */
@@ -141,6 +140,53 @@ export interface LeaderboardRow {
   lenient?: LenientColumns;
   /** Tokens, cost and timings of the model's answers, where its response files were found. */
   usage?: Usage;
+}
+
+/** Our metric names -> weighted mean and its 95% interval (when the summary has one). */
+export type SourceMetrics = Record<
+  string,
+  { mean: number | null; ci95_low: number | null; ci95_high: number | null }
+>;
+
+/** What one summary's `lenient` block says (weighted means by key, their intervals). */
+export interface LenientSource {
+  policy: string;
+  judge: string | null;
+  /** `summary.overall_weighted.metrics.<key>.mean` of the lenient block. */
+  weighted: Record<string, number>;
+  ci: Record<string, [number, number]>;
+  /** The same without the judge (only when a judge answered). */
+  withoutJudge?: Record<string, number>;
+}
+
+export interface LenientModality {
+  value_accuracy: number;
+  faithfulness: number;
+  field_f1: number | null;
+  /** Lenient minus exact Value Accuracy on this source. */
+  gap: number;
+  ci?: Record<string, [number, number]>;
+}
+
+export interface LenientColumns {
+  /** The policy (and judge) the summaries were scored with; several joined by `, ` if mixed. */
+  policy: string;
+  judge: string | null;
+  value_accuracy: number;
+  faithfulness: number;
+  field_f1: number | null;
+  overall: number;
+  overall_raw: number;
+  /** Lenient minus exact Value Accuracy: how much of the loss is formatting. */
+  gap: number;
+  /** gap / (1 - exact Value Accuracy): the share of the loss that is formatting (null: no loss). */
+  gap_share: number | null;
+  /** Ranks by Overall, exact and lenient, among the models with lenient scores; shift = exact - lenient. */
+  rank_exact?: number;
+  rank_lenient?: number;
+  rank_shift?: number;
+  without_judge?: { value_accuracy: number; faithfulness: number; overall: number };
+  per_modality: Partial<Record<Modality, LenientModality>>;
 }
 
 export interface RowQuality {

@@ -9,50 +9,14 @@
  * that move). Pure math over summaries.
  */
 import { MODALITIES, type Modality } from '../src/core/record.ts';
-import type { BenchmarkTotals, LeaderboardRow, SourceResult } from './leaderboard.ts';
+import type {
+  BenchmarkTotals,
+  LeaderboardRow,
+  LenientColumns,
+  SourceMetrics,
+  SourceResult,
+} from './leaderboard.ts';
 import { compareRankings, kendallTau, type RankComparison, ranksOf } from './match/rank.ts';
-import type { SourceRow } from './ranks.ts';
-
-/** What one summary's `lenient` block says (weighted means by key, their intervals). */
-export interface LenientSource {
-  policy: string;
-  judge: string | null;
-  /** `summary.overall_weighted.metrics.<key>.mean` of the lenient block. */
-  weighted: Record<string, number>;
-  ci: Record<string, [number, number]>;
-  /** The same without the judge (only when a judge answered). */
-  withoutJudge?: Record<string, number>;
-}
-
-export interface LenientModality {
-  value_accuracy: number;
-  faithfulness: number;
-  field_f1: number | null;
-  /** Lenient minus exact Value Accuracy on this source. */
-  gap: number;
-  ci?: Record<string, [number, number]>;
-}
-
-export interface LenientColumns {
-  /** The policy (and judge) the summaries were scored with; several joined by `, ` if mixed. */
-  policy: string;
-  judge: string | null;
-  value_accuracy: number;
-  faithfulness: number;
-  field_f1: number | null;
-  overall: number;
-  overall_raw: number;
-  /** Lenient minus exact Value Accuracy: how much of the loss is formatting. */
-  gap: number;
-  /** gap / (1 - exact Value Accuracy): the share of the loss that is formatting (null: no loss). */
-  gap_share: number | null;
-  /** Ranks by Overall, exact and lenient, among the models with lenient scores; shift = exact - lenient. */
-  rank_exact?: number;
-  rank_lenient?: number;
-  rank_shift?: number;
-  without_judge?: { value_accuracy: number; faithfulness: number; overall: number };
-  per_modality: Partial<Record<Modality, LenientModality>>;
-}
 
 function aggregate(pairs: [number, number][]): number {
   let tw = 0;
@@ -152,8 +116,8 @@ export function rankLenient(rows: LeaderboardRow[]): RankComparison | null {
 }
 
 /** A source's lenient metrics for its per-source table row (our names -> mean and interval). */
-export function lenientSourceMetrics(s: SourceResult): SourceRow['metrics'] {
-  const out: SourceRow['metrics'] = {};
+export function lenientSourceMetrics(s: SourceResult): SourceMetrics {
+  const out: SourceMetrics = {};
   const l = s.lenient;
   if (!l) return out;
   for (const k of ['lenient_value_accuracy', 'lenient_faithfulness', 'field_f1', 'value_accuracy_gap']) {

@@ -12,6 +12,9 @@
 import { compareCodePoints } from '../src/core/pyjson.ts';
 import { bootstrapIntervals, Column, type Intervals, mean } from './summary.ts';
 
+/** The side file of `sob score --match` beside `eval_records.jsonl`: one line per row, same order. */
+export const LENIENT_SIDE_FILE = 'lenient_records.jsonl';
+
 /** Per-record lenient metrics, in summary order: [key, display name]. */
 export const LENIENT_METRICS = [
   ['lenient_value_accuracy', 'Lenient Value Accuracy'],

@@ -3,7 +3,7 @@
  * each model's rank on every source, to show how ranks shift between sources. Pure math.
  */
 import { MODALITIES, type Modality } from '../src/core/record.ts';
-import { LEADERBOARD_METRICS, type SourceResult } from './leaderboard.ts';
+import { LEADERBOARD_METRICS, type SourceMetrics, type SourceResult } from './leaderboard.ts';
 import { lenientSourceMetrics } from './lenient-leaderboard.ts';
 
 export interface SourceRow {
@@ -11,8 +11,7 @@ export interface SourceRow {
   model: string;
   display_name: string;
   n: number;
-  /** Our metric names -> weighted mean and its 95% interval (when the summary has one). */
-  metrics: Record<string, { mean: number | null; ci95_low: number | null; ci95_high: number | null }>;
+  metrics: SourceMetrics;
 }
 
 const PERFECT: [string, string] = ['strict_json_em', 'perfect'];
@@ -28,7 +27,7 @@ export function sourceTable(
     const s = sources[source];
     if (!s) continue;
     // Metric names are ours (fixed), never a model's.
-    const metrics: SourceRow['metrics'] = {};
+    const metrics: SourceMetrics = {};
     for (const [key, name] of [...LEADERBOARD_METRICS, PERFECT]) {
       const ci = s.ci?.[key];
       metrics[name] = {

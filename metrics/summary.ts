@@ -6,8 +6,8 @@
  * Records stream in through `SummaryAccumulator.add`; only a few numbers per record are kept.
  */
 import { compareCodePoints } from '../src/core/pyjson.ts';
+import { PyRandom } from '../src/core/pyrandom.ts';
 import { LANES, SumsKernel } from './bootstrap-sums.ts';
-import { PyRandom } from './pyrandom.ts';
 import type { Explanation, RecordScore } from './record.ts';
 import { DIFFICULTY_WEIGHTS, WEIGHT_FIELD_PRIORITY } from './weights.ts';
 

@@ -17,7 +17,7 @@
  *   backslashes, line breaks, tabs, control characters, emoji, right-to-left text. Its verify
  *   schema holds the string as a `const`: the answer must carry it exactly.
  *
- * Randomness is CPython's (`random.Random`, metrics/pyrandom.ts): `choice`, `choices`, `sample`
+ * Randomness is CPython's (`random.Random`, src/core/pyrandom.ts): `choice`, `choices`, `sample`
  * as CPython 3.11 draws them, one generator seeded with `--seed` (42) for the generation, and the
  * subsets re-seeded with 42 as the published code does (`BENCHMARK_SUBSET_SEED`).
  *
@@ -28,8 +28,9 @@
  * here the key leaves `required`. Its word list and its Escape strings are data it did not
  * publish with the code: ours are our own (the probes' escape strings).
  */
-import { PyRandom } from '../metrics/pyrandom.ts';
+
 import { UserError } from '../src/core/errors.ts';
+import { PyRandom } from '../src/core/pyrandom.ts';
 import { datasetFolders } from './jsonschemabench.ts';
 import { ESCAPE_STRINGS } from './probes.ts';
 import { isProblem, readSchemaFile } from './schemas.ts';

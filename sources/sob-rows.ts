@@ -22,7 +22,7 @@ import { assertReadableFile } from '../src/core/jsonl.ts';
 import { modalityFromPath } from '../src/core/modality.ts';
 import { type PyValue, parsePyJson } from '../src/core/pyjson.ts';
 import { isModality, type Modality } from '../src/core/record.ts';
-import type { Candidate, RecordLoader } from './types.ts';
+import type { Candidate, DownloadOptions, RecordLoader } from './types.ts';
 
 const DEFAULT_HF_ENDPOINT = 'https://huggingface.co';
 const SOB_REPO = 'interfaze-ai/sob';
@@ -356,15 +356,6 @@ export function parseHfSpec(spec: string, defaults: { config?: string; split?: s
   const out: HfSpec = { repo: m[1], config, split };
   if (source) out.source = source;
   return out;
-}
-
-export interface DownloadOptions {
-  endpoint?: string;
-  cacheDir?: string;
-  /** Download again even when the files are cached. */
-  refresh?: boolean;
-  log?: (line: string) => void;
-  fetchImpl?: typeof fetch;
 }
 
 /**

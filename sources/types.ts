@@ -12,8 +12,16 @@
 import type { PyValue } from '../src/core/pyjson.ts';
 import type { Modality } from '../src/core/record.ts';
 import type { CheckMode } from '../src/core/record-checks.ts';
-// Type only (erased at run time): no loader is loaded by reading this file.
-import type { DownloadOptions } from './sob-rows.ts';
+
+/** How a record loader fetches a published data set's files (`sources/sob-rows.ts`). */
+export interface DownloadOptions {
+  endpoint?: string;
+  cacheDir?: string;
+  /** Download again even when the files are cached. */
+  refresh?: boolean;
+  log?: (line: string) => void;
+  fetchImpl?: typeof fetch;
+}
 
 export interface SourceItem {
   /** The id annotations refer to (HotpotQA `_id`, AMI meeting id, PDF `<name>_pg<N>` or `<name>`). */

@@ -18,6 +18,7 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { UnreadableInput } from '../../src/core/errors.ts';
+import type { PageModel, PageModelResult } from '../../src/core/page-model.ts';
 import { type CombineStats, combineReadings } from './combine.ts';
 import { edgeKeys } from './furniture.ts';
 import { analyzePage, type LayoutExplain, type TextBox } from './layout.ts';
@@ -59,24 +60,8 @@ export { DEFAULT_MAX_PIXELS } from './pdfjs.ts';
  */
 export type TranscriptMethod = 'text-layer' | 'ocr' | 'mixed' | 'blank' | 'vlm';
 
-/** A page model's reading: the transcript, or why it failed (the page is then read locally). */
-export type PageModelResult =
-  | { markdown: string; info: Record<string, unknown>; failed?: undefined }
-  | { failed: string; info: Record<string, unknown>; markdown?: undefined };
+export type { PageModel, PageModelResult };
 
-/**
- * A model that reads a page from its picture (a vision-language model behind a provider:
- * `src/runner/vlm-pages.ts`). `render(turn)` draws the page turned clockwise by `turn` degrees
- * with its longest side `longSide` pixels.
- */
-export interface PageModel {
-  readonly id: string;
-  readonly longSide: number;
-  read(
-    where: { pdf: string; page: number },
-    render: (turn: number) => Promise<Buffer>,
-  ): Promise<PageModelResult>;
-}
 /** Which OCR reads a page: tesseract.js, PaddleOCR, or both combined line by line. */
 export type OcrEngineName = 'tesseract' | 'paddle' | 'both';
 

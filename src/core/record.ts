@@ -107,5 +107,3 @@ export function scoringView(
     },
   };
 }
-
-export type { BenchmarkRecord, ResponseRecord } from './record-shape.ts';

@@ -9,11 +9,11 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LeaderboardRow } from '../../metrics/leaderboard.ts';
 import { sensitivity } from '../../metrics/lenient-leaderboard.ts';
+import { LENIENT_SIDE_FILE } from '../../metrics/lenient-summary.ts';
 import { kendallTau } from '../../metrics/match/rank.ts';
 import { readJsonl } from '../core/jsonl.ts';
 import type { PyValue } from '../core/pyjson.ts';
 import { MODALITIES } from '../core/record.ts';
-import { LENIENT_SIDE_FILE } from '../scoring/lenient.ts';
 
 const ROW_KEYS = [
   'lenient_value_accuracy',

@@ -5,8 +5,8 @@
  * report embeds for its "Exact vs lenient" section and record view.
  */
 import { stringify } from 'csv-stringify/sync';
-import type { LeaderboardRow, SourceResult } from '../../metrics/leaderboard.ts';
-import type { LenientSource, Sensitivity } from '../../metrics/lenient-leaderboard.ts';
+import type { LeaderboardRow, LenientSource, SourceResult } from '../../metrics/leaderboard.ts';
+import type { Sensitivity } from '../../metrics/lenient-leaderboard.ts';
 import { kendallTau } from '../../metrics/match/rank.ts';
 import type { SourceRow } from '../../metrics/ranks.ts';
 import { MODALITIES, type Modality } from '../core/record.ts';

@@ -10,7 +10,6 @@ import type { LeaderboardRow } from '../../metrics/leaderboard.ts';
 import { summarizeUsage, type Usage, type UsageRow } from '../../metrics/usage.ts';
 import { readLinesSync } from '../core/jsonl.ts';
 import { MODALITIES } from '../core/record.ts';
-import type { ComplianceFolder } from './compliance.ts';
 import type { EvaluationFolder } from './evaluation.ts';
 
 function isFile(p: string): boolean {
@@ -96,10 +95,13 @@ export async function attachUsage(rows: LeaderboardRow[], ev: EvaluationFolder):
   }
 }
 
-/** The compliance track's rows: each model's answers from its summary's response file. */
+/**
+ * The compliance track's rows: each model's answers from its summary's response file. `folders`
+ * are the compliance folders (`ComplianceFolder`, compliance.ts), of which only these fields are read.
+ */
 export async function attachComplianceUsage(
   board: ComplianceBoard,
-  folders: ComplianceFolder[],
+  folders: ReadonlyArray<{ model: string; path: string; entry: { responseFile?: string } }>,
 ): Promise<void> {
   for (const r of board.rows) {
     const f = folders.find((x) => x.model === r.model);

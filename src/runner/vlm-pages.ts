@@ -13,8 +13,8 @@
  * with why: the PDF pipeline then reads it locally and says so in `ocr_pages.jsonl`.
  */
 
-import type { PageModel, PageModelResult } from '../../sources/pdf/index.ts';
 import { errorMessage } from '../core/errors.ts';
+import type { PageModel, PageModelResult } from '../core/page-model.ts';
 import { createProvider, type ProviderOptions } from '../providers/index.ts';
 import {
   FATAL,

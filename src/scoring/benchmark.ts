@@ -15,6 +15,9 @@ import { parseLine, readLinesSync } from '../core/jsonl.ts';
 import type { PyObject } from '../core/pyjson.ts';
 import { isSource, type Modality, type Source } from '../core/record.ts';
 
+/** The side file listing a folder's unanswered and unknown ids, when a benchmark is known. */
+export const BENCHMARK_IDS = 'benchmark_ids.json';
+
 export interface BenchmarkRef {
   path: string;
   /** The run's `sob run --source`. */

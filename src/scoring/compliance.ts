@@ -45,7 +45,7 @@ import {
   type RemoteResolver,
   validateCompiled,
 } from '../core/validator.ts';
-import type { LineOutcome, ProfileOptions } from './score-line.ts';
+import type { LineOutcome, ProfileOptions } from './line-types.ts';
 import type { TrackInfo } from './track.ts';
 
 // The parent side (what a folder gathers, its summary) lives in track.ts: the main thread

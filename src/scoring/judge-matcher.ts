@@ -17,9 +17,9 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { askStructured, jsonText } from '../../judges/ask.ts';
 import type { JudgeVerdict, UnsettledPair } from '../../metrics/match/judge.ts';
 import { folderName, plainDirs, writeJsonAtomic } from '../core/files.ts';
+import { askStructured, jsonText } from '../providers/ask.ts';
 import type { Provider } from '../providers/types.ts';
 import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, sleep } from '../runner/retry.ts';
 

@@ -4,13 +4,10 @@
  * is swapped in whole). The run's preparation (policy, judge service) is in lenient-run.ts, so
  * the main thread loads the matchers only with --match.
  */
-import { LenientAccumulator, type LenientData } from '../../metrics/lenient-summary.ts';
+import { LENIENT_SIDE_FILE, LenientAccumulator, type LenientData } from '../../metrics/lenient-summary.ts';
 import type { JudgeService } from './judge-service.ts';
-import type { LenientRowPart, MatchJob } from './lenient.ts';
+import type { LenientRowPart, MatchJob } from './line-types.ts';
 import type { EvalFolder, FolderStream } from './output.ts';
-
-/** The side file beside `eval_records.jsonl`: one line per row, same order. */
-export const LENIENT_SIDE_FILE = 'lenient_records.jsonl';
 
 /** What `scoreFiles` needs for `--match`. */
 export interface LenientRun {

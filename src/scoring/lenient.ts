@@ -18,7 +18,6 @@
  * record is also its "lenient without judge" score, kept for the summary and `--sensitivity`.
  */
 
-import type { LenientPart } from '../../metrics/lenient-summary.ts';
 import type { JudgeVerdict, UnsettledPair } from '../../metrics/match/judge.ts';
 import { type Policy, withoutJudge } from '../../metrics/match/policy.ts';
 import { type LenientScore, scoreLenient } from '../../metrics/match/score.ts';
@@ -26,23 +25,10 @@ import { type RecordScore, schemaSourceOf } from '../../metrics/record.ts';
 import { parseAnswer } from '../../metrics/strict.ts';
 import { dumpsPy, type PyValue } from '../core/pyjson.ts';
 import type { Modality, ScoringView } from '../core/record.ts';
+import type { LenientRowPart, MatchJob, Profile } from './line-types.ts';
 import { loadPolicy } from './policy-file.ts';
-import type { Profile } from './score-line.ts';
 
-/** What a worker needs to score leniently (structured-cloneable). */
-export interface MatchJob {
-  /** `default` or a policy file (already checked by the parent). */
-  policy: string;
-  /** The judge's provider id when one answers unsettled pairs (through the parent); else null. */
-  judge: string | null;
-}
-
-/** A row's lenient part as it travels to the parent: the numbers and the side file's line. */
-export interface LenientRowPart extends LenientPart {
-  side: string;
-}
-
-export { LENIENT_SIDE_FILE } from './lenient-output.ts';
+export type { LenientRowPart, MatchJob } from './line-types.ts';
 
 /**
  * The policy a run uses. With a judge, the built-in default also sends string leaves its

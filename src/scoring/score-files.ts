@@ -27,9 +27,6 @@ import { WORKER_START_MB, WorkerPool } from './worker-pool.ts';
 export type { ScoreTarget } from './file-state.ts';
 export type { FileResult, ScoredOutput, ScoreOptions } from './score-run.ts';
 
-/** The side file listing a folder's unanswered and unknown ids, when a benchmark is known. */
-export const BENCHMARK_IDS = 'benchmark_ids.json';
-
 /**
  * Scores every target; resolves with one result per file, in input order. Throws a UserError
  * before scoring anything when two targets would write one evaluation folder, or a benchmark

@@ -14,65 +14,23 @@ import {
   toReferenceRow,
 } from '../../metrics/record.ts';
 import { scoreRecordStrict } from '../../metrics/strict.ts';
-import { type SummaryRow, summaryRow } from '../../metrics/summary.ts';
+import { summaryRow } from '../../metrics/summary.ts';
 import type { ParsedLine } from '../core/jsonl.ts';
 import { namesModality, recordModality } from '../core/modality.ts';
 import { dumpsPy, type PyObject, type PyValue, parsePyJson } from '../core/pyjson.ts';
-import { type Modality, type ScoringView, type Source, scoringView } from '../core/record.ts';
+import { type Modality, type ScoringView, scoringView } from '../core/record.ts';
 import { isKnownSchemaText } from '../core/schema.ts';
 import { TextMap } from '../core/text-map.ts';
-import type { Protocol } from '../core/validator.ts';
 import type { BenchmarkRecord } from './benchmark.ts';
-import {
-  failedSchemaRecord,
-  isSchemaRecord,
-  scoreSchemaRecord,
-  sobRecordTrack,
-  type TrackInfo,
-} from './compliance.ts';
-import type { LenientRowPart } from './lenient.ts';
+import { failedSchemaRecord, isSchemaRecord, scoreSchemaRecord, sobRecordTrack } from './compliance.ts';
+import type { LenientRowPart, LineOutcome, ProfileOptions } from './line-types.ts';
 import { SCHEMA_TIMED_OUT } from './verdicts.ts';
 
+export type { LineOutcome, Profile, ProfileOptions } from './line-types.ts';
 export { schemaTextHash } from './verdicts.ts';
-
-export type LineOutcome =
-  | {
-      kind: 'row';
-      line: number;
-      /** The output folder: a modality, or `schema` for the compliance track's records. */
-      modality: Source;
-      /** What the summary needs of its scores. */
-      score: SummaryRow;
-      json: string;
-      /** The modality is the default (text): no source on the record, nothing in the file name. */
-      defaulted?: true;
-      /** The compliance track (src/scoring/compliance.ts); absent for a plain SOB row. */
-      track?: TrackInfo;
-      /** With `--match`: the lenient scores (the row already has their fields). */
-      lenient?: LenientRowPart;
-    }
-  | { kind: 'malformed'; line: number; error: string }
-  /** An answer whose id the known benchmark does not have: reported, not scored. */
-  | { kind: 'unknown'; line: number; modality: Modality; recordId: string }
-  /** A record whose schema the provider refused (`eval_info.schema_rejected`): counted, not scored. */
-  | { kind: 'rejected'; line: number; modality: Modality; recordId: string };
 
 /** Ground truths by their source text (the same record recurs in every model's file). */
 const groundTruths = new TextMap<PyValue>();
-
-export type Profile = 'sob' | 'strict';
-
-export interface ProfileOptions {
-  profile: Profile;
-  /** strict profile: assert `format`. */
-  assertFormats: boolean;
-  /** Why this profile scores these answers (said on stderr and in the summary's `profile_reason`). */
-  reason?: string;
-  /** How schema records' schemas are read (default `jsonschemabench`; docs/compliance-protocols.md). */
-  protocol?: Protocol;
-  /** Remote `$ref`s of schema records resolved from local folders, by URI prefix (never the network). */
-  remotes?: { base: string; dir: string }[];
-}
 
 /** What a line is scored with besides itself. */
 export interface LineContext {

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildLenientSummary, LENIENT_METRICS, LenientAccumulator } from '../../metrics/lenient-summary.ts';
-import { PyRandom } from '../../metrics/pyrandom.ts';
+import { PyRandom } from '../../src/core/pyrandom.ts';
 
 /** The SPEC's bootstrap, literally: S resamples of n `randrange(n)` draws, sorted, order statistics. */
 function byHand(

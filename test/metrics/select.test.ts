@@ -64,7 +64,7 @@ test('the 2.5% and 97.5% bounds of a bootstrap equal those of the sorted estimat
   assert.ok(iv.low < iv.high, `${iv.low} < ${iv.high}`);
 });
 
-import { PyRandom } from '../../metrics/pyrandom.ts';
+import { PyRandom } from '../../src/core/pyrandom.ts';
 
 function estimates(values: Float64Array, samples: number, seed: number): Float64Array {
   const rng = new PyRandom(seed);

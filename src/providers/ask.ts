@@ -1,14 +1,13 @@
 /**
- * One structured question to a model, the judges' way: transport failures retried with the
- * runner's backoff, an answer that does not validate asked again, and after the last attempt an
- * error, never a guess.
+ * One structured question to a model: transport failures retried with the backoff handed in (the
+ * runner's), an answer that does not validate asked again, and after the last attempt an error,
+ * never a guess. Used by the judges and by the scorer's LLM matcher, so it stands below both.
  */
 
 import type { ZodType } from 'zod';
-import { errorMessage, UserError } from '../src/core/errors.ts';
-import type { BenchmarkRecord } from '../src/core/record.ts';
-import { redactSecrets } from '../src/providers/secrets.ts';
-import { FATAL, type Provider, ProviderError, RETRYABLE } from '../src/providers/types.ts';
+import { errorMessage, UserError } from '../core/errors.ts';
+import { redactSecrets } from './secrets.ts';
+import { FATAL, type Provider, ProviderError, RETRYABLE } from './types.ts';
 
 /** The runner's backoff (src/runner/retry.ts), handed in so judges and runs pause alike. */
 export interface Backoff {
@@ -120,22 +119,4 @@ export function parseWith<T>(schema: ZodType<T>, text: string): Parsed<T> {
   if (r.success) return { ok: true, value: r.data };
   const i = r.error.issues[0];
   return { ok: false, error: `${i.path.join('.') || 'answer'}: ${i.message}` };
-}
-
-/** What a judge or reviewer reads of a record: the id tag, context, question, schema, ground truth. */
-export function recordText(r: BenchmarkRecord): string {
-  return [
-    `Record [rid:${r.metadata.record_id}] (source: ${r.metadata.source ?? 'unknown'})`,
-    '',
-    'Context:',
-    r.input.context,
-    '',
-    `Question: ${r.input.question}`,
-    '',
-    'JSON schema:',
-    JSON.stringify(r.input.json_schema, null, 2),
-    '',
-    'Ground truth:',
-    JSON.stringify(r.output.ground_truth, null, 2),
-  ].join('\n');
 }
