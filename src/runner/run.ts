@@ -19,7 +19,6 @@ import {
 } from '../core/benchmark-records.ts';
 import { errorMessage, UserError } from '../core/errors.ts';
 import { acquireLock, removeStaleTemps } from '../core/files.ts';
-import { readJsonl } from '../core/jsonl.ts';
 import { PACKAGE_ROOT } from '../core/paths.ts';
 import { dumpsPy, getField, type PyObject, type PyValue, parsePyJson, toPlain } from '../core/pyjson.ts';
 import type { Source } from '../core/record.ts';
