@@ -17,9 +17,9 @@ import {
   recordsWithIds,
   selectRecords,
 } from '../core/benchmark-records.ts';
+import { mapConcurrent } from '../core/concurrency.ts';
 import { errorMessage, UserError } from '../core/errors.ts';
 import { acquireLock, removeStaleTemps } from '../core/files.ts';
-import { readJsonl } from '../core/jsonl.ts';
 import { PACKAGE_ROOT } from '../core/paths.ts';
 import { dumpsPy, getField, type PyObject, type PyValue, parsePyJson, toPlain } from '../core/pyjson.ts';
 import type { Source } from '../core/record.ts';
@@ -725,22 +725,15 @@ async function runLocked(
   let status: RunStatus = 'failed';
   try {
     // A provider that answers without I/O (the baselines, replay) never lets the event loop
-    // turn: give it a turn every 50 ms so Ctrl-C, SIGTERM and progress are still heard.
-    let turnedAt = performance.now();
+    // turn: the pool gives it a turn every 50 ms so Ctrl-C, SIGTERM and progress are still heard.
     const online = async (source: AsyncIterator<Item> | Iterator<Item>, before?: (id: string) => number) => {
-      const worker = async () => {
-        while (!stop.signal.aborted) {
-          const next = await source.next();
-          if (next.done) return;
-          if (answered.has(next.value.id)) continue;
-          await ask(next.value, before?.(next.value.id));
-          if (performance.now() - turnedAt > 50) {
-            await new Promise((r) => setImmediate(r));
-            turnedAt = performance.now();
-          }
-        }
-      };
-      await Promise.all(Array.from({ length: Math.max(1, o.concurrency) }, worker));
+      await mapConcurrent(
+        source,
+        async (item) => {
+          if (!answered.has(item.id)) await ask(item, before?.(item.id));
+        },
+        { concurrency: o.concurrency, signal: stop.signal, yieldEveryMs: 50 },
+      );
     };
     const source = selectRecords(check, { source: o.source });
     if (o.batch) {

@@ -21,6 +21,7 @@ import {
   type SummaryOptions,
   withCategories,
 } from '../../metrics/summary.ts';
+import { runSlots } from '../core/concurrency.ts';
 import { errorMessage, UserError, where } from '../core/errors.ts';
 import { refuseSymlink } from '../core/files.ts';
 import { type ParsedLine, parseLine, readLinesSync } from '../core/jsonl.ts';
@@ -808,7 +809,7 @@ export async function runScoring(
   }, opts.progressIntervalMs ?? 5000);
   progress.unref();
   try {
-    await Promise.all(Array.from({ length: jobs }, runSlot));
+    await runSlots(jobs, runSlot);
     // Every folder's write lands before the results are given.
     for (let i = 0; i < commits.length; i++) await commits[i];
   } finally {
