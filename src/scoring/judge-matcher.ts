@@ -21,8 +21,8 @@ import { askStructured, jsonText } from '../../judges/ask.ts';
 import type { JudgeVerdict, UnsettledPair } from '../../metrics/match/judge.ts';
 import { mapConcurrent } from '../core/concurrency.ts';
 import { folderName, plainDirs, writeJsonAtomic } from '../core/files.ts';
+import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, sleep } from '../core/retry.ts';
 import type { Provider } from '../providers/types.ts';
-import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, sleep } from '../runner/retry.ts';
 
 export const JUDGE_SYSTEM = [
   'You check values extracted from documents.',
