@@ -18,6 +18,7 @@ import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { closeSync, existsSync, mkdirSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { mapConcurrent } from '../src/core/concurrency.ts';
 import { UserError } from '../src/core/errors.ts';
 import {
   acquireLock,
@@ -273,25 +274,21 @@ async function judgeWith(
     log(
       `resuming: ${all.size} judgments already made, ${queue.length} to ask (${stale} whose prompt changed)`,
     );
-  let next = 0;
   let finished = 0;
   let failedJudgments = 0;
   const startedAt = Date.now();
   const report = () =>
     o.onProgress?.({ total: queue.length, done: finished, failed: failedJudgments, startedAt });
-  const worker = async () => {
-    while (next < queue.length && !o.signal?.aborted) {
-      const [r, j, kind] = queue[next++];
-      const jd = kind === 'judge' ? await askJudge(j, r, o) : await askReviewer(j, r, o);
-      if (o.signal?.aborted) break; // an interrupted question is not a judgment
-      append(jd);
-      all.set(`${jd.record_id}|${jd.judge}`, jd);
-      finished++;
-      if (jd.judge_error) failedJudgments++;
-      report();
-    }
+  const judgeOne = async ([r, j, kind]: (typeof queue)[number]) => {
+    const jd = kind === 'judge' ? await askJudge(j, r, o) : await askReviewer(j, r, o);
+    if (o.signal?.aborted) return; // an interrupted question is not a judgment
+    append(jd);
+    all.set(`${jd.record_id}|${jd.judge}`, jd);
+    finished++;
+    if (jd.judge_error) failedJudgments++;
+    report();
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency, queue.length)) }, worker));
+  await mapConcurrent(queue, judgeOne, { concurrency: o.concurrency, signal: o.signal });
   if (o.signal?.aborted) throw new UserError('interrupted: re-run the same command to resume');
 
   // 3. The verdicts.

@@ -17,6 +17,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { mapConcurrent } from '../../src/core/concurrency.ts';
 import { UnreadableInput } from '../../src/core/errors.ts';
 import type { PageModel, PageModelResult } from '../../src/core/page-model.ts';
 import { type CombineStats, combineReadings } from './combine.ts';
@@ -702,65 +703,62 @@ export async function pdfToTranscripts(
     const inputs: (PageInput | { skipped: string } | { model: true })[] = new Array(read);
     const seconds: number[] = new Array(read).fill(0);
     const inFlight = Math.max(1, (opts.engine?.workers ?? opts.workers ?? availableParallelism()) + 1);
-    let next = 1;
     // A page that fails (pdf.js on a circular page tree) fails the PDF, but only once the pages
     // in flight have settled: work left running would outlive the document and the engine.
     let failure: { error: unknown } | undefined;
     const byModel: (PageModelResult | undefined)[] = new Array(read);
-    const runner = async () => {
-      while (next <= read && !failure) {
-        const pageNo = next++;
-        const started = performance.now();
-        let page: PdfPage | undefined;
-        if (opts.model) {
-          const model = opts.model;
-          try {
-            const p = await doc.getPage(pageNo);
-            const long = Math.max(...Object.values(pageGeometry(p)));
-            byModel[pageNo - 1] = await model.read({ pdf: pdfPath, page: pageNo }, (turn) =>
-              renderPagePng(doc, p, model.longSide / long, (p.rotate + turn) % 360),
-            );
-            p.cleanup();
-          } catch (e) {
-            failure ??= { error: e };
-            return;
-          }
-          const got = byModel[pageNo - 1];
-          if (got?.markdown !== undefined) {
-            inputs[pageNo - 1] = { model: true };
-            seconds[pageNo - 1] = (performance.now() - started) / 1000;
-            continue;
-          }
-          opts.log?.(`${pdfPath}: page ${pageNo}: ${got?.failed}; read by the local pipeline`);
-        }
-        // The page's time also stops its work: no rendering or OCR step starts once it is up
-        // (a step under way, in pdf.js or a tesseract worker, runs to its end).
-        const stop = new AbortController();
-        const work = (async () => {
-          page = await doc.getPage(pageNo);
-          return readPage(doc, page, pageNo, pdfSha, engine, { ...opts, signal: stop.signal });
-        })();
+    const readOne = async (pageNo: number) => {
+      const started = performance.now();
+      let page: PdfPage | undefined;
+      if (opts.model) {
+        const model = opts.model;
         try {
-          inputs[pageNo - 1] = await withTimeout(work, timeoutMs, `page ${pageNo}`);
+          const p = await doc.getPage(pageNo);
+          const long = Math.max(...Object.values(pageGeometry(p)));
+          byModel[pageNo - 1] = await model.read({ pdf: pdfPath, page: pageNo }, (turn) =>
+            renderPagePng(doc, p, model.longSide / long, (p.rotate + turn) % 360),
+          );
+          p.cleanup();
         } catch (e) {
-          const timedOut = (e as Error).message?.endsWith?.(`did not finish within ${timeoutMs} ms`);
-          if (!timedOut) {
-            failure ??= { error: e };
-            return;
-          }
-          stop.abort();
-          // The page's work may still finish in the background; its result is not used.
-          work.catch(() => {});
-          const reason = `took longer than the time per page (${(timeoutMs / 1000).toFixed(0)} s)`;
-          inputs[pageNo - 1] = { skipped: reason };
-          opts.log?.(`${pdfPath}: page ${pageNo} skipped: ${reason}`);
-        } finally {
-          seconds[pageNo - 1] = (performance.now() - started) / 1000;
-          if (page) work.finally(() => page?.cleanup()).catch(() => {});
+          failure ??= { error: e };
+          return;
         }
+        const got = byModel[pageNo - 1];
+        if (got?.markdown !== undefined) {
+          inputs[pageNo - 1] = { model: true };
+          seconds[pageNo - 1] = (performance.now() - started) / 1000;
+          return;
+        }
+        opts.log?.(`${pdfPath}: page ${pageNo}: ${got?.failed}; read by the local pipeline`);
+      }
+      // The page's time also stops its work: no rendering or OCR step starts once it is up
+      // (a step under way, in pdf.js or a tesseract worker, runs to its end).
+      const stop = new AbortController();
+      const work = (async () => {
+        page = await doc.getPage(pageNo);
+        return readPage(doc, page, pageNo, pdfSha, engine, { ...opts, signal: stop.signal });
+      })();
+      try {
+        inputs[pageNo - 1] = await withTimeout(work, timeoutMs, `page ${pageNo}`);
+      } catch (e) {
+        const timedOut = (e as Error).message?.endsWith?.(`did not finish within ${timeoutMs} ms`);
+        if (!timedOut) {
+          failure ??= { error: e };
+          return;
+        }
+        stop.abort();
+        // The page's work may still finish in the background; its result is not used.
+        work.catch(() => {});
+        const reason = `took longer than the time per page (${(timeoutMs / 1000).toFixed(0)} s)`;
+        inputs[pageNo - 1] = { skipped: reason };
+        opts.log?.(`${pdfPath}: page ${pageNo} skipped: ${reason}`);
+      } finally {
+        seconds[pageNo - 1] = (performance.now() - started) / 1000;
+        if (page) work.finally(() => page?.cleanup()).catch(() => {});
       }
     };
-    await Promise.all(Array.from({ length: Math.min(inFlight, read) }, runner));
+    const pageNos = Array.from({ length: read }, (_, i) => i + 1);
+    await mapConcurrent(pageNos, readOne, { concurrency: inFlight, stop: () => failure !== undefined });
     if (failure) throw failure.error;
     if (oversized.length > 0) {
       // pdf.js left these images out undecoded (`maxImageSize`); a page that reads blank without
@@ -843,17 +841,15 @@ export async function pdfsToTranscripts(
   opts: PdfTranscriptOptions & { engine: OcrEngine },
   onEach?: (pdfPath: string, pages: PageTranscript[]) => void,
 ): Promise<PageTranscript[][]> {
-  const out: PageTranscript[][] = new Array(pdfPaths.length);
-  let next = 0;
-  const runner = async () => {
-    while (next < pdfPaths.length) {
-      const i = next++;
-      out[i] = await pdfToTranscripts(pdfPaths[i], opts);
-      onEach?.(pdfPaths[i], out[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(opts.engine.workers + 1, pdfPaths.length) }, runner));
-  return out;
+  return mapConcurrent(
+    pdfPaths,
+    async (pdfPath) => {
+      const pages = await pdfToTranscripts(pdfPath, opts);
+      onEach?.(pdfPath, pages);
+      return pages;
+    },
+    { concurrency: opts.engine.workers + 1 },
+  );
 }
 
 export { DEFAULT_OCR_SETTINGS };

@@ -88,7 +88,7 @@ Re-running skips the items already drafted.`,
         const { authorDrafts } = await import('../../judges/author.ts');
         const items = await authorItems(input, flags.kind);
         const { countProperties } = await import('../../sources/checks.ts');
-        const { backoffDelay, DEFAULT_BACKOFF, sleep } = await import('../runner/retry.ts');
+        const { backoffDelay, DEFAULT_BACKOFF, sleep } = await import('../core/retry.ts');
         const { createProvider } = await import('../providers/index.ts');
         const model = await createProvider(flags.model, { baseUrls: flags.baseUrl });
         try {

@@ -104,7 +104,7 @@ judgment already made (same record id, judge and prompt hash) is not asked again
       if (flags.judge.length === 0) throw new UserError('give at least one --judge <provider:model>', 2);
       const { judgeRecords } = await import('../../judges/judge.ts');
       const { checkRecord } = await import('../../sources/checks.ts');
-      const { backoffDelay, DEFAULT_BACKOFF, sleep } = await import('../runner/retry.ts');
+      const { backoffDelay, DEFAULT_BACKOFF, sleep } = await import('../core/retry.ts');
       const { createProvider } = await import('../providers/index.ts');
       const judges = await Promise.all(
         flags.judge.map((id) => createProvider(id, { baseUrls: flags.baseUrl })),

@@ -5,6 +5,7 @@ import { basename, dirname, join, relative } from 'node:path';
 import type { Command } from 'commander';
 import type { OcrEngineName, PageTranscript, TranscriptMethod } from '../../sources/pdf/index.ts';
 import { imageToPdf, listPdfs, oversizedImage } from '../../sources/pdf-pages.ts';
+import { mapConcurrent } from '../core/concurrency.ts';
 import { errorMessage, UnreadableInput, UserError } from '../core/errors.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../core/files.ts';
 import { choiceOption, engineOption, intOption, log, type OcrEngineFlag } from './common.ts';
@@ -315,68 +316,67 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
         // PDFs in parallel (one more than the OCR workers, so pdf.js reads while OCR runs). A PDF
         // that cannot be opened (not a PDF, truncated, password-protected) is named and skipped:
         // the others are still transcribed, and `ocr_pages.jsonl` says why it has no pages.
-        let next = 0;
         let failure: unknown;
-        const runner = async () => {
-          while (next < pdfs.length && failure === undefined) {
-            const pdf = pdfs[next++];
-            try {
-              let path = pdf.file;
-              if (pdf.image) {
-                // Measured on its header first: a 1 MB PNG may declare 30,000 px square (3.6 GB decoded).
-                const big = oversizedImage(pdf.file, flags.maxPixels);
-                if (big) {
-                  log(`${pdf.file}: page 1 skipped: ${big}`);
-                  onPages(pdf, [{ page: 1, markdown: '', method: 'ocr', skipped: big }]);
-                  continue;
-                }
-                scratch ??= mkdtempSync(join(tmpdir(), 'sob-ocr-'));
-                path = join(scratch, `${next}.pdf`);
-                const bad = await imageToPdf(pdf.file, path);
-                if (bad) throw new UnreadableInput(pdf.file, bad);
-              }
-              const own = path;
-              onPages(
-                pdf,
-                await pdfToTranscripts(path, {
-                  engine,
-                  ocr: flags.ocr,
-                  dropMargins: flags.margins,
-                  maxPages: flags.maxPages,
-                  pageTimeoutMs: flags.pageTimeout * 1000,
-                  maxPixels: flags.maxPixels,
-                  model,
-                  explain: flags.explain,
-                  // An image's pages are logged under the image's name, not the scratch PDF's.
-                  log: (line) => log(line.split(own).join(pdf.file)),
-                }),
-              );
-            } catch (e) {
-              // Our own errors (an OCR engine that cannot start, a cache that cannot be written)
-              // stop the run: every input would meet them. An error inside one PDF (pdf.js on a
-              // circular page tree, arrays nested too deep to parse) is that PDF's alone: it is
-              // named, and the others are still read; the run then ends with exit 1 naming it.
-              if (e instanceof UserError && !(e instanceof UnreadableInput)) {
-                failure ??= e;
+        const readOne = async (pdf: (typeof pdfs)[number], i: number) => {
+          try {
+            let path = pdf.file;
+            if (pdf.image) {
+              // Measured on its header first: a 1 MB PNG may declare 30,000 px square (3.6 GB decoded).
+              const big = oversizedImage(pdf.file, flags.maxPixels);
+              if (big) {
+                log(`${pdf.file}: page 1 skipped: ${big}`);
+                onPages(pdf, [{ page: 1, markdown: '', method: 'ocr', skipped: big }]);
                 return;
               }
-              finished++;
-              if (e instanceof UnreadableInput) {
-                const why = e.reason;
-                unreadable.push(pdf.rel);
-                lastReason = `${pdf.file}: ${why}`;
-                if (pdfs.length > 1) log(`${pdf.file}: skipped: ${why}`);
-                pagesLog.push(JSON.stringify({ pdf: pdf.rel, page: null, skipped: why }));
-              } else {
-                const why = `failed while reading: ${oneLine(errorMessage(e))}`;
-                failed.push(pdf.rel);
-                log(`${pdf.file}: ${why}`);
-                pagesLog.push(JSON.stringify({ pdf: pdf.rel, page: null, skipped: why }));
-              }
+              scratch ??= mkdtempSync(join(tmpdir(), 'sob-ocr-'));
+              path = join(scratch, `${i + 1}.pdf`);
+              const bad = await imageToPdf(pdf.file, path);
+              if (bad) throw new UnreadableInput(pdf.file, bad);
+            }
+            const own = path;
+            onPages(
+              pdf,
+              await pdfToTranscripts(path, {
+                engine,
+                ocr: flags.ocr,
+                dropMargins: flags.margins,
+                maxPages: flags.maxPages,
+                pageTimeoutMs: flags.pageTimeout * 1000,
+                maxPixels: flags.maxPixels,
+                model,
+                explain: flags.explain,
+                // An image's pages are logged under the image's name, not the scratch PDF's.
+                log: (line) => log(line.split(own).join(pdf.file)),
+              }),
+            );
+          } catch (e) {
+            // Our own errors (an OCR engine that cannot start, a cache that cannot be written)
+            // stop the run: every input would meet them. An error inside one PDF (pdf.js on a
+            // circular page tree, arrays nested too deep to parse) is that PDF's alone: it is
+            // named, and the others are still read; the run then ends with exit 1 naming it.
+            if (e instanceof UserError && !(e instanceof UnreadableInput)) {
+              failure ??= e;
+              return;
+            }
+            finished++;
+            if (e instanceof UnreadableInput) {
+              const why = e.reason;
+              unreadable.push(pdf.rel);
+              lastReason = `${pdf.file}: ${why}`;
+              if (pdfs.length > 1) log(`${pdf.file}: skipped: ${why}`);
+              pagesLog.push(JSON.stringify({ pdf: pdf.rel, page: null, skipped: why }));
+            } else {
+              const why = `failed while reading: ${oneLine(errorMessage(e))}`;
+              failed.push(pdf.rel);
+              log(`${pdf.file}: ${why}`);
+              pagesLog.push(JSON.stringify({ pdf: pdf.rel, page: null, skipped: why }));
             }
           }
         };
-        await Promise.all(Array.from({ length: Math.min(engine.workers + 1, pdfs.length) }, runner));
+        await mapConcurrent(pdfs, readOne, {
+          concurrency: engine.workers + 1,
+          stop: () => failure !== undefined,
+        });
         if (failure !== undefined) throw failure;
       } finally {
         process.off('SIGINT', onSignal);

@@ -3,13 +3,17 @@
  * catastrophic `pattern` cannot be interrupted inside a thread, so such work runs on a worker
  * thread that marks, in a shared heartbeat, the item it is working on; the parent's watchdog
  * terminates a worker whose item has run past its time budget, and a new worker takes the next
- * item. The scoring workers use it per record (`src/scoring`); `BudgetedWorker` uses it per job
+ * item. The scoring slots watch their workers with it per record (`src/scoring/score-run.ts`,
+ * whose heartbeat adds two slots of its own after these two); `BudgetedWorker` uses it per job
  * (validating an answer, generating an instance).
  */
 import { Worker } from 'node:worker_threads';
 import { BUILT, moduleUrl } from './paths.ts';
 
-/** Slot 0: the item in progress (0 = none); slot 1: a counter bumped at every item's start. */
+/**
+ * Slot 0: the item in progress (0 = none); slot 1: a counter bumped at every item's start. A
+ * larger buffer may carry more slots after these (the scoring workers' schema phase and file).
+ */
 export class Heartbeat {
   readonly buffer: SharedArrayBuffer;
   private readonly beat: Int32Array;
@@ -51,15 +55,28 @@ export interface Watchdog {
   stop(): void;
 }
 
+export interface WatchOptions {
+  /** Checked at each tick: false skips it (nothing to watch now), leaving the timing as it was. */
+  watching?: () => boolean;
+  /** Keep the process alive while watching (default: not, as for an idle worker). */
+  keepAlive?: boolean;
+}
+
 /**
  * Calls `onStall(item)` when one item has been in progress for more than `timeoutMs` (no new
  * item started since). Checks a few times per budget; after a stall it starts timing afresh.
  */
-function watchHeartbeat(hb: Heartbeat, timeoutMs: number, onStall: (item: number) => void): Watchdog {
+export function watchHeartbeat(
+  hb: Heartbeat,
+  timeoutMs: number,
+  onStall: (item: number) => void,
+  opts: WatchOptions = {},
+): Watchdog {
   let seenSeq = -1;
   let seenAt = Date.now();
   const timer = setInterval(
     () => {
+      if (opts.watching && !opts.watching()) return;
       const seq = hb.seq();
       const item = hb.item();
       const now = Date.now();
@@ -76,7 +93,7 @@ function watchHeartbeat(hb: Heartbeat, timeoutMs: number, onStall: (item: number
     },
     Math.min(250, Math.max(10, timeoutMs / 4)),
   );
-  timer.unref();
+  if (!opts.keepAlive) timer.unref();
   return {
     reset() {
       seenSeq = -1;

@@ -1,15 +1,18 @@
 /**
- * One structured question to a model: transport failures retried with the backoff handed in (the
- * runner's), an answer that does not validate asked again, and after the last attempt an error,
- * never a guess. Used by the judges and by the scorer's LLM matcher, so it stands below both.
+/**
+ * One structured question to a model: transport failures retried through the project's one
+ * retry owner (src/core/retry.ts) with the backoff handed in (the runner's), an answer that does
+ * not validate asked again, and after the last attempt an error, never a guess. Used by the judges
+ * and by the scorer's LLM matcher, so it stands below both.
  */
 
 import type { ZodType } from 'zod';
 import { errorMessage, UserError } from '../core/errors.ts';
+import { retrying } from '../core/retry.ts';
 import { redactSecrets } from './secrets.ts';
 import { FATAL, type Provider, ProviderError, RETRYABLE } from './types.ts';
 
-/** The runner's backoff (src/runner/retry.ts), handed in so judges and runs pause alike. */
+/** The runner's backoff (src/core/retry.ts), handed in so judges and runs pause alike. */
 export interface Backoff {
   delay(failures: number, retryAfterMs?: number): number;
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
@@ -44,27 +47,22 @@ export async function askStructured<T>(
   for (let attempt = 1; attempt <= o.maxAttempts; attempt++) {
     if (o.signal?.aborted)
       return { error: 'interrupted', attempts: attempt - 1, constrained: useConstrained };
-    let text: string | undefined;
-    for (let failures = 0; ; failures++) {
-      const ctl = new AbortController();
-      const timer = setTimeout(() => ctl.abort(), o.timeoutMs);
-      const onAbort = () => ctl.abort();
-      o.signal?.addEventListener('abort', onAbort, { once: true });
-      try {
-        const res = await provider.complete({
-          recordId,
-          system: prompt.system,
-          user: prompt.user,
-          schema,
-          constrained: useConstrained,
-          temperature: 0,
-          maxTokens: 2048,
-          signal: ctl.signal,
-          groundTruth: null,
-        });
-        text = res.text;
-        break;
-      } catch (e) {
+    const r = await retrying(
+      async ({ signal }) =>
+        (
+          await provider.complete({
+            recordId,
+            system: prompt.system,
+            user: prompt.user,
+            schema,
+            constrained: useConstrained,
+            temperature: 0,
+            maxTokens: 2048,
+            signal,
+            groundTruth: null,
+          })
+        ).text,
+      ({ error: e, canRetry }) => {
         const cls = e instanceof ProviderError ? e.errorClass : 'network';
         // A bad key, no server, no such model: no other record would fare better.
         if (FATAL.has(cls))
@@ -73,20 +71,24 @@ export async function askStructured<T>(
           );
         if (cls === 'schema_rejected' && useConstrained) {
           useConstrained = false;
-          failures--;
-          continue;
+          return 'again';
         }
-        if (!RETRYABLE.has(cls as never) || failures >= o.maxRetries || o.signal?.aborted) {
+        if (!RETRYABLE.has(cls as never) || !canRetry || o.signal?.aborted) {
           lastError = `${cls}: ${errorMessage(e)}`;
-          break;
+          return 'stop';
         }
-        const retryAfter = e instanceof ProviderError ? e.retryAfterMs : undefined;
-        await o.backoff.sleep(o.backoff.delay(failures + 1, retryAfter), o.signal);
-      } finally {
-        clearTimeout(timer);
-        o.signal?.removeEventListener('abort', onAbort);
-      }
-    }
+        return { retryAfterMs: e instanceof ProviderError ? e.retryAfterMs : undefined };
+      },
+      {
+        maxRetries: o.maxRetries,
+        delay: (failures, retryAfterMs) => o.backoff.delay(failures, retryAfterMs),
+        sleep: (ms, signal) => o.backoff.sleep(ms, signal),
+        timeoutMs: o.timeoutMs,
+        signal: o.signal,
+      },
+    );
+    if (!r.ok && r.aborted) lastError = 'interrupted';
+    const text = r.ok ? r.value : undefined;
     if (text === undefined) continue;
     const parsed = parse(text);
     if (parsed.ok) return { value: parsed.value, attempts: attempt, constrained: useConstrained };

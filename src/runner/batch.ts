@@ -16,6 +16,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorMessage, UserError } from '../core/errors.ts';
 import { writeJsonAtomic } from '../core/files.ts';
+import { sleep } from '../core/retry.ts';
 import {
   type BatchApi,
   type BatchJob,
@@ -27,7 +28,6 @@ import {
   RETRYABLE,
 } from '../providers/types.ts';
 import { sha256 } from './prompt.ts';
-import { sleep } from './retry.ts';
 
 export const BATCHES = 'batches.json';
 

@@ -17,11 +17,13 @@ import {
   recordsWithIds,
   selectRecords,
 } from '../core/benchmark-records.ts';
+import { mapConcurrent } from '../core/concurrency.ts';
 import { errorMessage, UserError } from '../core/errors.ts';
 import { acquireLock, removeStaleTemps } from '../core/files.ts';
 import { PACKAGE_ROOT } from '../core/paths.ts';
 import { dumpsPy, getField, type PyObject, type PyValue, parsePyJson, toPlain } from '../core/pyjson.ts';
 import type { Source } from '../core/record.ts';
+import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, retrying, sleep } from '../core/retry.ts';
 import { unreachableCause } from '../providers/http.ts';
 import { redactSecrets } from '../providers/secrets.ts';
 import {
@@ -36,7 +38,6 @@ import {
 import { type BatchSettings, heldByBatches, runBatches, uncollectedBatches } from './batch.ts';
 import { cacheKey, ResponseCache } from './cache.ts';
 import { type PromptTemplate, renderPrompt, sha256 } from './prompt.ts';
-import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, sleep } from './retry.ts';
 import {
   AppendLog,
   ERRORS,
@@ -586,10 +587,10 @@ async function runLocked(
     let timer: ReturnType<typeof setTimeout> | undefined;
     const s = (ms: number) => `${+(ms / 1000).toFixed(3)} s`;
     return {
-      arm(req: ProviderRequest, ctl: AbortController) {
+      arm(req: ProviderRequest, abort: () => void) {
         const expire = (phase: 'compile' | 'generation', message: string) => () => {
           hit = { phase, message };
-          ctl.abort();
+          abort();
         };
         if (!streams) {
           const total = lim.compileMs + lim.generationMs;
@@ -640,38 +641,26 @@ async function runLocked(
       o.onProgress?.(progress);
       return;
     }
-    for (let attempt = 1; ; attempt++) {
-      // A server's Retry-After holds every new request, not only the one it answered.
-      const hold = pausedUntil - Date.now();
-      if (hold > 0) await sleep(hold, stop.signal);
-      if (stop.signal.aborted) return;
-      const ctl = new AbortController();
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        ctl.abort();
-      }, o.timeoutMs);
-      const relay = () => ctl.abort();
-      stop.signal.addEventListener('abort', relay, { once: true });
-      const t0 = performance.now();
-      const limits = coverageLimitsFor(item);
-      try {
-        const req: ProviderRequest = { ...base, signal: ctl.signal };
-        if (limits) limits.arm(req, ctl);
-        const key = cache ? cacheKey(o.provider.id, cacheScope, req) : '';
-        const hit = cache?.get(key);
-        const res = hit ?? (await o.provider.complete(req));
-        if (cache && !hit) cacheAnswer(key, res);
-        if (stop.signal.aborted) return; // stopped while it answered: leave it for the resume
-        record(item, res, {
-          attempts: before + attempt,
-          latencyMs: hit ? 0 : performance.now() - t0,
-          cached: hit !== undefined,
-        });
-        o.onProgress?.(progress);
-        return;
-      } catch (e) {
-        if (stop.signal.aborted && !timedOut) return; // stopped: not the record's failure
+    let t0 = 0;
+    let limits: ReturnType<typeof coverageLimitsFor>;
+    const r = await retrying(
+      async ({ signal, abort }) => {
+        t0 = performance.now();
+        limits = coverageLimitsFor(item);
+        try {
+          const req: ProviderRequest = { ...base, signal };
+          if (limits) limits.arm(req, abort);
+          const key = cache ? cacheKey(o.provider.id, cacheScope, req) : '';
+          const hit = cache?.get(key);
+          const res = hit ?? (await o.provider.complete(req));
+          if (cache && !hit) cacheAnswer(key, res);
+          return { res, cached: hit !== undefined, latencyMs: hit ? 0 : performance.now() - t0 };
+        } finally {
+          limits?.clear();
+        }
+      },
+      ({ error: e, attempt, timedOut, canRetry }) => {
+        if (stop.signal.aborted && !timedOut) return 'stop'; // stopped: not the record's failure
         const over = limits?.over();
         if (over) {
           // JSONSchemaBench's limit: a schema-processing failure, written once, not retried.
@@ -683,14 +672,14 @@ async function runLocked(
           if (over.phase === 'compile') a.schemaRejected = new ProviderError('schema_rejected', over.message);
           record(item, undefined, a);
           o.onProgress?.(progress);
-          return;
+          return 'stop';
         }
         const pe = classify(e, timedOut);
         if (FATAL.has(pe.errorClass)) {
           fatal ??= pe;
           errorLine(item, before + attempt, pe, 'stopped');
           stop.abort();
-          return;
+          return 'stop';
         }
         if (pe.errorClass === 'rate_limit' && pe.retryAfterMs !== undefined) {
           pausedUntil = Math.max(
@@ -702,44 +691,51 @@ async function runLocked(
           // The provider's verdict on the schema, not the model's failure: written once, not retried.
           record(item, undefined, { attempts: before + attempt, schemaRejected: pe });
           o.onProgress?.(progress);
-          return;
+          return 'stop';
         }
-        const retry = RETRYABLE.has(pe.errorClass) && attempt <= o.maxRetries;
+        const retry = RETRYABLE.has(pe.errorClass) && canRetry;
         errorLine(item, before + attempt, pe, retry ? 'retrying' : 'gave_up');
         if (!retry) {
           progress.failed++;
           o.onProgress?.(progress);
-          return;
+          return 'stop';
         }
         o.onProgress?.(progress);
-        await sleep(backoffDelay(attempt, backoff, pe.retryAfterMs), stop.signal);
-      } finally {
-        clearTimeout(timer);
-        limits?.clear();
-        stop.signal.removeEventListener('abort', relay);
-      }
-    }
+        return { retryAfterMs: pe.retryAfterMs };
+      },
+      {
+        maxRetries: o.maxRetries,
+        delay: (failures, retryAfterMs) => backoffDelay(failures, backoff, retryAfterMs),
+        timeoutMs: o.timeoutMs,
+        signal: stop.signal,
+        // A server's Retry-After holds every new request, not only the one it answered.
+        beforeAttempt: async () => {
+          const hold = pausedUntil - Date.now();
+          if (hold > 0) await sleep(hold, stop.signal);
+        },
+      },
+    );
+    if (!r.ok || stop.signal.aborted) return; // stopped while it answered: leave it for the resume
+    record(item, r.value.res, {
+      attempts: before + r.attempt,
+      latencyMs: r.value.latencyMs,
+      cached: r.value.cached,
+    });
+    o.onProgress?.(progress);
   };
 
   let status: RunStatus = 'failed';
   try {
     // A provider that answers without I/O (the baselines, replay) never lets the event loop
-    // turn: give it a turn every 50 ms so Ctrl-C, SIGTERM and progress are still heard.
-    let turnedAt = performance.now();
+    // turn: the pool gives it a turn every 50 ms so Ctrl-C, SIGTERM and progress are still heard.
     const online = async (source: AsyncIterator<Item> | Iterator<Item>, before?: (id: string) => number) => {
-      const worker = async () => {
-        while (!stop.signal.aborted) {
-          const next = await source.next();
-          if (next.done) return;
-          if (answered.has(next.value.id)) continue;
-          await ask(next.value, before?.(next.value.id));
-          if (performance.now() - turnedAt > 50) {
-            await new Promise((r) => setImmediate(r));
-            turnedAt = performance.now();
-          }
-        }
-      };
-      await Promise.all(Array.from({ length: Math.max(1, o.concurrency) }, worker));
+      await mapConcurrent(
+        source,
+        async (item) => {
+          if (!answered.has(item.id)) await ask(item, before?.(item.id));
+        },
+        { concurrency: o.concurrency, signal: stop.signal, yieldEveryMs: 50 },
+      );
     };
     const source = selectRecords(check, { source: o.source });
     if (o.batch) {

@@ -5,8 +5,8 @@
  * `rotation_correction`, `is_table`, `is_diagram`) and, when the model says the page is turned,
  * the page turned by its correction and asked once more.
  *
- * Through the provider layer: one provider (the SDK's retries off), this module's one retry
- * loop (transient failures with backoff, Retry-After honoured), the response cache (answers
+ * Through the provider layer: one provider (the SDK's retries off), the project's one retry
+ * owner (src/core/retry.ts: transient failures with backoff, Retry-After honoured), the response cache (answers
  * only, keyed by the model, its endpoints, the prompt and the picture's hash: a re-run after a
  * crash asks no answered page again), a progress line and the cost the provider reports. A page
  * whose answers fail (refused, unreadable, a server that keeps failing) is reported as failed,
@@ -15,6 +15,7 @@
 
 import { errorMessage } from '../core/errors.ts';
 import type { PageModel, PageModelResult } from '../core/page-model.ts';
+import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, retrying } from '../core/retry.ts';
 import { createProvider, type ProviderOptions } from '../providers/index.ts';
 import {
   FATAL,
@@ -25,7 +26,6 @@ import {
   RETRYABLE,
 } from '../providers/types.ts';
 import { cacheKey, ResponseCache } from './cache.ts';
-import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, sleep } from './retry.ts';
 
 /** olmOCR's render size: the longest side of the page image, in pixels. */
 export const OLMOCR_LONGEST_SIDE = 1288;
@@ -167,37 +167,38 @@ export class VlmPageReader implements PageModel {
       this.stats.cached++;
       return { res: hit, cached: true, key };
     }
-    const retries = this.opts.maxRetries ?? 3;
     let last: ProviderError | undefined;
-    for (let attempt = 1; attempt <= retries + 1; attempt++) {
-      if (this.fatal) return { error: this.fatal, cached: false };
-      const ctl = new AbortController();
-      const timer = setTimeout(() => ctl.abort(), this.opts.timeoutMs ?? 300_000);
-      this.stats.asked++;
-      try {
-        const res = await this.provider.complete({ ...base, signal: ctl.signal });
+    const r = await retrying(
+      async ({ signal }) => {
+        if (this.fatal) throw this.fatal; // another page met it: no more asking
+        this.stats.asked++;
+        const res = await this.provider.complete({ ...base, signal });
         this.stats.input_tokens += res.inputTokens ?? 0;
         this.stats.output_tokens += res.outputTokens ?? 0;
         this.stats.cost += res.cost ?? 0;
-        return { res, cached: false, key };
-      } catch (e) {
+        return res;
+      },
+      ({ error: e, timedOut }) => {
         last =
           e instanceof ProviderError
             ? e
-            : ctl.signal.aborted
+            : timedOut
               ? new ProviderError('timeout', 'no answer within the request timeout')
               : new ProviderError('network', errorMessage(e));
         if (FATAL.has(last.errorClass)) {
           this.fatal = last;
-          return { error: last, cached: false };
+          return 'stop';
         }
-        if (!RETRYABLE.has(last.errorClass) || attempt > retries) break;
-        await sleep(backoffDelay(attempt, this.opts.backoff ?? DEFAULT_BACKOFF, last.retryAfterMs));
-      } finally {
-        clearTimeout(timer);
-      }
-    }
-    return { error: last, cached: false };
+        return RETRYABLE.has(last.errorClass) ? { retryAfterMs: last.retryAfterMs } : 'stop';
+      },
+      {
+        maxRetries: this.opts.maxRetries ?? 3,
+        delay: (failures, retryAfterMs) =>
+          backoffDelay(failures, this.opts.backoff ?? DEFAULT_BACKOFF, retryAfterMs),
+        timeoutMs: this.opts.timeoutMs ?? 300_000,
+      },
+    );
+    return r.ok ? { res: r.value, cached: false, key } : { error: last, cached: false };
   }
 
   /**

@@ -18,10 +18,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { JudgeVerdict, UnsettledPair } from '../../metrics/match/judge.ts';
+import { mapConcurrent } from '../core/concurrency.ts';
 import { folderName, plainDirs, writeJsonAtomic } from '../core/files.ts';
+import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, sleep } from '../core/retry.ts';
 import { askStructured, jsonText } from '../providers/ask.ts';
 import type { Provider } from '../providers/types.ts';
-import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, sleep } from '../runner/retry.ts';
 
 export const JUDGE_SYSTEM = [
   'You check values extracted from documents.',
@@ -151,56 +152,56 @@ export async function judgePairs(pairs: UnsettledPair[], o: JudgeOptions): Promi
   let done = res.cached;
   o.onProgress?.(done, unique.length);
   const backoff = o.backoff ?? DEFAULT_BACKOFF;
-  let next = 0;
   let failedInARow = 0;
   const breakAfter = o.breakAfter ?? 3;
-  const worker = async () => {
-    while (next < todo.length && !o.signal?.aborted && !res.tripped) {
-      const p = todo[next++];
-      const r = await askStructured(
-        o.provider,
-        p.hash.slice(0, 16),
-        { system: JUDGE_SYSTEM, user: judgePrompt(p) },
-        ANSWER_SCHEMA,
-        (text) => ({ ok: true, value: { verdict: readJudgeAnswer(text), text } }),
-        {
-          backoff: { delay: (f, ra) => backoffDelay(f, backoff, ra), sleep },
-          maxAttempts: 1,
-          maxRetries: o.maxRetries ?? 3,
-          timeoutMs: o.timeoutMs ?? 60_000,
-          signal: o.signal,
-        },
-      );
-      if (r.value) {
-        failedInARow = 0;
-        res.asked++;
-        res.verdicts.set(p.hash, r.value.verdict);
-        // An unreadable answer is not a verdict: never cached, asked again next run.
-        if (r.value.verdict === 'unscored') {
-          o.onProgress?.(++done, unique.length);
-          continue;
-        }
-        const file = cacheFile(dir, p.hash);
-        // Made without following links: a symlinked shard or judge folder is refused.
-        plainDirs(o.cacheDir, [name, p.hash.slice(0, 2)], 'judge cache folder');
-        writeJsonAtomic(file, {
-          hash: p.hash,
-          verdict: r.value.verdict,
-          judge: o.provider.id,
-          field: p.field,
-          gold: p.gold,
-          pred: p.pred,
-          answer: r.value.text.slice(0, 2000),
-        });
-      } else {
-        res.failed++;
-        res.errors.push(`${p.field}: ${r.error ?? 'no answer'}`);
-        if (++failedInARow >= breakAfter && !o.signal?.aborted)
-          res.tripped ??= `${failedInARow} pairs in a row got no answer (last: ${r.error ?? 'no answer'})`;
+  const ask = async (p: UnsettledPair) => {
+    const r = await askStructured(
+      o.provider,
+      p.hash.slice(0, 16),
+      { system: JUDGE_SYSTEM, user: judgePrompt(p) },
+      ANSWER_SCHEMA,
+      (text) => ({ ok: true, value: { verdict: readJudgeAnswer(text), text } }),
+      {
+        backoff: { delay: (f, ra) => backoffDelay(f, backoff, ra), sleep },
+        maxAttempts: 1,
+        maxRetries: o.maxRetries ?? 3,
+        timeoutMs: o.timeoutMs ?? 60_000,
+        signal: o.signal,
+      },
+    );
+    if (r.value) {
+      failedInARow = 0;
+      res.asked++;
+      res.verdicts.set(p.hash, r.value.verdict);
+      // An unreadable answer is not a verdict: never cached, asked again next run.
+      if (r.value.verdict === 'unscored') {
+        o.onProgress?.(++done, unique.length);
+        return;
       }
-      o.onProgress?.(++done, unique.length);
+      const file = cacheFile(dir, p.hash);
+      // Made without following links: a symlinked shard or judge folder is refused.
+      plainDirs(o.cacheDir, [name, p.hash.slice(0, 2)], 'judge cache folder');
+      writeJsonAtomic(file, {
+        hash: p.hash,
+        verdict: r.value.verdict,
+        judge: o.provider.id,
+        field: p.field,
+        gold: p.gold,
+        pred: p.pred,
+        answer: r.value.text.slice(0, 2000),
+      });
+    } else {
+      res.failed++;
+      res.errors.push(`${p.field}: ${r.error ?? 'no answer'}`);
+      if (++failedInARow >= breakAfter && !o.signal?.aborted)
+        res.tripped ??= `${failedInARow} pairs in a row got no answer (last: ${r.error ?? 'no answer'})`;
     }
+    o.onProgress?.(++done, unique.length);
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency ?? 4, todo.length)) }, worker));
+  await mapConcurrent(todo, ask, {
+    concurrency: o.concurrency ?? 4,
+    signal: o.signal,
+    stop: () => res.tripped !== undefined,
+  });
   return res;
 }

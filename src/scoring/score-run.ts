@@ -21,6 +21,8 @@ import {
   type SummaryOptions,
   withCategories,
 } from '../../metrics/summary.ts';
+import { Heartbeat, type Watchdog, watchHeartbeat } from '../core/budget.ts';
+import { runSlots } from '../core/concurrency.ts';
 import { errorMessage, UserError, where } from '../core/errors.ts';
 import { refuseSymlink } from '../core/files.ts';
 import { type ParsedLine, parseLine, readLinesSync } from '../core/jsonl.ts';
@@ -541,9 +543,7 @@ export async function runScoring(
        */
       let queued: FileState | null = null;
       let task: BootstrapTask | null = null;
-      let seenSeq = -1;
-      let seenAt = Date.now();
-      let watchdog: NodeJS.Timeout | null = null;
+      let watchdog: Watchdog | null = null;
       const fullMb = opts.workerMemoryMb ?? 3072;
       let heapMb = Math.min(WORKER_START_MB, fullMb);
 
@@ -674,8 +674,7 @@ export async function runScoring(
       /** Hands `current`, then `queued`, to the worker (a new one, or after a restart). */
       const dispatch = () => {
         if (!current || !worker) return;
-        seenSeq = -1;
-        seenAt = Date.now();
+        watchdog?.reset();
         post(current);
         if (queued) post(queued);
       };
@@ -763,34 +762,28 @@ export async function runScoring(
           return;
         }
         wakeIdle();
-        if (watchdog) clearInterval(watchdog);
+        watchdog?.stop();
         stopWorker();
         resolveSlot();
       };
 
-      watchdog = setInterval(
-        () => {
-          if (!current || !worker) return;
-          // The worker is on the queued file: this file's 'done' is on its way.
-          if (Atomics.load(beat, 3) !== current.idx) return;
-          const seq = Atomics.load(beat, 1);
-          const line = Atomics.load(beat, 0);
-          const now = Date.now();
-          if (seq !== seenSeq) {
-            seenSeq = seq;
-            seenAt = now;
-            return;
-          }
-          if (line > 0 && now - seenAt > timeoutMs) replaceWorker(`scoring exceeded ${timeoutMs} ms`, true);
+      // One record (a heartbeat item is its line) over its time: the worker is replaced.
+      watchdog = watchHeartbeat(
+        new Heartbeat(heartbeat),
+        timeoutMs,
+        () => replaceWorker(`scoring exceeded ${timeoutMs} ms`, true),
+        {
+          // Not while the worker is on the queued file: this file's 'done' is on its way.
+          watching: () => current !== null && worker !== null && Atomics.load(beat, 3) === current.idx,
+          keepAlive: true,
         },
-        Math.min(250, Math.max(10, timeoutMs / 4)),
       );
 
       try {
         startWorker();
       } catch (e) {
         // A worker Node refuses to start (its flags, its resources): say so, do not wait forever.
-        if (watchdog) clearInterval(watchdog);
+        watchdog?.stop();
         rejectSlot(new UserError(`the scoring workers cannot start: ${errorMessage(e)}`));
         return;
       }
@@ -807,7 +800,7 @@ export async function runScoring(
   }, opts.progressIntervalMs ?? 5000);
   progress.unref();
   try {
-    await Promise.all(Array.from({ length: jobs }, runSlot));
+    await runSlots(jobs, runSlot);
     // Every folder's write lands before the results are given.
     for (let i = 0; i < commits.length; i++) await commits[i];
   } finally {

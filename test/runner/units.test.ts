@@ -4,11 +4,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { backoffDelay } from '../../src/core/retry.ts';
 import { EndpointPool } from '../../src/providers/endpoints.ts';
 import { parseRetryAfter } from '../../src/providers/types.ts';
 import { formatProgress, ProgressReporter } from '../../src/runner/progress.ts';
 import { makeTemplate, renderPrompt } from '../../src/runner/prompt.ts';
-import { backoffDelay } from '../../src/runner/retry.ts';
 import { sanitizeModelId, scanResponses } from '../../src/runner/run-dir.ts';
 
 test('backoff doubles per failure within [d/2, d], capped at maxMs', () => {
