@@ -55,7 +55,7 @@ import {
 import { OcrEngine, type PageInput, readPage, repeatedEdges } from '../sources/pdf/index.ts';
 import { analyzePage } from '../sources/pdf/layout.ts';
 import { sha256File } from '../sources/pdf/ocr.ts';
-import { openPdf } from '../sources/pdf/pdfjs.ts';
+import { openPdf, pageSource } from '../sources/pdf/pdfjs.ts';
 
 const args = process.argv.slice(2);
 const flag = (name: string, dflt: string) => {
@@ -270,8 +270,7 @@ async function main(): Promise<void> {
           const page = await doc.getPage(p);
           inputs.push(
             await readPage(
-              doc,
-              page,
+              pageSource(doc, page),
               p,
               () => sha256File(file),
               () => engine,

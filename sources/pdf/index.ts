@@ -17,7 +17,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { mapConcurrent } from '../../src/core/concurrency.ts';
+import { mapConcurrent, runSlots } from '../../src/core/concurrency.ts';
 import { UnreadableInput } from '../../src/core/errors.ts';
 import type { PageModel, PageModelResult } from '../../src/core/page-model.ts';
 import { type CombineStats, combineReadings } from './combine.ts';
@@ -33,20 +33,17 @@ import {
   withTimeout,
 } from './ocr.ts';
 import type { PaddleEngine, RgbaImage } from './paddle.ts';
+import { PageHost } from './page-host.ts';
 import {
   DEFAULT_MAX_PIXELS,
   openPdfData,
   oversizedImages,
   type PageDrawing,
+  type PageSource,
   type PdfDocument,
-  type PdfPage,
-  pageDrawing,
   pageGeometry,
-  pageTextLayer,
   type Rect,
-  renderedBlank,
   renderPagePng,
-  renderPageRgba,
 } from './pdfjs.ts';
 import { bodySize, buildSegments } from './segments.ts';
 
@@ -542,21 +539,20 @@ export async function uprightTurn(
 }
 
 export async function readPage(
-  doc: PdfDocument,
-  page: PdfPage,
+  page: PageSource,
   pageNo: number,
   pdfSha: () => string,
   engine: () => OcrEngine,
   opts: PdfTranscriptOptions,
 ): Promise<PageInput> {
   // The drawing first: it loads the page's fonts, whose names tell bold text apart.
-  let drawing = await pageDrawing(page);
-  const layer = await pageTextLayer(page);
+  let drawing = await page.drawing();
+  const layer = await page.textLayer();
   // The reading frame: the page turned so its dominant text runs left to right (`pageTextLayer`).
   const rotation = layer.rotation;
   const turn = (rotation - page.rotate + 360) % 360;
-  if (turn !== 0) drawing = await pageDrawing(page, rotation);
-  const { width, height } = pageGeometry(page, rotation);
+  if (turn !== 0) drawing = await page.drawing(rotation);
+  const { width, height } = page.geometry(rotation);
   const mode = opts.ocr ?? 'auto';
   let method: TranscriptMethod = 'text-layer';
   let evidence: PageEvidence | undefined;
@@ -579,7 +575,7 @@ export async function readPage(
   const blank =
     drawing.textOps === 0 && drawing.images.length === 0 && drawing.paintOps === 0
       ? 'nothing drawn on it: no text, pictures or paths'
-      : method === 'ocr' && (await renderedBlank(doc, page))
+      : method === 'ocr' && (await page.blank())
         ? 'it renders as one colour'
         : undefined;
   if (blank) return { ...base, method: 'blank', blank, engine: null, boxes: [], sizesAreEstimates: false };
@@ -594,19 +590,18 @@ export async function readPage(
             pdfSha(),
             pageNo,
             scale,
-            () => renderPagePng(doc, page, scale, (rotation + t) % 360),
+            () => page.png(scale, (rotation + t) % 360),
             (turn + t) % 360,
           ),
         )
       : undefined;
   const frame = (rotation + (probe?.turn ?? 0)) % 360;
   if (probe && probe.turn !== 0) {
-    const g = pageGeometry(page, frame);
+    const g = page.geometry(frame);
     base.width = g.width;
     base.height = g.height;
     base.rotation = { page: page.rotate, read: frame };
-    if (evidence)
-      base.evidence = pageEvidence(layer.boxes, await pageDrawing(page, frame), g.width, g.height);
+    if (evidence) base.evidence = pageEvidence(layer.boxes, await page.drawing(frame), g.width, g.height);
   }
   if (probe) base.turnsTried = probe.tried;
   opts.signal?.throwIfAborted();
@@ -616,8 +611,8 @@ export async function readPage(
     scale,
     { width: base.width, height: base.height },
     {
-      png: (s) => renderPagePng(doc, page, s, frame),
-      rgba: (s) => renderPageRgba(doc, page, s, frame),
+      png: (s) => page.png(s, frame),
+      rgba: (s) => page.rgba(s, frame),
     },
     method === 'mixed' ? 'mixed' : 'ocr',
     (turn + (probe?.turn ?? 0)) % 360,
@@ -674,10 +669,12 @@ export async function pdfToTranscripts(
   let doc: PdfDocument;
   const maxPixels = opts.maxPixels ?? DEFAULT_MAX_PIXELS;
   let oversized: ReturnType<typeof oversizedImages> = [];
+  // Kept for the pages' pdf.js threads (`PageHost`): pdf.js may take over the bytes it opens.
+  let bytes: Uint8Array;
   try {
-    const bytes = new Uint8Array(readFileSync(pdfPath));
+    bytes = new Uint8Array(readFileSync(pdfPath));
     oversized = oversizedImages(bytes, maxPixels);
-    doc = await openPdfData(bytes, maxPixels);
+    doc = await openPdfData(bytes.slice(), maxPixels);
   } catch (e) {
     const msg = (e as Error).message;
     throw new UnreadableInput(
@@ -703,62 +700,95 @@ export async function pdfToTranscripts(
     const inputs: (PageInput | { skipped: string } | { model: true })[] = new Array(read);
     const seconds: number[] = new Array(read).fill(0);
     const inFlight = Math.max(1, (opts.engine?.workers ?? opts.workers ?? availableParallelism()) + 1);
+    let next = 1;
     // A page that fails (pdf.js on a circular page tree) fails the PDF, but only once the pages
     // in flight have settled: work left running would outlive the document and the engine.
     let failure: { error: unknown } | undefined;
     const byModel: (PageModelResult | undefined)[] = new Array(read);
-    const readOne = async (pageNo: number) => {
-      const started = performance.now();
-      let page: PdfPage | undefined;
-      if (opts.model) {
-        const model = opts.model;
-        try {
-          const p = await doc.getPage(pageNo);
-          const long = Math.max(...Object.values(pageGeometry(p)));
-          byModel[pageNo - 1] = await model.read({ pdf: pdfPath, page: pageNo }, (turn) =>
-            renderPagePng(doc, p, model.longSide / long, (p.rotate + turn) % 360),
-          );
-          p.cleanup();
-        } catch (e) {
-          failure ??= { error: e };
-          return;
-        }
-        const got = byModel[pageNo - 1];
-        if (got?.markdown !== undefined) {
-          inputs[pageNo - 1] = { model: true };
-          seconds[pageNo - 1] = (performance.now() - started) / 1000;
-          return;
-        }
-        opts.log?.(`${pdfPath}: page ${pageNo}: ${got?.failed}; read by the local pipeline`);
-      }
-      // The page's time also stops its work: no rendering or OCR step starts once it is up
-      // (a step under way, in pdf.js or a tesseract worker, runs to its end).
-      const stop = new AbortController();
-      const work = (async () => {
-        page = await doc.getPage(pageNo);
-        return readPage(doc, page, pageNo, pdfSha, engine, { ...opts, signal: stop.signal });
-      })();
+    // Each runner reads its pages on a pdf.js thread of its own, ended when the runner is done.
+    const runner = async () => {
+      const slot: { host?: PageHost } = {};
       try {
-        inputs[pageNo - 1] = await withTimeout(work, timeoutMs, `page ${pageNo}`);
-      } catch (e) {
-        const timedOut = (e as Error).message?.endsWith?.(`did not finish within ${timeoutMs} ms`);
-        if (!timedOut) {
-          failure ??= { error: e };
-          return;
-        }
-        stop.abort();
-        // The page's work may still finish in the background; its result is not used.
-        work.catch(() => {});
-        const reason = `took longer than the time per page (${(timeoutMs / 1000).toFixed(0)} s)`;
-        inputs[pageNo - 1] = { skipped: reason };
-        opts.log?.(`${pdfPath}: page ${pageNo} skipped: ${reason}`);
+        await pages(slot);
       } finally {
-        seconds[pageNo - 1] = (performance.now() - started) / 1000;
-        if (page) work.finally(() => page?.cleanup()).catch(() => {});
+        await slot.host?.done();
       }
     };
-    const pageNos = Array.from({ length: read }, (_, i) => i + 1);
-    await mapConcurrent(pageNos, readOne, { concurrency: inFlight, stop: () => failure !== undefined });
+    const pages = async (slot: { host?: PageHost }) => {
+      while (next <= read && !failure) {
+        const pageNo = next++;
+        const started = performance.now();
+        if (opts.model) {
+          const model = opts.model;
+          try {
+            const p = await doc.getPage(pageNo);
+            const long = Math.max(...Object.values(pageGeometry(p)));
+            byModel[pageNo - 1] = await model.read({ pdf: pdfPath, page: pageNo }, (turn) =>
+              renderPagePng(doc, p, model.longSide / long, (p.rotate + turn) % 360),
+            );
+            p.cleanup();
+          } catch (e) {
+            failure ??= { error: e };
+            return;
+          }
+          const got = byModel[pageNo - 1];
+          if (got?.markdown !== undefined) {
+            inputs[pageNo - 1] = { model: true };
+            seconds[pageNo - 1] = (performance.now() - started) / 1000;
+            continue;
+          }
+          opts.log?.(`${pdfPath}: page ${pageNo}: ${got?.failed}; read by the local pipeline`);
+        }
+        // The page's time also stops its work: pdf.js reads it on this runner's worker thread
+        // (`PageHost`), which is ended when the time is up (CPU and memory back at once; the next
+        // page gets a new thread), and no rendering or OCR step starts after that.
+        if (!slot.host) {
+          // Started outside the page's time: a thread and pdf.js take a second or two to start.
+          const starting = PageHost.open(bytes, maxPixels);
+          try {
+            slot.host = await withTimeout(
+              starting,
+              Math.max(timeoutMs, 60_000),
+              'starting pdf.js on a thread',
+            );
+          } catch (e) {
+            starting.then((h) => h.terminate()).catch(() => {});
+            failure ??= { error: e };
+            return;
+          }
+        }
+        const opened = slot.host;
+        const stop = new AbortController();
+        const work = (async () => {
+          return readPage(await opened.page(pageNo), pageNo, pdfSha, engine, {
+            ...opts,
+            signal: stop.signal,
+          });
+        })();
+        try {
+          inputs[pageNo - 1] = await withTimeout(work, timeoutMs, `page ${pageNo}`);
+        } catch (e) {
+          const timedOut = (e as Error).message?.endsWith?.(`did not finish within ${timeoutMs} ms`);
+          if (!timedOut) {
+            failure ??= { error: e };
+            return;
+          }
+          stop.abort();
+          // pdf.js's work on the page is ended with its thread; an OCR step under way finishes
+          // in its own worker and its result is not used.
+          work.catch(() => {});
+          slot.host = undefined;
+          void opened.terminate();
+          const reason = `took longer than the time per page (${(timeoutMs / 1000).toFixed(0)} s)`;
+          inputs[pageNo - 1] = { skipped: reason };
+          opts.log?.(`${pdfPath}: page ${pageNo} skipped: ${reason}`);
+        } finally {
+          seconds[pageNo - 1] = (performance.now() - started) / 1000;
+          work.finally(() => opened.release(pageNo)).catch(() => {});
+        }
+      }
+    };
+    await runSlots(Math.min(inFlight, read), runner);
     if (failure) throw failure.error;
     if (oversized.length > 0) {
       // pdf.js left these images out undecoded (`maxImageSize`); a page that reads blank without

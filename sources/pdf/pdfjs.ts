@@ -392,3 +392,30 @@ interface CanvasFactory {
   create(width: number, height: number): CanvasAndContext;
   destroy(cc: CanvasAndContext): void;
 }
+
+/** A page as `readPage` reads it: pdf.js's steps for it, on this thread or a worker's (`PageHost`). */
+export interface PageSource {
+  /** The page's /Rotate (degrees clockwise). */
+  readonly rotate: number;
+  /** The page's size as shown turned by `rotation` (a quarter turn; default its /Rotate). */
+  geometry(rotation?: number): PageGeometry;
+  drawing(rotation?: number): Promise<PageDrawing>;
+  textLayer(): Promise<TextLayer>;
+  /** Whether it renders as one colour (`renderedBlank`). */
+  blank(): Promise<boolean>;
+  png(scale: number, rotation: number): Promise<Buffer>;
+  rgba(scale: number, rotation: number): Promise<{ data: Uint8Array; width: number; height: number }>;
+}
+
+/** A page open on this thread as a `PageSource`. */
+export function pageSource(doc: PdfDocument, page: PdfPage): PageSource {
+  return {
+    rotate: page.rotate,
+    geometry: (rotation = page.rotate) => pageGeometry(page, rotation),
+    drawing: (rotation = page.rotate) => pageDrawing(page, rotation),
+    textLayer: () => pageTextLayer(page),
+    blank: () => renderedBlank(doc, page),
+    png: (scale, rotation) => renderPagePng(doc, page, scale, rotation),
+    rgba: (scale, rotation) => renderPageRgba(doc, page, scale, rotation),
+  };
+}

@@ -166,6 +166,33 @@ function nestedPdf(): Buffer {
   ]);
 }
 
+/**
+ * Two pages: the first draws a form that draws the next form twice, `depth` forms deep, so pdf.js
+ * parses 2^depth leaf forms for it (measured on this machine: depth 16 takes 10 s and 730 MB,
+ * each level doubling both; depth 20 would be minutes and gigabytes); the second is one line of text.
+ */
+function nestedFormsPdf(depth: number): Buffer {
+  const objs: (string | Buffer)[] = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 5 0 R /Resources << /XObject << /X 8 0 R >> >> >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 6 0 R /Resources << /Font << /F1 7 0 R >> >> >>',
+    stream('', Buffer.from('q /X Do Q')),
+    stream('', Buffer.from(HELLO)),
+    FONT,
+  ];
+  // Object 8 + i is form i; each draws form i + 1 twice, the last draws one line.
+  for (let i = 0; i < depth; i++)
+    objs.push(
+      stream(
+        `/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /XObject << /X ${9 + i} 0 R >> >>`,
+        Buffer.from('/X Do /X Do'),
+      ),
+    );
+  objs.push(stream('/Type /XObject /Subtype /Form /BBox [0 0 612 792]', Buffer.from('10 10 m 100 100 l S')));
+  return rawPdf(objs);
+}
+
 let table: Uint8Array;
 before(async () => {
   table = await tablePdf();
@@ -278,5 +305,38 @@ describe('sob ocr: one bad PDF among good ones', () => {
         ['e-table.pdf', 1, 'text-layer'],
       ],
     );
+  });
+});
+
+describe('sob ocr --page-timeout: the page timer ends the pdf.js work it times out', () => {
+  test('a page pdf.js would parse for minutes (forms drawn within forms, 20 deep) is skipped within --page-timeout + 10 s and under 1.5 GB peak RSS; the page after it and the next PDF are transcribed', async () => {
+    const dir = join(tmp, 'slow-page');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'a-slow.pdf'), nestedFormsPdf(20));
+    writeFileSync(join(dir, 'b-table.pdf'), table);
+    const out = join(tmp, 'out-slow');
+    // Without the thread being ended, pdf.js runs on well past the child's 60 s limit.
+    const r = await sob(
+      ['ocr', dir, '--out', out, '--no-cache', '--workers', '1', '--page-timeout', '3', '--ocr', 'never'],
+      60_000,
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(r.seconds < 13, `${r.seconds.toFixed(1)} s`);
+    assert.ok(r.peakMb < 1536, `peak RSS ${r.peakMb.toFixed(0)} MB`);
+    assert.match(r.stderr, /a-slow\.pdf: page 1 skipped: took longer than the time per page \(3 s\)/);
+    const pages = jsonLines(join(out, 'ocr_pages.jsonl')).sort(
+      (a, b) => a.pdf.localeCompare(b.pdf) || a.page - b.page,
+    );
+    assert.deepEqual(
+      pages.map((p) => [p.pdf, p.page, p.skipped ?? p.method]),
+      [
+        ['a-slow.pdf', 1, 'took longer than the time per page (3 s)'],
+        ['a-slow.pdf', 2, 'text-layer'],
+        ['b-table.pdf', 1, 'text-layer'],
+      ],
+    );
+    assert.equal(readFileSync(join(out, 'a-slow_pg2.md'), 'utf8'), 'A page behind a broken page tree\n');
+    const md = readFileSync(join(out, 'b-table_pg1.md'), 'utf8');
+    for (const row of TABLE_ROWS) assert.ok(md.includes(row[0]), `no ${row[0]}`);
   });
 });
