@@ -174,6 +174,25 @@ export function recordCandidates(
   return { candidates, problems };
 }
 
+/**
+ * A `--map` naming a column that no row has is the user's typo, not every row's fault: one usage
+ * line (exit 2) naming the nearest column, before any row is read into a record.
+ */
+function checkMappedColumns(file: string, rows: RawRow[], map: Record<string, string>): void {
+  if (rows.length === 0) return;
+  const columns = new Set<string>();
+  for (const { row } of rows)
+    if (row !== null && typeof row === 'object') for (const k of Object.keys(row)) columns.add(k);
+  for (const [field, col] of Object.entries(map)) {
+    if (columns.has(col)) continue;
+    const near = didYouMean(col, [...columns]);
+    throw new UserError(
+      `--map ${field}=${col}: no column \`${col}\` in ${file}${near ? `; did you mean \`${near}\`?` : ''} (columns: ${[...columns].join(', ')})`,
+      2,
+    );
+  }
+}
+
 export const loader: RecordLoader = {
   produces: 'records',
   checks: 'records',
@@ -182,6 +201,7 @@ export const loader: RecordLoader = {
     const ext = extname(input).toLowerCase();
     const rows = ext === '.csv' ? readCsvRows(input) : await readSobFile(input);
     const map = ctx.options.map ?? {};
+    checkMappedColumns(input, rows, map);
     const source = ctx.options.source ?? 'text';
     const out = recordCandidates(rows, map, source);
     ctx.log(

@@ -314,6 +314,32 @@ test('sob build records: a misspelt column is rejected naming it, file and line,
   assert.match(usage.stderr, /--map: unknown field "contxt"; did you mean "context"\?/);
 });
 
+test('sob build records: a --map naming a column no row has is one usage line (exit 2) with the nearest column, not a rejection per row', async () => {
+  const file = join(tmp, 'mapped-rows.jsonl');
+  const rows = ['p1', 'p2'].map((id) =>
+    JSON.stringify({
+      id,
+      passage: 'Ann, 41.',
+      question: 'Who?',
+      schema: PERSON,
+      answer: { name: 'Ann', age: 41 },
+    }),
+  );
+  writeFileSync(file, `${rows.join('\n')}\n`);
+  const out = join(tmp, 'mapped-out/records.jsonl');
+  const r = await sob(
+    ['build', 'records', file, '--map', 'context=pasage,ground_truth=answer', '--out', out],
+    { cwd: tmp },
+  ).done;
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(
+    r.stderr,
+    /^sob: --map context=pasage: no column `pasage` in .*mapped-rows\.jsonl; did you mean `passage`\? \(columns: id, passage, question, schema, answer\)$/m,
+  );
+  assert.doesNotMatch(r.stderr, /^rejected/m);
+  assert.equal(existsSync(out), false);
+});
+
 test('score <run> and score <run>/responses.jsonl give byte-identical rows, with the profile and its reason named', async () => {
   // `flag` takes an integer or a boolean: the answer's `true` for the gold `1` is equal under the
   // sob profile (Python's True == 1) and not under strict, so the two profiles give two numbers.
