@@ -236,6 +236,26 @@ export function cacheDirOf(cache: string | boolean | undefined): string | undefi
   return cache === true ? join('runs', '.cache') : cache || undefined;
 }
 
+/**
+ * What `askOptions`' flags set in a run (`sob run` and each model of `sob eval`): the selection,
+ * the paper's generation settings and limits, the cache and the record checks.
+ */
+export function askSettings(flags: AskFlags) {
+  return {
+    source: flags.source,
+    limit: flags.limit,
+    concurrency: flags.concurrency,
+    temperature: flags.temperature,
+    maxTokens: flags.maxTokens,
+    timeoutMs: flags.timeoutMs,
+    maxRetries: flags.maxRetries,
+    coverageLimits: coverageLimits(flags.compileTimeoutMs, flags.generationTimeoutMs),
+    cacheDir: cacheDirOf(flags.cache),
+    skipInvalid: flags.skipInvalid,
+    allowInvalidGroundTruth: flags.allowInvalidGroundTruth,
+  };
+}
+
 /** The flags `scoreOptions` defines. */
 export interface ScoreOptionFlags {
   profile?: 'sob' | 'strict';
