@@ -23,6 +23,7 @@ import { basename, extname, join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { z } from 'zod';
 import { errorMessage, UserError } from '../src/core/errors.ts';
+import { readCsv } from './csv.ts';
 import type { ItemLoader, LoadResult, Problem, SourceItem } from './types.ts';
 
 export const TOKENIZER_NAME = 'ws-punct-v1';
@@ -397,40 +398,6 @@ function canonicalRow(raw: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-/** RFC 4180 CSV (quoted fields, doubled quotes, CRLF or LF): rows of cells. */
-export function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"') {
-        if (text[i + 1] === '"') {
-          cell += '"';
-          i++;
-        } else quoted = false;
-      } else cell += c;
-    } else if (c === '"' && cell === '') quoted = true;
-    else if (c === ',') {
-      row.push(cell);
-      cell = '';
-    } else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++;
-      row.push(cell);
-      rows.push(row);
-      row = [];
-      cell = '';
-    } else cell += c;
-  }
-  if (cell !== '' || row.length > 0) {
-    row.push(cell);
-    rows.push(row);
-  }
-  return rows.filter((r) => !(r.length === 1 && r[0].trim() === ''));
-}
-
 /** Flat rows (CSV or JSONL) grouped into one transcript per meeting; bad rows are reported. */
 export function loadFlatRows(file: string): {
   transcripts: Transcript[];
@@ -439,15 +406,14 @@ export function loadFlatRows(file: string): {
   const text = readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
   const raws: { origin: string; value: Record<string, unknown> | undefined; error?: string }[] = [];
   if (extname(file).toLowerCase() === '.csv') {
-    const [header, ...rows] = parseCsv(text);
-    if (!header) throw new UserError(`${file}: empty CSV`);
-    rows.forEach((cells, i) => {
+    const { header, rows } = readCsv(text, file);
+    for (const { cells, line } of rows) {
       const obj: Record<string, unknown> = {};
       header.forEach((h, j) => {
         obj[h] = cells[j] ?? '';
       });
-      raws.push({ origin: `${file}:${i + 2}`, value: obj });
-    });
+      raws.push({ origin: `${file}:${line}`, value: obj });
+    }
   } else {
     text.split(/\r?\n/).forEach((line, i) => {
       if (line.trim() === '') return;

@@ -9,12 +9,13 @@
  * `ground_truth` may be JSON text (a CSV cell always is). Every record then goes through the
  * build's checks like any other kind's.
  */
+
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { UserError } from '../src/core/errors.ts';
 import type { PyValue } from '../src/core/pyjson.ts';
 import { didYouMean } from '../src/core/record-checks.ts';
-import { parseCsv } from './ami.ts';
+import { readCsv } from './csv.ts';
 import { type RawRow, readSobFile, sobRowLossless, sobRowToRecord } from './sob-rows.ts';
 import type { Candidate, Problem, RecordLoader } from './types.ts';
 
@@ -100,15 +101,13 @@ function missingReasons(flat: Record<string, unknown>, map: Record<string, strin
 
 /** The rows of a CSV file as objects keyed by its header (empty cells left out). */
 function readCsvRows(file: string): RawRow[] {
-  const text = readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
-  const [header, ...rows] = parseCsv(text);
-  if (!header) throw new UserError(`${file}: empty CSV`);
-  return rows.map((cells, i) => {
+  const { header, rows } = readCsv(readFileSync(file, 'utf8'), file);
+  return rows.map(({ cells, line }) => {
     const row: Record<string, unknown> = {};
     header.forEach((h, j) => {
       if ((cells[j] ?? '') !== '') row[h.trim()] = cells[j];
     });
-    return { origin: `${file}:${i + 2}`, row };
+    return { origin: `${file}:${line}`, row };
   });
 }
 

@@ -8,7 +8,6 @@ import {
   formatTime,
   loadAmiTranscripts,
   loadFlatRows,
-  parseCsv,
   TOKENIZER_NAME,
   transcriptLines,
   transcriptText,
@@ -163,13 +162,6 @@ describe('AMI helpers', { skip: needsData('ami') }, () => {
     assert.equal(formatTime(0), '0:00');
     assert.equal(formatTime(71.9), '1:11');
     assert.equal(formatTime(5250.2), '87:30');
-  });
-
-  test('CSV: quoted fields with commas and doubled quotes', () => {
-    assert.deepEqual(parseCsv('a,b\n"x, y","say ""hi"""\r\n'), [
-      ['a', 'b'],
-      ['x, y', 'say "hi"'],
-    ]);
   });
 });
 
