@@ -87,9 +87,10 @@ export function registerEval(program: Command): void {
       'a model to evaluate; repeat for several (default: baseline:gold and baseline:skeleton)',
       (v: string, p: string[] | undefined) => [...(p ?? []), v],
     )
+    .argument('[benchmark]', 'the benchmark, as --benchmark (either spelling)')
     .option(
       '--benchmark <path>',
-      'benchmark records (JSONL, with manifest.json beside it); default: the bundled example corpus',
+      'benchmark records (JSONL, with manifest.json beside it), or your own rows (JSONL, JSON or CSV with id, context, question, schema, ground_truth: read as `sob build records` reads them, into <eval-dir>/benchmark); default: the bundled example corpus',
     )
     .option('--eval-dir <dir>', 'where everything goes; re-running the same command resumes', 'runs/eval')
     .option('--constrained', "also hand the schema to the provider's structured-output mode", false);
@@ -120,6 +121,7 @@ export function registerEval(program: Command): void {
 Examples:
   sob eval                                   # offline: the bundled corpus, gold vs skeleton baselines
   sob eval --model openai:gpt-4.1-mini --model gemini:gemini-2.5-flash --benchmark bench/records.jsonl
+  sob eval my-rows.jsonl --model openai:gpt-4.1-mini   # flat rows you wrote (docs/records.md)
 
 Layout: <eval-dir>/benchmark (when built), <eval-dir>/runs/<model>/ (one run directory each),
 <eval-dir>/evaluation/<source>/<model>/ (scores), leaderboard.{md,csv,json}, report.html.
@@ -128,7 +130,17 @@ compliance track (evaluation/schema/<model>/) and gets leaderboard-compliance.{m
 declared and empirical coverage and compliance per dataset (add --constrained to hand the schema
 to the provider's structured-output mode, where declared coverage means something).`,
     )
-    .action(async (flags: EvalFlags) => {
+    .action(async (positional: string | undefined, flags: EvalFlags) => {
+      if (
+        positional !== undefined &&
+        flags.benchmark !== undefined &&
+        resolve(positional) !== resolve(flags.benchmark)
+      )
+        throw new UserError(
+          `two benchmarks given: ${positional} and --benchmark ${flags.benchmark}; give one`,
+          2,
+        );
+      flags.benchmark ??= positional;
       const evalDir = resolve(flags.evalDir);
       const gates = parseGates(flags);
       mkdirSync(evalDir, { recursive: true });
@@ -136,10 +148,19 @@ to the provider's structured-output mode, where declared coverage means somethin
       const { acquireLock } = await import('../core/files.ts');
       acquireLock(evalDir, 'eval directory');
       const models = flags.model?.length ? flags.model : DEFAULT_MODELS;
+      if (flags.benchmark && !existsSync(flags.benchmark))
+        throw new UserError(`no such benchmark: ${resolve(flags.benchmark)}`);
+      // Flat rows a user wrote (id, context, question, schema, ground_truth) become records first.
       const benchmark = flags.benchmark
-        ? resolve(flags.benchmark)
+        ? (
+            await (
+              await import('../../sources/user-benchmark.ts')
+            ).userBenchmark(resolve(flags.benchmark), join(evalDir, 'benchmark'), {
+              log,
+              skipInvalid: flags.skipInvalid,
+            })
+          ).path
         : await buildExampleBenchmark(join(evalDir, 'benchmark'));
-      if (!existsSync(benchmark)) throw new UserError(`no such benchmark: ${benchmark}`);
       log(`sob eval: ${models.length} model(s) over ${benchmark} -> ${evalDir}`);
       // Every record checked once, before any model is asked: a rejected one stops here (exit 2)
       // or, with --skip-invalid, is left out for every model.

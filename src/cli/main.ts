@@ -186,6 +186,10 @@ export async function main(argv: string[], io?: Io): Promise<number> {
     return Number(process.exitCode ?? 0);
   } finally {
     process.exitCode = before;
+    // The command is over: its locks go, as they would with its process (a failed sob eval
+    // would otherwise keep its eval directory locked until this process exits).
+    const { releaseHeldLocks } = await import('../core/files.ts');
+    releaseHeldLocks();
   }
 }
 

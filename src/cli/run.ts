@@ -40,7 +40,10 @@ export function registerRun(program: Command): void {
       '--model <provider:model>',
       'openai:<model> | gemini:<model> | local:<onnx-dir> | replay:<responses.jsonl> | baseline:gold | baseline:skeleton | baseline:instance',
     )
-    .requiredOption('--benchmark <path>', 'benchmark records (JSONL), or a folder holding records.jsonl')
+    .requiredOption(
+      '--benchmark <path>',
+      'benchmark records (JSONL), or a folder holding records.jsonl, or your own rows (JSONL, JSON or CSV with id, context, question, schema, ground_truth: read as `sob build records` reads them, into runs/benchmarks/)',
+    )
     .option(
       '--run-dir <dir>',
       'run directory (default runs/<run-id>, fixed by model, benchmark, prompt and settings)',
@@ -98,6 +101,15 @@ leaves the batch running at the provider, and the same command later polls it an
 answers (it never submits the same records twice).`,
     )
     .action(async (flags: RunFlags) => {
+      // Flat rows a user wrote (id, context, question, schema, ground_truth) become records first,
+      // in runs/benchmarks/<name>-<hash of the file> (beside the run directory when one is given).
+      const { userBenchmark, userBenchmarkDir } = await import('../../sources/user-benchmark.ts');
+      const benchmark = (
+        await userBenchmark(flags.benchmark, userBenchmarkDir(flags.benchmark, flags.runDir), {
+          log,
+          skipInvalid: flags.skipInvalid,
+        })
+      ).path;
       const provider = await createProvider(flags.model, {
         baseUrls: flags.baseUrl,
         maxResponseBytes: Math.round(flags.maxResponseMb * 1024 * 1024),
@@ -109,7 +121,7 @@ answers (it never submits the same records twice).`,
       try {
         const res = await runBenchmark({
           provider,
-          benchmark: flags.benchmark,
+          benchmark,
           runDir: flags.runDir,
           ...askSettings(flags),
           constrained: flags.constrained,

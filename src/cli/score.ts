@@ -300,7 +300,18 @@ records (the compliance track) are not scored leniently.`,
       const { runDirTargets } = await import('../runner/run-dir.ts');
       const targets: ScoreTarget[] = [];
       const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
-      const benchmark = flags.benchmark ? await checkedBenchmark(resolve(flags.benchmark), flags) : undefined;
+      // Flat rows a user wrote become records first (runs/benchmarks/<name>-<hash>), as sob run does.
+      let benchmarkPath = flags.benchmark ? resolve(flags.benchmark) : undefined;
+      if (benchmarkPath) {
+        const { userBenchmark, userBenchmarkDir } = await import('../../sources/user-benchmark.ts');
+        benchmarkPath = (
+          await userBenchmark(benchmarkPath, userBenchmarkDir(benchmarkPath), {
+            log,
+            skipInvalid: flags.skipInvalid,
+          })
+        ).path;
+      }
+      const benchmark = benchmarkPath ? await checkedBenchmark(benchmarkPath, flags) : undefined;
       const addRun = (run: ScoreTarget[]) =>
         targets.push(
           ...run.map((t) => ({

@@ -265,6 +265,14 @@ const held = new Set<string>();
 let exitHook = false;
 
 /**
+ * Releases every lock this process holds, as its exit would: a command run in-process
+ * (`main(argv, io)`, the library) ends with its locks released, whether it finished or failed.
+ */
+export function releaseHeldLocks(): void {
+  for (const f of [...held]) releaseFile(f);
+}
+
+/**
  * Takes the advisory lock `<dir>/<name>` for `what` (e.g. "run directory"). A live owner on this
  * host refuses us with one line; a dead owner's (or an unreadable) lock is stale and replaced.
  * Released by `release()` or when the process exits.

@@ -1,0 +1,107 @@
+/**
+ * A benchmark a user wrote by hand, read where a benchmark is expected (`sob eval`, `sob run`).
+ *
+ * The records `sob run` asks are nested (`metadata`, `input`, `output`: docs/records.md), but a
+ * person writes flat rows: `{"id", "context", "question", "schema", "ground_truth"}`, a CSV with
+ * those columns, or a JSON array of them. Such a file is read as `sob build records` reads it
+ * (same checks, same derived `schema_complexity`) into a records file in a folder of the
+ * command's own, and that file is the benchmark; a nested records file or a folder is used as it
+ * is. A row the build rejects stops the command (exit 2, each rejection already printed with its
+ * line) unless the caller goes on without it.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, extname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { UserError } from '../src/core/errors.ts';
+import { RECORD_FIELDS } from './records.ts';
+
+const NESTED_KEYS = ['metadata', 'input', 'output', 'eval_info'];
+const FLAT_KEYS = new Set(Object.values(RECORD_FIELDS).flat());
+
+/** The first non-blank line of a text file (read as a stream: a large file is not loaded). */
+async function firstLine(file: string): Promise<string | undefined> {
+  const stream = createReadStream(file, { encoding: 'utf8' });
+  const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
+  try {
+    for await (const line of lines) if (line.trim() !== '') return line.replace(/^\uFEFF/, '');
+    return undefined;
+  } finally {
+    lines.close();
+    stream.destroy();
+  }
+}
+
+/**
+ * Whether a file holds flat rows rather than benchmark records: a CSV, a JSON array, or JSON
+ * lines whose first object has none of the record's sections and one of the flat fields.
+ */
+export async function holdsFlatRows(file: string): Promise<boolean> {
+  if (!existsSync(file) || !statSync(file).isFile()) return false;
+  const ext = extname(file).toLowerCase();
+  if (ext === '.csv') return true;
+  const line = await firstLine(file);
+  if (line === undefined) return false;
+  if (ext === '.json' && line.trimStart().startsWith('[')) return true;
+  let row: unknown;
+  try {
+    row = JSON.parse(line);
+  } catch {
+    return false; // not JSON: the benchmark reader names the line
+  }
+  if (row === null || typeof row !== 'object' || Array.isArray(row)) return false;
+  const keys = Object.keys(row);
+  return !keys.some((k) => NESTED_KEYS.includes(k)) && keys.some((k) => FLAT_KEYS.has(k));
+}
+
+export interface UserBenchmark {
+  /** The benchmark to use: the file itself, or the records built from its rows. */
+  path: string;
+  /** Set when the rows were built into records: how many were written and rejected. */
+  built?: { written: number; rejected: number; warnings: number };
+}
+
+/**
+ * The benchmark for `file`: itself when it holds records (or is a folder), else its flat rows
+ * built into `<dir>/records.jsonl` (rejected rows in `<dir>/rejected.jsonl`, `manifest.json`
+ * beside them). Rejected rows stop here (exit 2) unless `skipInvalid`.
+ */
+export async function userBenchmark(
+  file: string,
+  dir: string,
+  opts: { log: (line: string) => void; skipInvalid?: boolean },
+): Promise<UserBenchmark> {
+  if (!(await holdsFlatRows(file))) return { path: file };
+  const out = join(dir, 'records.jsonl');
+  opts.log(
+    `${file} holds flat rows (id, context, question, schema, ground_truth): read as \`sob build records\` reads them -> ${out}`,
+  );
+  const { buildBenchmark } = await import('./build.ts');
+  const res = await buildBenchmark({
+    kind: 'records',
+    input: file,
+    out,
+    log: opts.log,
+    maxWarningsLogged: 10,
+  });
+  const built = { written: res.written, rejected: res.rejected, warnings: res.warnings.length };
+  if (res.rejected > 0 && !opts.skipInvalid)
+    throw new UserError(
+      `${file}: ${res.rejected} row${res.rejected === 1 ? '' : 's'} rejected (listed above; all in ${res.rejectedFile}): nothing was asked; fix ${res.rejected === 1 ? 'it' : 'them'}, or pass --skip-invalid to go on without ${res.rejected === 1 ? 'it' : 'them'}`,
+      2,
+    );
+  if (res.written === 0) throw new UserError(`${file}: no row became a record (see above)`, 2);
+  return { path: out, built };
+}
+
+/**
+ * Where `sob run` builds a file's flat rows: `runs/benchmarks/<name>-<12 hex of its SHA-256>`
+ * (beside the run directory when one is given), so the same rows always give the same records
+ * file and a re-run resumes, and edited rows give a new one.
+ */
+export function userBenchmarkDir(file: string, runDir?: string): string {
+  const root = runDir ? dirname(resolve(runDir)) : resolve('runs');
+  if (!existsSync(file) || !statSync(file).isFile()) return join(root, 'benchmarks');
+  const hash = createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 12);
+  return join(root, 'benchmarks', `${basename(file, extname(file))}-${hash}`);
+}
