@@ -43,7 +43,8 @@ function nameOf(node) {
   const p = node.parent;
   if (p && (ts.isVariableDeclaration(p) || ts.isPropertyAssignment(p) || ts.isPropertyDeclaration(p)))
     return p.name.getText();
-  if (p && ts.isCallExpression(p)) return `(callback of ${p.expression.getText().slice(0, 40)})`;
+  if (p && ts.isCallExpression(p))
+    return `(callback of ${p.expression.getText().replace(/\s+/g, ' ').slice(0, 40)})`;
   return '(anonymous)';
 }
 
