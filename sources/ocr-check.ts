@@ -76,62 +76,63 @@ function codePoints(s: string): number[] {
 }
 
 /**
+ * Semi-global alignment of `pattern` against `text` (Levenshtein, one column per text
+ * character): `visit` sees, for each end offset (exclusive) in order, the smallest distance of a
+ * substring ending there, and ends the scan by returning true.
+ */
+function scanSubstringDistances(
+  pattern: number[],
+  text: number[],
+  visit: (end: number, distance: number) => boolean | undefined,
+): void {
+  const m = pattern.length;
+  let prev = new Int32Array(m + 1);
+  let cur = new Int32Array(m + 1);
+  for (let i = 0; i <= m; i++) prev[i] = i;
+  for (let j = 0; j < text.length; j++) {
+    const c = text[j];
+    cur[0] = 0;
+    for (let i = 1; i <= m; i++) {
+      const sub = prev[i - 1] + (pattern[i - 1] === c ? 0 : 1);
+      const del = prev[i] + 1;
+      const ins = cur[i - 1] + 1;
+      cur[i] = Math.min(sub, del, ins);
+    }
+    if (visit(j + 1, cur[m])) return;
+    const t = prev;
+    prev = cur;
+    cur = t;
+  }
+}
+
+/**
  * Smallest Levenshtein distance between `pattern` and any substring of `text` (semi-global
  * alignment, one column per text character). Stops early once a distance <= `stopAt` is seen.
  */
 export function bestSubstringDistance(pattern: number[], text: number[], stopAt = 0): number {
   const m = pattern.length;
   if (m === 0) return 0;
-  let prev = new Int32Array(m + 1);
-  let cur = new Int32Array(m + 1);
-  for (let i = 0; i <= m; i++) prev[i] = i;
   let best = m;
-  for (let j = 0; j < text.length; j++) {
-    const c = text[j];
-    cur[0] = 0;
-    for (let i = 1; i <= m; i++) {
-      const sub = prev[i - 1] + (pattern[i - 1] === c ? 0 : 1);
-      const del = prev[i] + 1;
-      const ins = cur[i - 1] + 1;
-      cur[i] = Math.min(sub, del, ins);
-    }
-    if (cur[m] < best) {
-      best = cur[m];
-      if (best <= stopAt) return best;
-    }
-    const t = prev;
-    prev = cur;
-    cur = t;
-  }
+  scanSubstringDistances(pattern, text, (_end, d) => {
+    if (d >= best) return false;
+    best = d;
+    return best <= stopAt;
+  });
   return best;
 }
 
 /** End offsets (exclusive) of the first and last substrings of `text` within `k` edits of `pattern`. */
 function matchEndRange(pattern: number[], text: number[], k: number): { first: number; last: number } | null {
-  const m = pattern.length;
-  let prev = new Int32Array(m + 1);
-  let cur = new Int32Array(m + 1);
-  for (let i = 0; i <= m; i++) prev[i] = i;
   let first = -1;
   let last = -1;
-  if (m <= k) first = last = 0;
-  for (let j = 0; j < text.length; j++) {
-    const c = text[j];
-    cur[0] = 0;
-    for (let i = 1; i <= m; i++) {
-      const sub = prev[i - 1] + (pattern[i - 1] === c ? 0 : 1);
-      const del = prev[i] + 1;
-      const ins = cur[i - 1] + 1;
-      cur[i] = Math.min(sub, del, ins);
+  if (pattern.length <= k) first = last = 0;
+  scanSubstringDistances(pattern, text, (end, d) => {
+    if (d <= k) {
+      if (first < 0) first = end;
+      last = end;
     }
-    if (cur[m] <= k) {
-      if (first < 0) first = j + 1;
-      last = j + 1;
-    }
-    const t = prev;
-    prev = cur;
-    cur = t;
-  }
+    return false;
+  });
   return first < 0 ? null : { first, last };
 }
 

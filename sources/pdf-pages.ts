@@ -17,20 +17,55 @@ interface PdfPage {
   /** Why the page was not transcribed (over the page cap or the time per page). */
   skipped?: string;
 }
-type PdfToTranscripts = (pdfPath: string, opts: Record<string, unknown>) => Promise<PdfPage[]>;
+/** What the loader uses of the PDF pipeline (sources/pdf/index.ts), loaded when it first runs. */
+interface PdfPipeline {
+  /** The one multi-PDF driver: one engine for all PDFs, several in flight. */
+  pdfsToTranscripts(
+    pdfPaths: string[],
+    opts: Record<string, unknown> & { engine: { workers: number } },
+    hooks: {
+      onError?: (pdfPath: string, error: unknown) => void;
+      pagesOf?: (pdfPath: string) => ReadonlySet<number> | undefined;
+    },
+  ): Promise<PdfPage[][]>;
+  OcrEngine: new (opts: {
+    workers?: number;
+    cacheDir?: string | null;
+    engine?: string;
+  }) => { workers: number; close(): Promise<void> };
+}
 
-async function importPdfPipeline(): Promise<PdfToTranscripts> {
+async function importPdfPipeline(): Promise<PdfPipeline> {
   const url = moduleUrl('./pdf/index.ts', import.meta.url);
   if (!existsSync(url)) {
     throw new UserError(
       'the PDF pipeline (sources/pdf/index.ts) is not part of this installation: cannot build from PDFs',
     );
   }
-  const mod = (await import(url.href)) as { pdfToTranscripts?: PdfToTranscripts };
-  if (typeof mod.pdfToTranscripts !== 'function') {
-    throw new UserError('sources/pdf/index.ts does not export pdfToTranscripts: cannot build from PDFs');
+  const mod = (await import(url.href)) as Partial<PdfPipeline>;
+  if (typeof mod.pdfsToTranscripts !== 'function' || typeof mod.OcrEngine !== 'function') {
+    throw new UserError(
+      'sources/pdf/index.ts does not export pdfsToTranscripts and OcrEngine: cannot build from PDFs',
+    );
   }
-  return mod.pdfToTranscripts;
+  return mod as PdfPipeline;
+}
+
+/**
+ * The pages of the PDF named `name` that the source ids in `only` name: `all` when `only` is
+ * absent or names the whole document (`<name>`), else the page numbers of its `<name>_pg<N>`
+ * (none: the PDF is not read at all).
+ */
+export function pagesNamed(name: string, only: ReadonlySet<string> | undefined): 'all' | Set<number> {
+  if (!only || only.has(name)) return 'all';
+  const pages = new Set<number>();
+  const prefix = `${name}_pg`;
+  for (const id of only) {
+    if (!id.startsWith(prefix)) continue;
+    const n = id.slice(prefix.length);
+    if (/^[1-9][0-9]*$/.test(n)) pages.add(Number(n));
+  }
+  return pages;
 }
 
 /**
@@ -105,20 +140,53 @@ async function ocrGate(
   };
 }
 
-export async function loadPdfs(input: string, opts: Record<string, unknown>): Promise<LoadResult> {
-  const pdfToTranscripts = await importPdfPipeline();
+export async function loadPdfs(
+  input: string,
+  opts: Record<string, unknown>,
+  only?: ReadonlySet<string>,
+): Promise<LoadResult> {
+  const { pdfsToTranscripts, OcrEngine } = await importPdfPipeline();
   const gate = await ocrGate(opts);
   const result: LoadResult = { items: [], problems: [] };
   const isDir = statSync(input).isDirectory();
+  // Only the PDFs, and of them the pages, that the annotations name are read (all without a list).
+  const named = new Map<string, { name: string; pages: 'all' | Set<number> }>();
   for (const pdf of listPdfs(input)) {
     const name = (isDir ? relative(input, pdf) : basename(pdf)).replace(/\.pdf$/i, '');
-    let pages: PdfPage[];
-    try {
-      pages = await pdfToTranscripts(pdf, opts);
-    } catch (e) {
-      result.problems.push({ origin: pdf, reasons: [`PDF could not be transcribed: ${errorMessage(e)}`] });
+    const pages = pagesNamed(name, only);
+    if (pages === 'all' || pages.size > 0) named.set(pdf, { name, pages });
+  }
+  const failed = new Map<string, unknown>();
+  const engine = new OcrEngine({
+    workers: opts.workers as number | undefined,
+    cacheDir: opts.cacheDir as string | null | undefined,
+    engine: opts.ocrEngine as string | undefined,
+  });
+  let read: PdfPage[][];
+  try {
+    read = await pdfsToTranscripts(
+      [...named.keys()],
+      { ...opts, engine },
+      {
+        onError: (pdf, e) => failed.set(pdf, e),
+        pagesOf: (pdf) => {
+          const pages = named.get(pdf)?.pages;
+          return pages === 'all' ? undefined : pages;
+        },
+      },
+    );
+  } finally {
+    await engine.close();
+  }
+  for (const [i, [pdf, { name, pages: asked }]] of [...named].entries()) {
+    if (failed.has(pdf)) {
+      result.problems.push({
+        origin: pdf,
+        reasons: [`PDF could not be transcribed: ${errorMessage(failed.get(pdf))}`],
+      });
       continue;
     }
+    let pages = read[i];
     // Pages not transcribed are named, one problem each, and left out.
     for (const p of pages.filter((x) => x.skipped))
       result.problems.push({ origin: `${name}_pg${p.page}`, reasons: [`page skipped: ${p.skipped}`] });
@@ -151,6 +219,8 @@ export async function loadPdfs(input: string, opts: Record<string, unknown>): Pr
         },
       });
     }
+    // The whole document, when all its pages were read.
+    if (asked !== 'all') continue;
     result.items.push({
       id: name,
       context: pages.map((p) => p.markdown).join('\n\n'),
@@ -169,7 +239,7 @@ export async function loadPdfs(input: string, opts: Record<string, unknown>): Pr
 export const loader: ItemLoader = {
   produces: 'items',
   source: 'image',
-  loadItems: (input, ctx) => loadPdfs(input, { ...ctx.options.pdf, log: ctx.log }),
+  loadItems: (input, ctx) => loadPdfs(input, { ...ctx.options.pdf, log: ctx.log }, ctx.only),
 };
 
 /**

@@ -67,6 +67,8 @@ export type OcrEngineName = 'tesseract' | 'paddle' | 'both';
 export const DEFAULT_MAX_PAGES = 500;
 /** Time allowed per page (reading, rendering, OCR, layout) unless told otherwise. */
 export const DEFAULT_PAGE_TIMEOUT_MS = 180_000;
+/** The mark of a page not asked for (`PdfTranscriptOptions.pages`): neither read nor returned. */
+const NOT_ASKED = '\u0000not asked';
 
 /** Why a page reads as it does (`sob ocr --explain`). */
 export interface PageExplain {
@@ -271,6 +273,13 @@ export interface PdfTranscriptOptions {
   dropMargins?: boolean;
   /** Pages read per PDF (default `DEFAULT_MAX_PAGES`); later pages are skipped and named. */
   maxPages?: number;
+  /**
+   * Only these pages (numbered from 1) are read and returned; the others are neither read nor
+   * listed. Running headers and footers are found across the pages of a document, so while
+   * margins are dropped a PDF of three pages or more has every page within the cap read (its
+   * transcripts are then the same as without this list), and only these returned.
+   */
+  pages?: ReadonlySet<number>;
   /** Time per page in ms (default `DEFAULT_PAGE_TIMEOUT_MS`); a slower page is skipped and named. */
   pageTimeoutMs?: number;
   /** Set when the page's time is up (`pageTimeoutMs`): no further step of its work starts. */
@@ -701,6 +710,9 @@ export async function pdfToTranscripts(
     const seconds: number[] = new Array(read).fill(0);
     const inFlight = Math.max(1, (opts.engine?.workers ?? opts.workers ?? availableParallelism()) + 1);
     let next = 1;
+    // Pages not asked for: read only where the running headers need them (see `pages`).
+    const asked = (pageNo: number) => !opts.pages || opts.pages.has(pageNo);
+    const readAll = opts.pages === undefined || (opts.dropMargins !== false && read >= 3);
     // A page that fails (pdf.js on a circular page tree) fails the PDF, but only once the pages
     // in flight have settled: work left running would outlive the document and the engine.
     let failure: { error: unknown } | undefined;
@@ -717,6 +729,10 @@ export async function pdfToTranscripts(
     const pages = async (slot: { host?: PageHost }) => {
       while (next <= read && !failure) {
         const pageNo = next++;
+        if (!readAll && !asked(pageNo)) {
+          inputs[pageNo - 1] = { skipped: NOT_ASKED };
+          continue;
+        }
         const started = performance.now();
         if (opts.model) {
           const model = opts.model;
@@ -806,7 +822,7 @@ export async function pdfToTranscripts(
     const repeated = repeatedEdges(
       inputs.filter((p): p is PageInput => !('skipped' in p) && !('model' in p)),
     );
-    const out: PageTranscript[] = inputs.map((input, i) => {
+    const transcriptOf = (input: (typeof inputs)[number], i: number): PageTranscript => {
       if ('skipped' in input)
         return { page: i + 1, markdown: '', method: 'text-layer', skipped: input.skipped };
       const m = byModel[i];
@@ -847,12 +863,16 @@ export async function pdfToTranscripts(
       }
       opts.log?.(`${pdfPath}: page ${input.page}/${n} (${input.method})`);
       return t;
+    };
+    const out: PageTranscript[] = [];
+    inputs.forEach((input, i) => {
+      if (asked(i + 1)) out.push(transcriptOf(input, i));
     });
     if (n > read) {
       const reason = `over the page cap (${maxPages} pages per PDF)`;
       opts.log?.(`${pdfPath}: ${describeRange(read + 1, n)} skipped: ${reason}`);
       for (let p = read + 1; p <= n; p++)
-        out.push({ page: p, markdown: '', method: 'text-layer', skipped: reason });
+        if (asked(p)) out.push({ page: p, markdown: '', method: 'text-layer', skipped: reason });
     }
     return out;
   } finally {
@@ -861,21 +881,40 @@ export async function pdfToTranscripts(
   }
 }
 
+/** What the multi-PDF driver does per PDF beside reading it. */
+export interface PdfsHooks {
+  /** Sees each PDF as it finishes. */
+  onEach?: (pdfPath: string, pages: PageTranscript[]) => void;
+  /**
+   * Sees a PDF that cannot be read (its result is then no pages) and the others go on; without
+   * it, the first such PDF rejects the call.
+   */
+  onError?: (pdfPath: string, error: unknown) => void;
+  /** The pages to read of each PDF (`PdfTranscriptOptions.pages`); undefined: every page. */
+  pagesOf?: (pdfPath: string) => ReadonlySet<number> | undefined;
+}
+
 /**
  * Many PDFs with one engine: several PDFs are in flight at once (one more than the pool has
- * workers), so single-page PDFs keep every OCR worker busy. `onEach` sees each PDF as it
- * finishes; the result keeps the input order.
+ * workers), so single-page PDFs keep every OCR worker busy. The result keeps the input order.
  */
 export async function pdfsToTranscripts(
   pdfPaths: string[],
   opts: PdfTranscriptOptions & { engine: OcrEngine },
-  onEach?: (pdfPath: string, pages: PageTranscript[]) => void,
+  hooks: PdfsHooks = {},
 ): Promise<PageTranscript[][]> {
   return mapConcurrent(
     pdfPaths,
     async (pdfPath) => {
-      const pages = await pdfToTranscripts(pdfPath, opts);
-      onEach?.(pdfPath, pages);
+      let pages: PageTranscript[];
+      try {
+        pages = await pdfToTranscripts(pdfPath, { ...opts, pages: hooks.pagesOf?.(pdfPath) ?? opts.pages });
+      } catch (e) {
+        if (!hooks.onError) throw e;
+        hooks.onError(pdfPath, e);
+        return [];
+      }
+      hooks.onEach?.(pdfPath, pages);
       return pages;
     },
     { concurrency: opts.engine.workers + 1 },

@@ -163,7 +163,8 @@ export interface AskFlags {
 /**
  * How a model is asked, one definition for `sob run` and `sob eval` (so the two never drift):
  * the selection (--source, --limit, --skip-invalid), the endpoint and concurrency, the paper's
- * generation settings and their limits, the prompt and the response cache.
+ * generation settings and their limits, the prompt and the response cache (and, hidden, the
+ * progress line's period when stderr is not a terminal).
  */
 export function askOptions(cmd: Command, what: { concurrency: string }): Command {
   cmd
@@ -212,6 +213,12 @@ export function askOptions(cmd: Command, what: { concurrency: string }): Command
     .option(
       '--cache [dir]',
       'reuse answers to identical requests from a response cache (default dir runs/.cache)',
+    )
+    .addOption(
+      new Option('--progress-interval-ms <n>', 'progress line period when stderr is not a terminal')
+        .argParser(intOption('--progress-interval-ms', 1))
+        .default(10_000)
+        .hideHelp(),
     );
 }
 

@@ -6,7 +6,7 @@
 
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { UserError } from '../core/errors.ts';
 import { plainDirs } from '../core/files.ts';
 import { PACKAGE_ROOT } from '../core/paths.ts';
@@ -109,12 +109,6 @@ export function registerEval(program: Command): void {
   gateOptions(cmd);
   batchOptions(cmd, "ask through each provider's batch interface (openai:, gemini:); see sob run --help")
     .option('--no-report', 'skip the HTML report')
-    .addOption(
-      new Option('--progress-interval-ms <n>', 'progress line period when stderr is not a terminal')
-        .argParser(intOption('--progress-interval-ms', 1))
-        .default(10_000)
-        .hideHelp(),
-    )
     .addHelpText(
       'after',
       `

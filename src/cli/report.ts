@@ -1,5 +1,5 @@
 /** `sob report`: one self-contained HTML report of an eval, a run or an evaluation folder. */
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../core/errors.ts';
@@ -8,14 +8,6 @@ import type { RunAccess } from '../report/html.ts';
 import type { ScoreTarget } from '../scoring/score-files.ts';
 import { intOption, log } from './common.ts';
 
-function isDir(p: string): boolean {
-  try {
-    return statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
 /**
  * What is left to score before a report: a run directory (`sob run`) or an eval directory's runs
  * (`runs/<model>/`) whose `evaluation/` holds no summary yet. A scored run whose responses
@@ -23,22 +15,14 @@ function isDir(p: string): boolean {
  */
 async function unscored(dir: string): Promise<ScoreTarget[]> {
   const { scanSource } = await import('../report/evaluation.ts');
-  const { runDirTargets } = await import('../runner/run-dir.ts');
+  const { runsToReport } = await import('../scoring/run-targets.ts');
   const evaluation = join(dir, 'evaluation');
   const { scanCompliance } = await import('../report/compliance.ts');
   const summaries = [
     ...MODALITIES.flatMap((m) => scanSource(evaluation, m).folders),
     ...scanCompliance(evaluation).folders,
   ];
-  const run = runDirTargets(dir);
-  const runs: ScoreTarget[] = [];
-  if (run) runs.push(...run);
-  else if (isDir(join(dir, 'runs')))
-    for (const sub of readdirSync(join(dir, 'runs')).sort()) {
-      if (sub.startsWith('.') || !isDir(join(dir, 'runs', sub))) continue;
-      for (const t of runDirTargets(join(dir, 'runs', sub)) ?? [])
-        runs.push({ file: t.file, modelDir: sub, outDir: evaluation });
-    }
+  const runs = runsToReport(dir);
   if (summaries.length === 0) return runs;
   for (const t of runs) {
     const mine = summaries.filter((f) => f.model === t.modelDir);

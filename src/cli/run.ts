@@ -75,12 +75,6 @@ export function registerRun(program: Command): void {
         .default(1000)
         .hideHelp(),
     )
-    .addOption(
-      new Option('--progress-interval-ms <n>', 'progress line period when stderr is not a terminal')
-        .argParser(intOption('--progress-interval-ms', 1))
-        .default(10_000)
-        .hideHelp(),
-    )
     .addHelpText(
       'after',
       `

@@ -1,15 +1,15 @@
 /** `sob score`: score response files (or folders of them) into the reference's evaluation layout. */
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { GATE_METRICS, type GateMetric } from '../../metrics/gates.ts';
 import { UserError } from '../core/errors.ts';
-import { isModality, type Modality } from '../core/record.ts';
+import type { Modality } from '../core/record.ts';
 import { PROTOCOLS, type Protocol } from '../core/validator-protocols.ts';
 import { complianceScoreLine } from '../report/compliance.ts';
 import { LENIENT_SHOWN, lenientShown } from '../report/lenient.ts';
-import { readManifest } from '../runner/run-dir.ts';
-import { type BenchmarkRef, fileSha256 } from '../scoring/benchmark.ts';
+import type { BenchmarkRef } from '../scoring/benchmark.ts';
+import { runBenchmarkOf, runsNamedBy } from '../scoring/run-targets.ts';
 import { defaultOutDir, expandInputs, type ScoreTarget, scoreFiles } from '../scoring/score-files.ts';
 import type { ProfileOptions } from '../scoring/score-line.ts';
 import {
@@ -53,39 +53,6 @@ const SHOWN = [
   ['strict_json_em', 'Perfect'],
 ] as const;
 
-/**
- * The benchmark a run directory answered, from its manifest (path, `--source`, `--limit`), when
- * that file is still there and unchanged; otherwise the response file's own ground truths are
- * used, and a line says why.
- */
-function runBenchmark(runDir: string, log: (line: string) => void): BenchmarkRef | undefined {
-  const manifest = readManifest(runDir);
-  const b = manifest?.benchmark as { path?: unknown; sha256?: unknown } | undefined;
-  if (!b || typeof b.path !== 'string') return undefined;
-  const settings = (manifest?.settings ?? {}) as { source?: unknown; limit?: unknown };
-  if (!existsSync(b.path)) {
-    log(`${runDir}: its benchmark ${b.path} is gone: scoring against the ground truths in responses.jsonl`);
-    return undefined;
-  }
-  if (typeof b.sha256 === 'string' && fileSha256(b.path) !== b.sha256) {
-    log(
-      `${runDir}: its benchmark ${b.path} changed since the run: scoring against the ground truths in responses.jsonl`,
-    );
-    return undefined;
-  }
-  // The records the run's check rejected (asked with --skip-invalid) are left out here too.
-  const rejected = (b as { rejected?: unknown }).rejected;
-  const exclude = Array.isArray(rejected)
-    ? rejected.map((r) => (r as { line?: unknown }).line).filter((n): n is number => typeof n === 'number')
-    : [];
-  return {
-    path: b.path,
-    source: isModality(settings.source) ? settings.source : undefined,
-    limit: typeof settings.limit === 'number' ? settings.limit : undefined,
-    ...(exclude.length > 0 ? { exclude } : {}),
-  };
-}
-
 /** Which profile scores what and why, in one line (printed before scoring). */
 export function profileLine(targets: ScoreTarget[]): string {
   const groups = new Map<string, number>();
@@ -95,19 +62,6 @@ export function profileLine(targets: ScoreTarget[]): string {
   }
   if (groups.size === 1) return `profile: ${[...groups.keys()][0]}`;
   return `profile: ${[...groups].map(([k, n]) => `${k} for ${n} file${n === 1 ? '' : 's'}`).join('; ')}`;
-}
-
-/**
- * The run a response file belongs to, when it is the responses.jsonl of a run directory: scored
- * as that run (its benchmark, its profile, its evaluation/), so both spellings give one number.
- */
-function runOfResponses(
-  file: string,
-  runDirTargets: (dir: string) => ScoreTarget[] | null,
-): ScoreTarget[] | null {
-  if (!existsSync(file) || !statSync(file).isFile()) return null;
-  const run = runDirTargets(dirname(resolve(file)));
-  return run && run.length === 1 && resolve(run[0].file) === resolve(file) ? run : null;
 }
 
 /**
@@ -297,9 +251,7 @@ records (the compliance track) are not scored leniently.`,
               'the default for response files: parity with the SOB reference; --profile strict fixes its quirks',
             ));
       // A run directory (manifest.json + responses.jsonl) is scored into its own evaluation/.
-      const { runDirTargets } = await import('../runner/run-dir.ts');
       const targets: ScoreTarget[] = [];
-      const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
       // Flat rows a user wrote become records first (runs/benchmarks/<name>-<hash>), as sob run does.
       let benchmarkPath = flags.benchmark ? resolve(flags.benchmark) : undefined;
       if (benchmarkPath) {
@@ -312,29 +264,16 @@ records (the compliance track) are not scored leniently.`,
         ).path;
       }
       const benchmark = benchmarkPath ? await checkedBenchmark(benchmarkPath, flags) : undefined;
-      const addRun = (run: ScoreTarget[]) =>
-        targets.push(
-          ...run.map((t) => ({
-            ...(flags.out ? { file: t.file, modelDir: t.modelDir } : t),
-            profile: runProfile,
-            benchmark: benchmark ?? runBenchmark(dirname(t.file), log),
-          })),
-        );
       for (const input of inputs) {
-        const run = isDir(input) ? runDirTargets(input) : runOfResponses(input, runDirTargets);
-        if (run) {
-          addRun(run);
-          continue;
-        }
-        // A folder of run directories (e.g. runs/): each of them.
-        const runs =
-          isDir(input) && !readdirSync(input).some((f) => f.endsWith('.jsonl'))
-            ? readdirSync(input)
-                .sort()
-                .map((d) => (isDir(join(input, d)) ? runDirTargets(join(input, d)) : null))
-                .filter((r): r is NonNullable<typeof r> => r !== null)
-            : [];
-        if (runs.length > 0) for (const r of runs) addRun(r);
+        const runs = runsNamedBy(input);
+        if (runs)
+          targets.push(
+            ...runs.map((t) => ({
+              ...(flags.out ? { file: t.file, modelDir: t.modelDir } : t),
+              profile: runProfile,
+              benchmark: benchmark ?? runBenchmarkOf(dirname(t.file), log),
+            })),
+          );
         else targets.push(...expandInputs([input]).map((file) => ({ file, profile: fileProfile })));
       }
       const files = targets.map((t) => t.file);

@@ -209,15 +209,8 @@ export function leaderboardJson(rows: LeaderboardRow[], ranks?: RankMap): string
 
 // -- Per-source tables (the paper's Tables 4-6) ------------------------------------------------
 
-const SOURCE_COLUMNS: [string, string][] = [
-  ['value_accuracy', 'Val.Acc.'],
-  ['faithfulness', 'Faithful.'],
-  ['json_pass', 'JSON Pass'],
-  ['path_recall', 'Path Rec.'],
-  ['structure_coverage', 'Str.Cov.'],
-  ['type_safety', 'Type Saf.'],
-  ['perfect', 'Perfect'],
-];
+/** The leaderboard's metric columns, without the overall score and the coverage. */
+const SOURCE_COLUMNS: [string, string][] = COLUMNS.filter(([k]) => k !== 'overall' && k !== 'coverage');
 
 function withCi(m: SourceRow['metrics'][string]): string {
   if (m.mean === null) return '-';

@@ -401,11 +401,24 @@ interface Setup {
   log: (line: string) => void;
 }
 
-async function runLocked(
-  o: RunOptions,
-  { benchmark, benchmarkSha, id, runDir, total, check, log }: Setup,
-): Promise<RunResult> {
-  const old = readManifest(runDir);
+/** This session's entry in the manifest's `sessions`. */
+interface SessionEntry {
+  started_at: string;
+  ended_at: string | null;
+  status: RunStatus;
+}
+
+/**
+ * Resume: the run directory's manifest (checked against this run's identity) and the records
+ * its responses already answer; a torn last line is dropped and a line that is not a response
+ * is asked again, each said on `log`.
+ */
+async function resumeRunDir(
+  runDir: string,
+  id: Setup['id'],
+  log: (line: string) => void,
+): Promise<{ old: Record<string, unknown> | undefined; answered: Set<string> }> {
+  const old = readManifest(runDir) ?? undefined;
   if (old) checkResumable(runDir, old, id);
   else if (existsSync(join(runDir, RESPONSES))) {
     throw new UserError(`${runDir} has ${RESPONSES} but no ${MANIFEST}: use another --run-dir`);
@@ -416,33 +429,20 @@ async function runLocked(
   for (const n of scan.badLines)
     log(`${join(runDir, RESPONSES)}:${n}: not a response line; its record is asked again`);
   repairTail(join(runDir, ERRORS));
-  const answered = scan.ids;
+  return { old, answered: scan.ids };
+}
 
-  const startedAt = new Date();
-  const progress: Progress = {
-    total,
-    done: 0,
-    resumed: 0,
-    failed: 0,
-    errors: 0,
-    inputTokens: 0,
-    outputTokens: 0,
-    cost: 0,
-    startedAt: startedAt.getTime(),
-  };
-  for await (const it of selectRecords(check, { source: o.source })) {
-    if (answered.has(it.id)) progress.resumed++;
-  }
-  progress.done = progress.resumed;
-  if (progress.resumed > 0) log(`resuming ${runDir}: ${progress.resumed}/${total} records already answered`);
-
+/** The run's manifest as it stands (`status`: this session's). */
+function manifestOf(
+  o: RunOptions,
+  { benchmark, benchmarkSha, id, total, check }: Setup,
+  progress: Progress,
+  old: Record<string, unknown> | undefined,
+  session: SessionEntry,
+  status: RunStatus,
+): Record<string, unknown> {
   const sessions = Array.isArray(old?.sessions) ? (old.sessions as unknown[]) : [];
-  const session: Record<string, unknown> = {
-    started_at: startedAt.toISOString(),
-    ended_at: null,
-    status: 'running',
-  };
-  const manifest = (status: RunStatus): Record<string, unknown> => ({
+  return {
     tool: 'sob-eval',
     tool_version: toolVersion(),
     git_commit: gitCommit(),
@@ -494,49 +494,38 @@ async function runLocked(
       output_tokens: progress.outputTokens,
       cost: progress.cost,
     },
-    started_at: typeof old?.started_at === 'string' ? old.started_at : startedAt.toISOString(),
+    started_at: typeof old?.started_at === 'string' ? old.started_at : session.started_at,
     ended_at: status === 'running' ? null : new Date().toISOString(),
     status,
     sessions: [
       ...sessions,
       { ...session, status, ended_at: status === 'running' ? null : new Date().toISOString() },
     ],
-  });
-  writeJsonAtomic(join(runDir, MANIFEST), manifest('running'));
-
-  const responses = new AppendLog(join(runDir, RESPONSES));
-  const errors = new AppendLog(join(runDir, ERRORS));
-  const stop = new AbortController();
-  // Each request in flight and each worker's backoff pause listen on it: a bounded number,
-  // proportional to --concurrency, not a leak (no MaxListenersExceededWarning at any setting).
-  setMaxListeners(Math.max(10, 4 * o.concurrency + 10), stop.signal);
-  const onAbort = () => stop.abort();
-  if (o.signal?.aborted) stop.abort();
-  o.signal?.addEventListener('abort', onAbort, { once: true });
-  let fatal: ProviderError | undefined;
-  const backoff = o.backoff ?? DEFAULT_BACKOFF;
-  let pausedUntil = 0;
-  const cacheable = o.provider.kind !== 'baseline' && o.provider.kind !== 'replay';
-  const cache = o.cacheDir && cacheable ? new ResponseCache(o.cacheDir) : undefined;
-  const cacheScope =
-    o.epoch !== undefined && o.epoch > 1
-      ? { ...o.provider.describe(), epoch: o.epoch }
-      : o.provider.describe();
-  let cacheRefused = false;
-  /** Stores an answer; a cache that refuses the write (a symlinked shard) costs the answer nothing. */
-  const cacheAnswer = (key: string, res: ProviderResponse) => {
-    if (cacheRefused) return;
-    try {
-      cache?.set(key, res);
-    } catch (e) {
-      cacheRefused = true;
-      log(`response cache: ${errorMessage(e)}; answers are no longer cached in this run`);
-    }
   };
+}
 
-  const errorLine = (item: Item, attempt: number, pe: ProviderError, outcome: string) => {
-    progress.errors++;
-    errors.append(
+/**
+ * What this session writes to the run directory: each answer (or refused schema) to
+ * responses.jsonl, each failed attempt to errors.jsonl, counted in `progress`.
+ */
+class RunLog {
+  private readonly responses: AppendLog;
+  private readonly errors: AppendLog;
+
+  constructor(
+    private readonly o: RunOptions,
+    runDir: string,
+    readonly progress: Progress,
+    /** Records answered (by any session): never asked again. */
+    readonly answered: Set<string>,
+  ) {
+    this.responses = new AppendLog(join(runDir, RESPONSES));
+    this.errors = new AppendLog(join(runDir, ERRORS));
+  }
+
+  errorLine(item: Item, attempt: number, pe: ProviderError, outcome: string): void {
+    this.progress.errors++;
+    this.errors.append(
       JSON.stringify({
         time: new Date().toISOString(),
         record_id: item.id,
@@ -547,21 +536,22 @@ async function runLocked(
         outcome,
       }),
     );
-  };
+  }
 
   /** Writes an answer (or a refused schema) and counts it; never asked again after this. */
   /** `counted`: false for a record outside this run's --limit (an earlier batch's answer, kept). */
-  const record = (item: Item, res: ProviderResponse | undefined, a: AnswerInfo, counted = true) => {
-    responses.append(responseLine(item, o, res, a));
-    answered.add(item.id);
+  record(item: Item, res: ProviderResponse | undefined, a: AnswerInfo, counted = true): void {
+    const { o, progress } = this;
+    this.responses.append(responseLine(item, o, res, a));
+    this.answered.add(item.id);
     if (counted) progress.done++;
     if (a.schemaRejected) {
       progress.schemaRejected = (progress.schemaRejected ?? 0) + 1;
-      errorLine(item, a.attempts, a.schemaRejected, 'recorded');
+      this.errorLine(item, a.attempts, a.schemaRejected, 'recorded');
       return;
     }
     if (a.coverageTimeout) {
-      errorLine(item, a.attempts, new ProviderError('timeout', a.coverageTimeout.message), 'recorded');
+      this.errorLine(item, a.attempts, new ProviderError('timeout', a.coverageTimeout.message), 'recorded');
       return;
     }
     if (!res) return;
@@ -572,73 +562,132 @@ async function runLocked(
     const cls = answerClass(res);
     if (cls) {
       const what = cls === 'truncated' ? `stopped at the ${o.maxTokens}-token limit` : 'the model refused';
-      errorLine(item, a.attempts, new ProviderError(cls, what), 'recorded');
+      this.errorLine(item, a.attempts, new ProviderError(cls, what), 'recorded');
     }
-  };
+  }
 
+  /** A record failed every attempt (or could not be asked). */
+  failed(): void {
+    this.progress.failed++;
+    this.o.onProgress?.(this.progress);
+  }
+
+  close(): void {
+    this.responses.close();
+    this.errors.close();
+  }
+}
+
+/** The response cache of a run (--cache), keyed per provider settings and epoch; none for baselines and replay. */
+function answerCache(o: RunOptions, log: (line: string) => void) {
+  const cacheable = o.provider.kind !== 'baseline' && o.provider.kind !== 'replay';
+  const cache = o.cacheDir && cacheable ? new ResponseCache(o.cacheDir) : undefined;
+  if (!cache) return undefined;
+  const cacheScope =
+    o.epoch !== undefined && o.epoch > 1
+      ? { ...o.provider.describe(), epoch: o.epoch }
+      : o.provider.describe();
+  let cacheRefused = false;
+  return {
+    key: (req: ProviderRequest) => cacheKey(o.provider.id, cacheScope, req),
+    get: (key: string) => cache.get(key),
+    /** Stores an answer; a cache that refuses the write (a symlinked shard) costs the answer nothing. */
+    set: (key: string, res: ProviderResponse) => {
+      if (cacheRefused) return;
+      try {
+        cache.set(key, res);
+      } catch (e) {
+        cacheRefused = true;
+        log(`response cache: ${errorMessage(e)}; answers are no longer cached in this run`);
+      }
+    },
+  };
+}
+
+/** The coverage limits' timers for one request of a schema record (none for other records). */
+function coverageLimitsFor(o: RunOptions, item: Item) {
+  const lim = o.coverageLimits;
+  if (!lim) return undefined;
+  const md = item.record.get('metadata');
+  if (!(md instanceof Map) || md.get('source') !== 'schema') return undefined;
   const streams = (o.provider as { stream?: unknown }).stream === true;
-  /** The coverage limits' timers for one request of a schema record (none for other records). */
-  const coverageLimitsFor = (item: Item) => {
-    const lim = o.coverageLimits;
-    if (!lim) return undefined;
-    const md = item.record.get('metadata');
-    if (!(md instanceof Map) || md.get('source') !== 'schema') return undefined;
-    let hit: { phase: 'compile' | 'generation'; message: string } | undefined;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const s = (ms: number) => `${+(ms / 1000).toFixed(3)} s`;
-    return {
-      arm(req: ProviderRequest, abort: () => void) {
-        const expire = (phase: 'compile' | 'generation', message: string) => () => {
-          hit = { phase, message };
-          abort();
-        };
-        if (!streams) {
-          const total = lim.compileMs + lim.generationMs;
-          timer = setTimeout(
-            expire(
-              'generation',
-              `no answer within ${s(total)} (the coverage limits, compilation + generation)`,
-            ),
-            total,
-          );
-          return;
-        }
+  let hit: { phase: 'compile' | 'generation'; message: string } | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const s = (ms: number) => `${+(ms / 1000).toFixed(3)} s`;
+  return {
+    arm(req: ProviderRequest, abort: () => void) {
+      const expire = (phase: 'compile' | 'generation', message: string) => () => {
+        hit = { phase, message };
+        abort();
+      };
+      if (!streams) {
+        const total = lim.compileMs + lim.generationMs;
         timer = setTimeout(
-          expire('compile', `no first token within ${s(lim.compileMs)} (grammar compilation limit)`),
-          lim.compileMs,
+          expire(
+            'generation',
+            `no answer within ${s(total)} (the coverage limits, compilation + generation)`,
+          ),
+          total,
         );
-        req.onFirstToken = () => {
-          clearTimeout(timer);
-          timer = setTimeout(
-            expire(
-              'generation',
-              `generation ran over ${s(lim.generationMs)} after the first token (generation limit)`,
-            ),
-            lim.generationMs,
-          );
-        };
-      },
-      over: () => hit,
-      clear: () => clearTimeout(timer),
-    };
+        return;
+      }
+      timer = setTimeout(
+        expire('compile', `no first token within ${s(lim.compileMs)} (grammar compilation limit)`),
+        lim.compileMs,
+      );
+      req.onFirstToken = () => {
+        clearTimeout(timer);
+        timer = setTimeout(
+          expire(
+            'generation',
+            `generation ran over ${s(lim.generationMs)} after the first token (generation limit)`,
+          ),
+          lim.generationMs,
+        );
+      };
+    },
+    over: () => hit,
+    clear: () => clearTimeout(timer),
   };
+}
 
+/** What the asker, the online scheduler and the batch hand-off of one session share. */
+interface Session {
+  o: RunOptions;
+  log: RunLog;
+  /** Aborted on Ctrl-C (the caller's signal) or a fatal provider error: nothing new is asked. */
+  stop: AbortController;
+  /** The first fatal provider error (a bad key, a model that does not exist): the run stops. */
+  fatal?: ProviderError;
+}
+
+/** Asks one record: `before` attempts already made elsewhere (a batch's). */
+type Ask = (item: Item, before?: number) => Promise<void>;
+
+/**
+ * Ask/retry: one record asked with the run's one retry loop (`retrying`: the request timeout,
+ * the backoff, a server's Retry-After holding every request), its outcome written once.
+ */
+function asker(s: Session, cache: ReturnType<typeof answerCache>): Ask {
+  const { o, log, stop } = s;
+  const { progress } = log;
+  const backoff = o.backoff ?? DEFAULT_BACKOFF;
+  let pausedUntil = 0;
   /** `before`: attempts already made elsewhere (a batch's, before --batch-fallback online); numbering goes on from them. */
-  const ask = async (item: Item, before = 0) => {
+  return async (item: Item, before = 0) => {
     let base: Omit<ProviderRequest, 'signal'>;
     try {
       base = requestOf(item, o);
     } catch (e) {
       // A record that cannot even be put into a request (an untrusted schema nested thousands of
       // levels deep runs JSON.stringify out of stack) fails alone; the run goes on.
-      errorLine(
+      log.errorLine(
         item,
         1,
         new ProviderError('bad_request', `cannot build the request: ${errorMessage(e)}`),
         'gave_up',
       );
-      progress.failed++;
-      o.onProgress?.(progress);
+      log.failed();
       return;
     }
     let t0 = 0;
@@ -646,14 +695,14 @@ async function runLocked(
     const r = await retrying(
       async ({ signal, abort }) => {
         t0 = performance.now();
-        limits = coverageLimitsFor(item);
+        limits = coverageLimitsFor(o, item);
         try {
           const req: ProviderRequest = { ...base, signal };
           if (limits) limits.arm(req, abort);
-          const key = cache ? cacheKey(o.provider.id, cacheScope, req) : '';
+          const key = cache ? cache.key(req) : '';
           const hit = cache?.get(key);
           const res = hit ?? (await o.provider.complete(req));
-          if (cache && !hit) cacheAnswer(key, res);
+          if (cache && !hit) cache.set(key, res);
           return { res, cached: hit !== undefined, latencyMs: hit ? 0 : performance.now() - t0 };
         } finally {
           limits?.clear();
@@ -670,14 +719,14 @@ async function runLocked(
             coverageTimeout: over,
           };
           if (over.phase === 'compile') a.schemaRejected = new ProviderError('schema_rejected', over.message);
-          record(item, undefined, a);
+          log.record(item, undefined, a);
           o.onProgress?.(progress);
           return 'stop';
         }
         const pe = classify(e, timedOut);
         if (FATAL.has(pe.errorClass)) {
-          fatal ??= pe;
-          errorLine(item, before + attempt, pe, 'stopped');
+          s.fatal ??= pe;
+          log.errorLine(item, before + attempt, pe, 'stopped');
           stop.abort();
           return 'stop';
         }
@@ -689,15 +738,14 @@ async function runLocked(
         }
         if (pe.errorClass === 'schema_rejected') {
           // The provider's verdict on the schema, not the model's failure: written once, not retried.
-          record(item, undefined, { attempts: before + attempt, schemaRejected: pe });
+          log.record(item, undefined, { attempts: before + attempt, schemaRejected: pe });
           o.onProgress?.(progress);
           return 'stop';
         }
         const retry = RETRYABLE.has(pe.errorClass) && canRetry;
-        errorLine(item, before + attempt, pe, retry ? 'retrying' : 'gave_up');
+        log.errorLine(item, before + attempt, pe, retry ? 'retrying' : 'gave_up');
         if (!retry) {
-          progress.failed++;
-          o.onProgress?.(progress);
+          log.failed();
           return 'stop';
         }
         o.onProgress?.(progress);
@@ -716,82 +764,156 @@ async function runLocked(
       },
     );
     if (!r.ok || stop.signal.aborted) return; // stopped while it answered: leave it for the resume
-    record(item, r.value.res, {
+    log.record(item, r.value.res, {
       attempts: before + r.attempt,
       latencyMs: r.value.latencyMs,
       cached: r.value.cached,
     });
     o.onProgress?.(progress);
   };
+}
+
+/**
+ * The online scheduler: the records not yet answered, at most --concurrency at once. A provider
+ * that answers without I/O (the baselines, replay) never lets the event loop turn: the pool gives
+ * it a turn every 50 ms so Ctrl-C, SIGTERM and progress are still heard.
+ */
+async function askOnline(
+  s: Session,
+  ask: Ask,
+  source: AsyncIterator<Item> | Iterator<Item>,
+  before?: (id: string) => number,
+): Promise<void> {
+  await mapConcurrent(
+    source,
+    async (item) => {
+      if (!s.log.answered.has(item.id)) await ask(item, before?.(item.id));
+    },
+    { concurrency: s.o.concurrency, signal: s.stop.signal, yieldEveryMs: 50 },
+  );
+}
+
+/**
+ * Without --batch: a batch an earlier `--batch` run left at the provider still answers (and is
+ * billed), so asking its records online now pays for them twice. Said before anything is asked.
+ */
+function warnUncollected(runDir: string, answered: Set<string>, log: (line: string) => void): void {
+  const left = uncollectedBatches(runDir, answered);
+  if (left.length > 0)
+    log(
+      `warning: ${left.map((b) => `batch ${b.id} (${b.records} record${b.records === 1 ? '' : 's'})`).join(', ')} of an earlier --batch run ${left.length === 1 ? 'is' : 'are'} still at the provider, not collected: ${left.length === 1 ? 'its' : 'their'} records are asked online now and billed twice; Ctrl-C and re-run with --batch to collect ${left.length === 1 ? 'it' : 'them'} instead`,
+    );
+}
+
+/**
+ * The batch hand-off (--batch): the records not yet answered go to the provider's batch
+ * interface (`runBatches`), with those an earlier session's batches hold beyond this --limit
+ * (collected, never lost, never submitted again); what falls back online goes through `ask`.
+ */
+async function handOffToBatches(
+  s: Session,
+  ask: Ask,
+  source: AsyncGenerator<Item>,
+  { benchmark, runDir, log }: Setup,
+  sessionStarted: string,
+): Promise<void> {
+  const { o } = s;
+  const { progress, answered } = s.log;
+  const items: Item[] = [];
+  const inLimit = new Set<string>();
+  for await (const it of source) {
+    inLimit.add(it.id);
+    if (!answered.has(it.id)) items.push(it);
+  }
+  const held = heldByBatches(runDir);
+  const earlier: Item[] = [];
+  for (const id of inLimit) held.delete(id);
+  for (const id of answered) held.delete(id);
+  if (held.size > 0) for await (const it of recordsWithIds(benchmark, held)) earlier.push(it);
+  s.fatal ??= await runBatches({
+    provider: o.provider,
+    runDir,
+    items,
+    earlier,
+    request: (it) => requestOf(it, o),
+    answered,
+    constrained: o.constrained,
+    maxRetries: o.maxRetries,
+    settings: o.batch!,
+    session: sessionStarted,
+    signal: s.stop.signal,
+    record: (it, res, a) => {
+      s.log.record(it, res, a, inLimit.has(it.id));
+      o.onProgress?.(progress);
+    },
+    error: (it, attempt, pe, outcome) => s.log.errorLine(it, attempt, pe, outcome),
+    failed: () => s.log.failed(),
+    note: (text) => {
+      progress.note = text || undefined;
+      o.onProgress?.(progress);
+    },
+    online: (list, before) => askOnline(s, ask, list[Symbol.iterator](), before),
+    log,
+  });
+}
+
+/** A session's stop: aborted by the caller's signal (Ctrl-C) as well; `release` lets go of it. */
+function sessionStop(o: RunOptions): { stop: AbortController; release: () => void } {
+  const stop = new AbortController();
+  // Each request in flight and each worker's backoff pause listen on it: a bounded number,
+  // proportional to --concurrency, not a leak (no MaxListenersExceededWarning at any setting).
+  setMaxListeners(Math.max(10, 4 * o.concurrency + 10), stop.signal);
+  const onAbort = () => stop.abort();
+  if (o.signal?.aborted) stop.abort();
+  o.signal?.addEventListener('abort', onAbort, { once: true });
+  return { stop, release: () => o.signal?.removeEventListener('abort', onAbort) };
+}
+
+/**
+ * One session on a locked run directory: resume, the manifest marked running, every record not
+ * yet answered asked (online or through batches), the manifest written with how it ended.
+ */
+async function runLocked(o: RunOptions, setup: Setup): Promise<RunResult> {
+  const { runDir, total, check, log } = setup;
+  const { old, answered } = await resumeRunDir(runDir, setup.id, log);
+
+  const startedAt = new Date();
+  const progress: Progress = {
+    total,
+    done: 0,
+    resumed: 0,
+    failed: 0,
+    errors: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    cost: 0,
+    startedAt: startedAt.getTime(),
+  };
+  for await (const it of selectRecords(check, { source: o.source })) {
+    if (answered.has(it.id)) progress.resumed++;
+  }
+  progress.done = progress.resumed;
+  if (progress.resumed > 0) log(`resuming ${runDir}: ${progress.resumed}/${total} records already answered`);
+
+  const entry: SessionEntry = { started_at: startedAt.toISOString(), ended_at: null, status: 'running' };
+  const manifest = (status: RunStatus) => manifestOf(o, setup, progress, old, entry, status);
+  writeJsonAtomic(join(runDir, MANIFEST), manifest('running'));
+
+  const runLog = new RunLog(o, runDir, progress, answered);
+  const { stop, release } = sessionStop(o);
+  const s: Session = { o, log: runLog, stop };
+  const ask = asker(s, answerCache(o, log));
 
   let status: RunStatus = 'failed';
   try {
-    // A provider that answers without I/O (the baselines, replay) never lets the event loop
-    // turn: the pool gives it a turn every 50 ms so Ctrl-C, SIGTERM and progress are still heard.
-    const online = async (source: AsyncIterator<Item> | Iterator<Item>, before?: (id: string) => number) => {
-      await mapConcurrent(
-        source,
-        async (item) => {
-          if (!answered.has(item.id)) await ask(item, before?.(item.id));
-        },
-        { concurrency: o.concurrency, signal: stop.signal, yieldEveryMs: 50 },
-      );
-    };
     const source = selectRecords(check, { source: o.source });
-    if (o.batch) {
-      const items: Item[] = [];
-      const inLimit = new Set<string>();
-      for await (const it of source) {
-        inLimit.add(it.id);
-        if (!answered.has(it.id)) items.push(it);
-      }
-      // Records an earlier session's batches hold beyond this --limit: collected, never lost
-      // (and never submitted again).
-      const held = heldByBatches(runDir);
-      const earlier: Item[] = [];
-      for (const id of inLimit) held.delete(id);
-      for (const id of answered) held.delete(id);
-      if (held.size > 0) for await (const it of recordsWithIds(benchmark, held)) earlier.push(it);
-      fatal ??= await runBatches({
-        provider: o.provider,
-        runDir,
-        items,
-        earlier,
-        request: (it) => requestOf(it, o),
-        answered,
-        constrained: o.constrained,
-        maxRetries: o.maxRetries,
-        settings: o.batch,
-        session: session.started_at as string,
-        signal: stop.signal,
-        record: (it, res, a) => {
-          record(it, res, a, inLimit.has(it.id));
-          o.onProgress?.(progress);
-        },
-        error: (it, attempt, pe, outcome) => errorLine(it, attempt, pe, outcome),
-        failed: () => {
-          progress.failed++;
-          o.onProgress?.(progress);
-        },
-        note: (text) => {
-          progress.note = text || undefined;
-          o.onProgress?.(progress);
-        },
-        online: (list, before) => online(list[Symbol.iterator](), before),
-        log,
-      });
-    } else {
-      // A batch an earlier `--batch` run left at the provider still answers (and is billed):
-      // asking its records online now pays for them twice. Said before anything is asked.
-      const left = uncollectedBatches(runDir, answered);
-      if (left.length > 0)
-        log(
-          `warning: ${left.map((b) => `batch ${b.id} (${b.records} record${b.records === 1 ? '' : 's'})`).join(', ')} of an earlier --batch run ${left.length === 1 ? 'is' : 'are'} still at the provider, not collected: ${left.length === 1 ? 'its' : 'their'} records are asked online now and billed twice; Ctrl-C and re-run with --batch to collect ${left.length === 1 ? 'it' : 'them'} instead`,
-        );
-      await online(source);
+    if (o.batch) await handOffToBatches(s, ask, source, setup, entry.started_at);
+    else {
+      warnUncollected(runDir, answered, log);
+      await askOnline(s, ask, source);
     }
     await source.return(undefined);
-    status = fatal
+    status = s.fatal
       ? 'failed'
       : stop.signal.aborted
         ? 'interrupted'
@@ -799,12 +921,11 @@ async function runLocked(
           ? 'complete'
           : 'incomplete';
   } finally {
-    o.signal?.removeEventListener('abort', onAbort);
-    responses.close();
-    errors.close();
+    release();
+    runLog.close();
     writeJsonAtomic(join(runDir, MANIFEST), manifest(status));
     await o.provider.close?.();
   }
-  if (fatal) throw fatalError(o.provider, fatal);
+  if (s.fatal) throw fatalError(o.provider, s.fatal);
   return { runDir, status, progress };
 }
