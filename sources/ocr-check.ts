@@ -6,13 +6,13 @@
  *   "is the test text somewhere in the transcript" match within `max_diffs` edits;
  * - `order`: both strings found within `max_diffs` edits and some `before` starts before some `after`.
  *
- * Fuzzy matching, our choice: the reference thresholds rapidfuzz's `partial_ratio` at
- * 1 - max_diffs/len(text). We use the minimum Levenshtein distance of the test text against any
- * substring of the transcript (semi-global alignment) and pass when it is <= max_diffs, which is
- * the same threshold expressed in edits (ratio = 1 - distance/len(text)). It agrees with
- * partial_ratio on substitutions, single insertions and deletions; it can differ on rare
- * multi-gap alignments. With max_diffs 0 both are an exact substring test. `order` uses the same
- * alignment for fuzzysearch's `find_near_matches` (Levenshtein distance <= max_diffs).
+ * Fuzzy matching as the reference computes it: `present` / `absent` pass or fail on rapidfuzz's
+ * `partial_ratio` (the best normalised Indel similarity of the test text against the
+ * transcript's windows) thresholded at 1 - max_diffs/len(text), ported window for window and
+ * float for float (`partialRatioReaches`; a match exactly at the threshold can fall one ulp
+ * short and fail there, so here). With max_diffs 0 it is an exact substring test. `order` uses
+ * fuzzysearch's `find_near_matches` (Levenshtein distance <= max_diffs): some `before` match
+ * must start before some `after` match (here the earliest and latest starts of such matches).
  * Lengths and windows count Unicode code points, as Python does.
  *
  * `table`: the benchmark's TableTest. Every Markdown table (a run of at least two lines holding
@@ -119,6 +119,118 @@ export function bestSubstringDistance(pattern: number[], text: number[], stopAt 
     return best <= stopAt;
   });
   return best;
+}
+
+function fromCodePoints(cps: number[]): string {
+  let out = '';
+  for (let i = 0; i < cps.length; i += 8192) out += String.fromCodePoint(...cps.slice(i, i + 8192));
+  return out;
+}
+
+/** Length of the longest common subsequence of `a` and `b[from, to)`. */
+function lcsLength(a: number[], b: number[], from = 0, to = b.length): number {
+  let prev = new Int32Array(to - from + 1);
+  let cur = new Int32Array(to - from + 1);
+  for (let i = 1; i <= a.length; i++) {
+    const c = a[i - 1];
+    for (let j = 1; j <= to - from; j++)
+      cur[j] = c === b[from + j - 1] ? prev[j - 1] + 1 : Math.max(prev[j], cur[j - 1]);
+    const t = prev;
+    prev = cur;
+    cur = t;
+  }
+  return prev[to - from];
+}
+
+/**
+ * rapidfuzz's `fuzz.ratio(a, b) / 100`, to the last bit: the normalised Indel similarity
+ * `1 - dist / (len(a) + len(b))` (dist = insertions + deletions = lengths less twice the LCS),
+ * times 100 and divided by 100 again as the checker does. The float steps matter: a match
+ * exactly at the threshold (`1 - max_diffs / len`) can land one ulp under it and fail.
+ */
+function indelRatio(a: number[], b: number[], from = 0, to = b.length): number {
+  const total = a.length + (to - from);
+  if (total === 0) return 1;
+  const dist = total - 2 * lcsLength(a, b, from, to);
+  return ((1 - dist / total) * 100) / 100;
+}
+
+/** End offsets of every substring of `text` within `k` Levenshtein edits of `pattern`. */
+function matchEnds(pattern: number[], text: number[], k: number): number[] {
+  const m = pattern.length;
+  const ends: number[] = [];
+  let prev = new Int32Array(m + 1);
+  let cur = new Int32Array(m + 1);
+  for (let i = 0; i <= m; i++) prev[i] = i;
+  if (m <= k) ends.push(0);
+  for (let j = 0; j < text.length; j++) {
+    const c = text[j];
+    cur[0] = 0;
+    for (let i = 1; i <= m; i++) {
+      const sub = prev[i - 1] + (pattern[i - 1] === c ? 0 : 1);
+      const del = prev[i] + 1;
+      const ins = cur[i - 1] + 1;
+      cur[i] = sub < del ? (sub < ins ? sub : ins) : del < ins ? del : ins;
+    }
+    if (cur[m] <= k) ends.push(j + 1);
+    const t = prev;
+    prev = cur;
+    cur = t;
+  }
+  return ends;
+}
+
+/**
+ * Does rapidfuzz's `fuzz.partial_ratio(query, text) / 100` reach `threshold`? Computed as
+ * rapidfuzz 3.x does (its pure-Python implementation, which its C++ one agrees with): the
+ * shorter string is aligned against every window of the longer one of its own length, and
+ * against the longer one's prefixes and suffixes shorter than that, each scored by `indelRatio`;
+ * a prefix or full window is scored only when its last character occurs in the shorter string,
+ * a suffix only when its first does; strings of equal length are also tried the other way round.
+ * The best score is the maximum. To stay fast on long transcripts only windows that can reach
+ * the threshold are scored: a window scoring `1 - d/(n + w)` >= `1 - maxDiffs/len(query)` has
+ * an Indel distance of at most `2 * maxDiffs`, hence a Levenshtein distance at most that, so it
+ * ends where the query matches within `2 * maxDiffs + 1` edits; no other window is skipped.
+ */
+export function partialRatioReaches(
+  query: number[],
+  text: number[],
+  threshold: number,
+  maxDiffs: number,
+): boolean {
+  if (query.length === 0 && text.length === 0) return 1 >= threshold;
+  if (query.length === 0 || text.length === 0) return 0 >= threshold;
+  const directions: [number[], number[]][] =
+    query.length === text.length
+      ? [
+          [query, text],
+          [text, query],
+        ]
+      : query.length < text.length
+        ? [[query, text]]
+        : [[text, query]];
+  if (threshold >= 1) {
+    // Only a window equal to the shorter string scores 1: an exact substring test.
+    const [short, long] = directions[0];
+    return fromCodePoints(long).includes(fromCodePoints(short));
+  }
+  for (const [short, long] of directions) {
+    const n = short.length;
+    const m = long.length;
+    const inShort = new Set(short);
+    const reaches = (from: number, to: number) => indelRatio(short, long, from, to) >= threshold;
+    for (const e of matchEnds(short, long, 2 * maxDiffs + 1)) {
+      // prefixes long[0, e) shorter than `short`
+      if (e >= 1 && e < n && inShort.has(long[e - 1]) && reaches(0, e)) return true;
+      // full windows long[e - n, e) (the last one, ending at m, is scored among the suffixes)
+      if (e >= n && e < m && inShort.has(long[e - 1]) && reaches(e - n, e)) return true;
+      // suffixes long[i, m) for i from m - n
+      if (e === m) {
+        for (let i = Math.max(0, m - n); i < m; i++) if (inShort.has(long[i]) && reaches(i, m)) return true;
+      }
+    }
+  }
+  return false;
 }
 
 /** End offsets (exclusive) of the first and last substrings of `text` within `k` edits of `pattern`. */
@@ -587,17 +699,7 @@ export function parseHtmlTables(content: string): TableGrid[] {
  * i.e. 2 * LCS / (|a| + |b|), over code points; two empty strings are equal (1).
  */
 export function similarity(a: string, b: string): number {
-  const x = codePoints(a);
-  const y = codePoints(b);
-  if (x.length + y.length === 0) return 1;
-  let prev = new Int32Array(y.length + 1);
-  let cur = new Int32Array(y.length + 1);
-  for (let i = 1; i <= x.length; i++) {
-    for (let j = 1; j <= y.length; j++)
-      cur[j] = x[i - 1] === y[j - 1] ? prev[j - 1] + 1 : Math.max(prev[j], cur[j - 1]);
-    [prev, cur] = [cur, prev];
-  }
-  return (2 * prev[y.length]) / (x.length + y.length);
+  return indelRatio(codePoints(a), codePoints(b));
 }
 
 function runTableTest(test: TableTest, transcript: string): { passed: boolean; explanation: string } {
@@ -698,21 +800,20 @@ export function runOcrTest(test: OcrTest, transcript: string): { passed: boolean
         }
       : { passed: true, explanation: '' };
   }
-  const exact = test.maxDiffs === 0;
-  const distance = exact
-    ? String.fromCodePoint(...text).includes(query)
-      ? 0
-      : 1
-    : bestSubstringDistance(pattern, text, test.maxDiffs);
-  const found = distance <= test.maxDiffs;
-  const how = exact ? 'as an exact substring' : `within ${test.maxDiffs} edits (best ${distance})`;
+  // The checker's threshold and rapidfuzz's partial_ratio, float for float.
+  const threshold = 1 - test.maxDiffs / (pattern.length > 0 ? pattern.length : 1);
+  const found = partialRatioReaches(pattern, text, threshold, test.maxDiffs);
+  const how =
+    test.maxDiffs === 0
+      ? 'as an exact substring'
+      : `within ${test.maxDiffs} edits (partial ratio >= ${threshold.toFixed(3)})`;
   if (test.type === 'present') {
     return found
       ? { passed: true, explanation: '' }
       : { passed: false, explanation: `'${short(query)}' not found ${how}` };
   }
   return found
-    ? { passed: false, explanation: `'${short(query)}' found ${exact ? 'exactly' : how}` }
+    ? { passed: false, explanation: `'${short(query)}' found ${how}` }
     : { passed: true, explanation: '' };
 }
 

@@ -9,7 +9,7 @@
  * - every row of it lies in the page's margin zone (the top 10% or the bottom 12% of the page
  *   height, or the 6% above the last row of text when the text ends lower than three quarters
  *   down the page but above the usual zone), is not running text (a long line continued by another long line at the same
- *   indent) and is not set much larger than the body (a title) unless it sits in the outermost
+ *   indent, or a long line ending in a colon, which leads into what follows) and is not set much larger than the body (a title) unless it sits in the outermost
  *   6% of the page (a running title in the header area), and
  * - the block stands apart from the body: the whitespace between it and the next row is wider
  *   than the body's own line spacing by most of a line, and wider than any gap inside the block.
@@ -184,6 +184,9 @@ export function findFurniture(
         Math.abs(o.segs[0].x0 - rows[i].segs[0].x0) <= 2 * body
       );
     });
+  // A long line ending in a colon leads into what follows it ("... as follows (in thousands):"
+  // over a table): body text, never a running head or foot.
+  const leadIn = (i: number) => long(rows[i]) && /:\s*$/.test(rows[i].text);
   const large = (r: Row) => r.size > 1.3 * body;
   // A numbered bold line at body size or above is a section heading ("15. Leases"), not a running head.
   const heading = (r: Row) =>
@@ -226,7 +229,7 @@ export function findFurniture(
         const allRepeated = block.every((r) => repeated(r, edge));
         // A folio may sit outside the zone only as the outermost row of a short foot.
         const folioEdge = edge === 'bottom' && outermost && isFolio(block[0]) && !long(block[0]);
-        if (ids.some((i) => prose(i))) break;
+        if (ids.some((i) => prose(i) || leadIn(i))) break;
         const below = gapBetween(last, next);
         let inside = 0;
         for (let j = 1; j < k; j++) inside = Math.max(inside, gapBetween(block[j - 1], block[j]));

@@ -87,6 +87,26 @@ describe('present / absent', () => {
     const t2 = make({ type: 'present', text: 'corporate social responsibility', max_diffs: 2 });
     assert.equal(runOcrTest(t2, 'a corporate sociel responsibilty b').passed, true);
   });
+  test("fuzzy matches score as rapidfuzz's partial_ratio does (Indel windows), float for float", () => {
+    // Values from rapidfuzz 3.14: fuzz.partial_ratio(text, transcript) / 100 against 1 - max_diffs / len.
+    // Two edits (": " -> " | "), but the window's ratio is 0.9487179487179486, one ulp under the
+    // threshold 0.9487179487179487: the checker fails it (orbit-bench-en, f_Ro47rBoX_pg96).
+    const atThreshold = make({
+      type: 'present',
+      text: 'Salaries and other staff costs: 471,361',
+      max_diffs: 2,
+    });
+    assert.equal(runOcrTest(atThreshold, '| Salaries and other staff costs | 471,361 |').passed, false);
+    // Indel windows forgive a swap as one edit: three Levenshtein edits, 0.913 >= 0.913.
+    const swapped = make({ type: 'present', text: 'Net profit for the year', max_diffs: 2 });
+    assert.equal(runOcrTest(swapped, 'in the Net profit for tha yaer').passed, true);
+    const absent = make({ type: 'absent', text: 'abcdefghij', max_diffs: 1 });
+    assert.equal(runOcrTest(absent, 'xx abcdefhgij xx').passed, false);
+    // A shorter transcript is aligned inside the text, as rapidfuzz swaps them (the length guard
+    // still decides first).
+    const long = make({ type: 'present', text: 'Ending intangible asset, net', max_diffs: 2 });
+    assert.equal(runOcrTest(long, '| Ending intangible asset | net |').passed, true);
+  });
   test('absent fails when the text is there within max_diffs', () => {
     const t = make({ type: 'absent', text: 'Download date: 28 Dec 2018', max_diffs: 1 });
     assert.equal(runOcrTest(t, 'body text').passed, true);
@@ -189,6 +209,11 @@ describe("table tests (the benchmark checker's TableTest)", () => {
   });
   test('cells match by the fuzzy ratio within max_diffs (at least 0.5), after normalisation', () => {
     assert.equal(similarity('abc', 'abd').toFixed(3), '0.667');
+    // fuzz.ratio's float steps: (1 - 4/78) * 100 / 100, not 74/78.
+    assert.equal(
+      similarity('Salaries and other staff costs: 471,361', 'Salaries and other staff costs | 471,36'),
+      0.9487179487179486,
+    );
     assert.equal(similarity('', ''), 1);
     assert.equal(similarity('abc', ''), 0);
     assert.equal(runOcrTest(table({ cell: 'DCLX', max_diffs: 1 }), MD).passed, true);

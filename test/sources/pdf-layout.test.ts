@@ -210,6 +210,18 @@ describe('running heads and folios', () => {
       { text: 'Acme Review 2024', edge: 'top', why: 'in the top margin, 90 pt clear of the body' },
     ]);
   });
+  test('a long line ending in a colon in the top margin leads into the body and stays; the same line without the colon is dropped', () => {
+    // orbit-bench-en f_aTi7ja8UQUbrQ6JyHRWiSC_pg85: the page's first line, 15 pt over a table.
+    const lead = 'The following sets forth the activity related to intangible assets (in thousands):';
+    const at = (text: string) =>
+      findFurniture(segs([...line(text, 72, 40, 10), ...body]), { pageHeight: 792, body: 10 }).dropped.map(
+        (d) => d.text,
+      );
+    assert.deepEqual(at(lead), []);
+    assert.deepEqual(at(lead.slice(0, -1)), [lead.slice(0, -1)]);
+    // A short heading ending in a colon is still a running head when it sits in the margin.
+    assert.deepEqual(at('Notes:'), ['Notes:']);
+  });
   test('a title set large below the very edge stays; a numbered bold heading stays; "Chapter 1" is not a page number', () => {
     const title = line('Notes to the Accounts', 72, 70, 18);
     assert.deepEqual(findFurniture(segs([...title, ...body]), { pageHeight: 792, body: 10 }).dropped, []);

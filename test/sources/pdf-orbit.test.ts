@@ -5,7 +5,7 @@
  * pages read from their text layer, 17 with pictures of text, 1 scan); OCR results are cached in
  * a temp folder for this file's run only.
  *
- * For scale, on the same pages: pdftotext (poppler) passes 0.595 of the present/absent/order
+ * For scale, on the same pages: pdftotext (poppler) passes 0.597 of the present/absent/order
  * tests and no table test (bench/ocr.ts measures both in one run). Some tests of the set
  * contradict each other exactly (an absent test forbids text a present or order test of the same
  * page needs: 28 tests must fail whatever the transcript, `report.ceiling`), others reword the page's text or read its tables as plain rows
@@ -84,26 +84,29 @@ describe('orbit-bench-en through the PDF pipeline', { skip: SKIP }, () => {
   // page's text or read a table as plain rows where the page's table test needs the table).
   // 0.781 (361/462) since a large title over a table's header row is kept as the table's title
   // (test/cli/ocr-tables.test.ts): two pages here set their running head that way, and their
-  // absent tests forbid it.
-  test('present+absent+order pass rate reaches 0.78 (pdftotext 0.595)', () => {
+  // absent tests forbid it. 0.779 (360/462) since present tests are scored as the reference's
+  // rapidfuzz scores them (sources/ocr-check.ts partialRatioReaches): one present test passed by
+  // two edits sits one ulp under the reference's threshold and fails there too.
+  // docs/ocr-reading-order.md gives the ceiling of each kind of failure.
+  test('present+absent+order pass rate reaches 0.779 (pdftotext 0.597)', () => {
     assert.equal(report.tests, 462);
-    assert.ok(report.pass_rate >= 0.78, `${report.passed}/462 = ${report.pass_rate.toFixed(3)}`);
+    assert.ok(report.pass_rate >= 0.779, `${report.passed}/462 = ${report.pass_rate.toFixed(3)}`);
   });
 
   // The ceiling (sources/ocr-check.ts ceilingOf): 32 pairs of tests on 28 pages contradict each
   // other exactly, so 28 tests fail whatever the transcript; 434 are achievable.
-  test('ceiling 434/462 = 0.939 (28 forced failures); the pass rate of the achievable reaches 0.83', () => {
+  test('ceiling 434/462 = 0.939 (28 forced failures); the pass rate of the achievable reaches 0.829', () => {
     assert.equal(report.ceiling.forced_failures, 28);
     assert.equal(report.ceiling.achievable, 434);
     assert.ok(
-      report.ceiling.pass_rate_of_achievable >= 0.83,
+      report.ceiling.pass_rate_of_achievable >= 0.829,
       `${report.passed}/434 = ${report.ceiling.pass_rate_of_achievable.toFixed(3)}`,
     );
   });
 
-  test('per type: present >= 0.835, absent >= 0.86, order >= 0.65', () => {
+  test('per type: present >= 0.83, absent >= 0.86, order >= 0.65', () => {
     const t = report.by_type;
-    assert.ok(t.present.pass_rate >= 0.835, `present ${t.present.passed}/${t.present.tests}`);
+    assert.ok(t.present.pass_rate >= 0.83, `present ${t.present.passed}/${t.present.tests}`);
     assert.ok(t.absent.pass_rate >= 0.86, `absent ${t.absent.passed}/${t.absent.tests}`);
     assert.ok(t.order.pass_rate >= 0.65, `order ${t.order.passed}/${t.order.tests}`);
   });
