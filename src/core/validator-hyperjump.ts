@@ -23,6 +23,9 @@ const requireCjs = createRequire(import.meta.url);
 
 export const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
 
+/** The URI a schema is compiled under (its own `$id` wins): its locations read as `#/...`. */
+const SCHEMA_URI = 'https://sob-eval.invalid/schema.json';
+
 /** How long compiling one schema may take on the helper thread. */
 export const COMPILE_BUDGET_MS = 10_000;
 
@@ -169,7 +172,7 @@ export function compileHyperjump(
   const remotes = new Map<string, unknown>();
   for (;;) {
     const reply = compileOnHelper(
-      { schema, uri: 'https://sob-eval.invalid/schema.json', docs: [...remotes], dialect: DRAFT_2020_12 },
+      { schema, uri: SCHEMA_URI, docs: [...remotes], dialect: DRAFT_2020_12 },
       budgetMs,
     );
     if (reply.ok) return { ok: true, json: reply.json, remotes };
@@ -264,14 +267,39 @@ function pointerOf(location: string): string {
   }
 }
 
-/** The keyword's name from its id (`https://json-schema.org/keyword/minLength` -> `minLength`). */
-function keywordName(id: string): string {
+/** Keywords whose value is one subschema: a `false` there is reported under the keyword's name. */
+const ONE_SCHEMA = new Set([
+  'additionalProperties',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'items',
+  'contains',
+  'propertyNames',
+  'not',
+  'then',
+  'else',
+]);
+
+/**
+ * The keyword's name from its id (`https://json-schema.org/keyword/minLength` -> `minLength`);
+ * a `false` subschema (hyperjump's `validate`) is named by the keyword that holds it, when that
+ * takes one subschema (`unevaluatedProperties: false`), else `false schema`.
+ */
+function keywordName(id: string, location: string): string {
   const hash = id.lastIndexOf('#');
   if (hash >= 0 && id.includes('/unknown#')) return id.slice(hash + 1);
   const name = id.slice(id.lastIndexOf('/') + 1);
   if (name === 'format-assertion') return 'format';
-  if (name === 'validation') return 'false schema';
+  if (name === 'validate') {
+    const last = location.slice(location.lastIndexOf('/') + 1);
+    return ONE_SCHEMA.has(last) ? last : 'false schema';
+  }
   return name;
+}
+
+/** A schema location as ajv writes one: `#/...` in the schema itself, else the absolute URI. */
+function schemaPathOf(location: string): string {
+  return location.startsWith(`${SCHEMA_URI}#`) ? location.slice(SCHEMA_URI.length) : location;
 }
 
 /**
@@ -292,11 +320,11 @@ export function hyperjumpValidator(
         validate.errors = out.valid
           ? null
           : (out.errors ?? []).map((e) => {
-              const keyword = keywordName(e.keyword);
+              const keyword = keywordName(e.keyword, e.absoluteKeywordLocation);
               return {
                 keyword,
                 instancePath: pointerOf(e.instanceLocation),
-                schemaPath: e.absoluteKeywordLocation,
+                schemaPath: schemaPathOf(e.absoluteKeywordLocation),
                 params: {},
                 message: `must satisfy ${keyword}`,
               };

@@ -212,6 +212,11 @@ export interface ValidatorOptions {
    * as Python's `referencing` does. Default: on under the jsonschemabench protocol only.
    */
   lazyRefs?: boolean;
+  /**
+   * Send the Draft 2020-12 schemas ajv evaluates wrongly (`routedFeatures`) to hyperjump
+   * (default true; false keeps ajv for every schema, as the differential test compares them).
+   */
+  route?: boolean;
 }
 
 /** A configured ajv instance for one draft (see the module comment), or for the protocol's Draft 2020-12. */
@@ -403,7 +408,8 @@ export function compileSchema(schema: unknown, opts: ValidatorOptions = {}): Com
     const meta = jsonschemabenchMetaCheck(schema, opts.uncheckedFormats);
     if (meta) return fail(meta);
   }
-  const routed = dialect === '2020-12' ? routedFeatures(schema) : [];
+  const routing = dialect === '2020-12' && opts.route !== false;
+  const routed = routing ? routedFeatures(schema) : [];
   let routeFallback: string | undefined;
   if (routed.length > 0) {
     const viaHyperjump = compileRouted(schema, routed, opts, protocol, assertFormats);
@@ -437,7 +443,7 @@ export function compileSchema(schema: unknown, opts: ValidatorOptions = {}): Com
       if (!validate) return fail('schema cannot be compiled');
       // A remote document (not a meta-schema) may hold what ajv gets wrong where the root does not.
       const remoteRouted =
-        dialect === '2020-12' && routed.length === 0
+        routing && routed.length === 0
           ? routedFeatures([...remotes].filter(([uri]) => metaSchema(uri) === undefined).map(([, d]) => d))
           : [];
       if (remoteRouted.length > 0) {
