@@ -81,17 +81,27 @@ interface CompileRequest {
 const HELPER = `
 const { workerData } = require('node:worker_threads');
 const { port, flag, paths } = workerData;
-const hj = require(paths.schema);
-const browser = require(paths.browser);
 const signal = new Int32Array(flag);
-let missing;
-const refuse = { retrieve: async (uri) => { missing = String(uri); throw new Error('not available offline: ' + uri); } };
-for (const scheme of ['http', 'https', 'file']) {
-  try { browser.removeUriSchemePlugin(scheme); } catch {}
-  browser.addUriSchemePlugin(scheme, refuse);
+let hj, loadError, missing;
+try {
+  hj = require(paths.schema);
+  const browser = require(paths.browser);
+  const refuse = { retrieve: async (uri) => { missing = String(uri); throw new Error('not available offline: ' + uri); } };
+  for (const scheme of ['http', 'https', 'file']) {
+    try { browser.removeUriSchemePlugin(scheme); } catch {}
+    browser.addUriSchemePlugin(scheme, refuse);
+  }
+  globalThis.fetch = async (uri) => { missing = String(uri); throw new Error('not available offline: ' + uri); };
+} catch (e) {
+  loadError = 'hyperjump could not be loaded: ' + (e instanceof Error ? e.message : String(e));
 }
-globalThis.fetch = async (uri) => { missing = String(uri); throw new Error('not available offline: ' + uri); };
 port.on('message', async (req) => {
+  if (loadError) {
+    port.postMessage({ ok: false, reason: loadError });
+    Atomics.store(signal, 0, 1);
+    Atomics.notify(signal, 0);
+    return;
+  }
   const before = new Set(hj.getAllRegisteredSchemaUris());
   let reply;
   missing = undefined;
@@ -123,6 +133,7 @@ let helper: Helper | undefined;
 function startHelper(): Helper {
   const { port1, port2 } = new MessageChannel();
   const flag = new SharedArrayBuffer(4);
+  // Resolved here (a missing package throws here, not on the helper thread).
   const paths = {
     schema: requireCjs.resolve('@hyperjump/json-schema/draft-2020-12'),
     browser: requireCjs.resolve('@hyperjump/browser'),
@@ -143,7 +154,14 @@ function startHelper(): Helper {
 }
 
 function compileOnHelper(req: CompileRequest, budgetMs: number): CompileReply {
-  helper ??= startHelper();
+  try {
+    helper ??= startHelper();
+  } catch (e) {
+    return {
+      ok: false,
+      reason: `hyperjump could not be started: ${e instanceof Error ? e.message : String(e)}`,
+    };
+  }
   const h = helper;
   Atomics.store(h.flag, 0, 0);
   h.port.postMessage(req);

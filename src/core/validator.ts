@@ -557,7 +557,12 @@ function compileRouted(
         multipleOf: pyMultipleOf,
       }
     : { format: assertFormats ? ajvFormatCheck() : undefined, multipleOf: dialectMultipleOf };
-  const validate = hyperjumpValidator(c.json, checks) as unknown as ValidateFunction;
+  let validate: ValidateFunction;
+  try {
+    validate = hyperjumpValidator(c.json, checks) as unknown as ValidateFunction;
+  } catch (e) {
+    return { ok: false, dialect: '2020-12', reason: `hyperjump: ${errorMessage(e)}`, protocol };
+  }
   const compiled: CompiledSchema = {
     dialect: '2020-12',
     protocol,
