@@ -613,9 +613,15 @@ function forHyperjump(schema: unknown): unknown {
   });
 }
 
+let ajvFormatTable: Record<string, unknown> | undefined;
+
 /** ajv-formats' check of a format by name (unknown formats pass), for hyperjump's `format`. */
 function ajvFormatCheck(): (format: string, value: unknown) => boolean {
-  const formats = addFormats(new (classes.ajv2020())({ logger: false })).formats as Record<string, unknown>;
+  ajvFormatTable ??= addFormats(new (classes.ajv2020())({ logger: false })).formats as Record<
+    string,
+    unknown
+  >;
+  const formats = ajvFormatTable;
   return (format, value) => {
     const f = Object.hasOwn(formats, format) ? formats[format] : undefined;
     if (f === undefined || f === true) return true;
