@@ -599,18 +599,20 @@ export function tallyConstraints(
   value: unknown,
   limits: WalkLimits = {},
 ): ConstraintTally {
-  const index = new SchemaIndex(compiled.ajv, compiled.dialect);
-  index.indexDocument(ROOT_KEY, compiled.schema);
-  for (const [uri, doc] of compiled.remotes) index.indexDocument(uri, doc);
   const rootPlace: Place = { doc: ROOT_KEY, ptr: '', base: ROOT_KEY };
-  const whole = (): ConstraintTally => {
+  const whole = (index: SchemaIndex): ConstraintTally => {
     const ok = compiled.validate(value) as boolean;
     const w = new Walk(compiled, index, limits);
     w.count('', rootPlace, 'schema', ok, '');
     w.tally.atomic = true;
     return w.tally;
   };
-  if (index.dynamic) return whole();
+  // A schema hyperjump validates (src/core/validator-hyperjump.ts) is not split: the walk reads ajv's.
+  if (compiled.validator !== 'ajv') return whole(new SchemaIndex(compiled.ajv, compiled.dialect));
+  const index = new SchemaIndex(compiled.ajv, compiled.dialect);
+  index.indexDocument(ROOT_KEY, compiled.schema);
+  for (const [uri, doc] of compiled.remotes) index.indexDocument(uri, doc);
+  if (index.dynamic) return whole(index);
   const w = new Walk(compiled, index, limits);
   try {
     w.walk(
@@ -621,7 +623,7 @@ export function tallyConstraints(
       0,
     );
   } catch (e) {
-    if (e instanceof UnwalkableError || e instanceof RangeError) return whole();
+    if (e instanceof UnwalkableError || e instanceof RangeError) return whole(index);
     throw e;
   }
   return w.tally;

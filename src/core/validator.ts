@@ -35,7 +35,14 @@ import type {
 import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
 import { errorMessage } from './errors.ts';
 import { jsonschemabenchFormat, metaSchemaFormat } from './py-formats.ts';
+import { translatePythonRegex } from './pyregex.ts';
 import { pyRegExp } from './schema.ts';
+import {
+  compileHyperjump,
+  type HyperjumpChecks,
+  hyperjumpValidator,
+  routedFeatures,
+} from './validator-hyperjump.ts';
 import type { Protocol } from './validator-protocols.ts';
 
 // Loaded through require: the same from the TypeScript sources and from a worker's bundle.
@@ -205,6 +212,11 @@ export interface ValidatorOptions {
    * as Python's `referencing` does. Default: on under the jsonschemabench protocol only.
    */
   lazyRefs?: boolean;
+  /**
+   * Send the Draft 2020-12 schemas ajv evaluates wrongly (`routedFeatures`) to hyperjump
+   * (default true; false keeps ajv for every schema, as the differential test compares them).
+   */
+  route?: boolean;
 }
 
 /** A configured ajv instance for one draft (see the module comment), or for the protocol's Draft 2020-12. */
@@ -286,13 +298,15 @@ const pythonMultipleOf: FuncKeywordDefinition = {
   type: 'number',
   schemaType: 'number',
   errors: false,
-  validate: (d: number, x: number) => {
-    if (Number.isInteger(d)) return d !== 0 && x % d === 0;
-    const q = x / d;
-    if (Number.isFinite(q)) return Number.isInteger(q);
-    return x % d === 0;
-  },
+  validate: (d: number, x: number) => pyMultipleOf(d, x),
 };
+
+function pyMultipleOf(d: number, x: number): boolean {
+  if (Number.isInteger(d)) return d !== 0 && x % d === 0;
+  const q = x / d;
+  if (Number.isFinite(q)) return Number.isInteger(q);
+  return x % d === 0;
+}
 
 /**
  * Where a `$ref` that resolves nowhere stood (the protocol resolves references lazily, as
@@ -357,9 +371,16 @@ export interface CompiledSchema {
   validate: ValidateFunction;
   /**
    * A validator for the subschema at JSON Pointer `pointer` of document `doc` (`ROOT_KEY` or a
-   * remote URI), compiled on first use; undefined when ajv cannot resolve it.
+   * remote URI), compiled on first use; undefined when ajv cannot resolve it (and always when
+   * hyperjump validates).
    */
   validatorAt(doc: string, pointer: string): ValidateFunction | undefined;
+  /** Which library validates: ajv, or hyperjump for the schemas `routedFeatures` sends to it. */
+  validator: 'ajv' | 'hyperjump';
+  /** The features that sent the schema to hyperjump (empty when ajv validates by choice). */
+  routed: string[];
+  /** Why hyperjump could not take a schema with such features (ajv validates it then). */
+  routeFallback?: string;
 }
 
 export type CompileResult =
@@ -387,6 +408,14 @@ export function compileSchema(schema: unknown, opts: ValidatorOptions = {}): Com
     const meta = jsonschemabenchMetaCheck(schema, opts.uncheckedFormats);
     if (meta) return fail(meta);
   }
+  const routing = dialect === '2020-12' && opts.route !== false;
+  const routed = routing ? routedFeatures(schema) : [];
+  let routeFallback: string | undefined;
+  if (routed.length > 0) {
+    const viaHyperjump = compileRouted(schema, routed, opts, protocol, assertFormats);
+    if (viaHyperjump.ok) return viaHyperjump;
+    routeFallback = viaHyperjump.reason;
+  }
   let prepared = protoPropertiesMoved(
     jsb
       ? forJsonschemabench(schema)
@@ -412,6 +441,16 @@ export function compileSchema(schema: unknown, opts: ValidatorOptions = {}): Com
     try {
       const validate = ajv.getSchema(ROOT_KEY);
       if (!validate) return fail('schema cannot be compiled');
+      // A remote document (not a meta-schema) may hold what ajv gets wrong where the root does not.
+      const remoteRouted =
+        routing && routed.length === 0
+          ? routedFeatures([...remotes].filter(([uri]) => metaSchema(uri) === undefined).map(([, d]) => d))
+          : [];
+      if (remoteRouted.length > 0) {
+        const viaHyperjump = compileRouted(schema, remoteRouted, opts, protocol, assertFormats);
+        if (viaHyperjump.ok) return viaHyperjump;
+        routeFallback = viaHyperjump.reason;
+      }
       const subs = new Map<string, ValidateFunction | undefined>();
       const a = ajv;
       const compiled: CompiledSchema = {
@@ -422,6 +461,9 @@ export function compileSchema(schema: unknown, opts: ValidatorOptions = {}): Com
         remotes,
         ajv: a,
         validate,
+        validator: 'ajv',
+        routed: routed.length > 0 ? routed : remoteRouted,
+        ...(routeFallback === undefined ? {} : { routeFallback }),
         validatorAt(doc: string, pointer: string) {
           const key = `${doc}#${pointerToFragment(pointer)}`;
           if (subs.has(key)) return subs.get(key);
@@ -478,6 +520,127 @@ export function compileSchema(schema: unknown, opts: ValidatorOptions = {}): Com
       return fail(`schema cannot be compiled: ${overflowReason(e, prepared)}`);
     }
   }
+}
+
+// -- The schemas hyperjump validates ------------------------------------------------------------------
+
+/**
+ * A Draft 2020-12 schema with features ajv evaluates wrongly (`routedFeatures`), compiled with
+ * hyperjump (src/core/validator-hyperjump.ts): remote documents from the same resolvers as ajv's,
+ * `format` and `multipleOf` read as the protocol reads them, and under `jsonschemabench` the
+ * schema prepared as for ajv (`$schema` dropped, Python patterns translated). Not ok (with the
+ * reason) when hyperjump cannot compile it: ajv then validates it as before.
+ */
+function compileRouted(
+  schema: unknown,
+  routed: string[],
+  opts: ValidatorOptions,
+  protocol: Protocol,
+  assertFormats: boolean,
+): CompileResult {
+  const jsb = protocol === 'jsonschemabench';
+  const prepared = jsb ? forHyperjump(schema) : schema;
+  const resolve = (uri: string) => {
+    const doc = opts.remotes?.(uri) ?? metaSchema(uri);
+    return doc !== undefined && jsb ? forHyperjump(doc) : doc;
+  };
+  const c = compileHyperjump(prepared, resolve, MAX_REMOTE_LOADS);
+  if (!c.ok) return { ok: false, dialect: '2020-12', reason: c.reason, protocol };
+  const checks: HyperjumpChecks = jsb
+    ? {
+        format: assertFormats
+          ? (() => {
+              const skip = new Set(opts.uncheckedFormats ?? []);
+              return (f: string, v: unknown) => skip.has(f) || jsonschemabenchFormat(f, v);
+            })()
+          : undefined,
+        multipleOf: pyMultipleOf,
+      }
+    : { format: assertFormats ? ajvFormatCheck() : undefined, multipleOf: dialectMultipleOf };
+  let validate: ValidateFunction;
+  try {
+    validate = hyperjumpValidator(c.json, checks) as unknown as ValidateFunction;
+  } catch (e) {
+    return { ok: false, dialect: '2020-12', reason: `hyperjump: ${errorMessage(e)}`, protocol };
+  }
+  const compiled: CompiledSchema = {
+    dialect: '2020-12',
+    protocol,
+    assertFormats,
+    schema: prepared,
+    remotes: c.remotes,
+    // Unused for validation; kept so the compiled schema has the one shape every reader knows.
+    ajv: newAjv('2020-12', true, assertFormats, protocol, opts.uncheckedFormats),
+    validate,
+    validator: 'hyperjump',
+    routed,
+    validatorAt: () => undefined,
+  };
+  return { ok: true, compiled };
+}
+
+/**
+ * A schema for hyperjump under the `jsonschemabench` protocol: `$schema` dropped (every schema is
+ * Draft 2020-12 there), a boolean `exclusiveMinimum`/`exclusiveMaximum` as the number Python
+ * compares it as, and each `pattern` and `patternProperties` key as the ECMA-262 translation of
+ * the Python expression, where it runs in hyperjump's `u` mode.
+ */
+function forHyperjump(schema: unknown): unknown {
+  const ecma = (p: string): string => {
+    const t = translatePythonRegex(p);
+    if (!t) return p;
+    try {
+      new RegExp(t.source, 'u');
+      return t.source;
+    } catch {
+      return p;
+    }
+  };
+  return mapSubschemas(schema, (s) => {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(s)) {
+      if (k === '$schema') continue;
+      if ((k === 'exclusiveMinimum' || k === 'exclusiveMaximum') && typeof v === 'boolean')
+        out[k] = v ? 1 : 0;
+      else if (k === 'pattern' && typeof v === 'string') out[k] = ecma(v);
+      else if (k === 'patternProperties' && isObject(v)) {
+        const m: Record<string, unknown> = {};
+        for (const [p, sub] of Object.entries(v)) setOwn(m, ecma(p), sub);
+        out[k] = m;
+      } else setOwn(out, k, v);
+    }
+    return out;
+  });
+}
+
+let ajvFormatTable: Record<string, unknown> | undefined;
+
+/** ajv-formats' check of a format by name (unknown formats pass), for hyperjump's `format`. */
+function ajvFormatCheck(): (format: string, value: unknown) => boolean {
+  ajvFormatTable ??= addFormats(new (classes.ajv2020())({ logger: false })).formats as Record<
+    string,
+    unknown
+  >;
+  const formats = ajvFormatTable;
+  return (format, value) => {
+    const f = Object.hasOwn(formats, format) ? formats[format] : undefined;
+    if (f === undefined || f === true) return true;
+    if (f instanceof RegExp) return typeof value !== 'string' || f.test(value);
+    if (typeof f === 'function') return typeof value !== 'string' || Boolean(f(value));
+    const def = f as { type?: string; validate?: unknown };
+    if (typeof value !== (def.type ?? 'string')) return true;
+    if (def.validate instanceof RegExp) return def.validate.test(String(value));
+    if (typeof def.validate === 'function') return Boolean(def.validate(value));
+    return true;
+  };
+}
+
+/** The dialect reading's `multipleOf` (see `multipleOf` below) as a function. */
+function dialectMultipleOf(d: number, x: number): boolean {
+  if (d === 0) return true;
+  if (Number.isInteger(x) && Number.isInteger(d)) return x % d === 0;
+  const q = x / d;
+  return Number.isFinite(q) ? Math.abs(Math.round(q) - q) <= 1e-9 : x % d === 0;
 }
 
 // -- The jsonschemabench protocol -----------------------------------------------------------------

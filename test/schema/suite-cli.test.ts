@@ -118,8 +118,7 @@ function measure(name: string, dir: string, files: string[], protocol: string): 
     `http://localhost:1234/=${join(SUITE, 'remotes')}`,
     '--bootstrap-samples',
     '0',
-    // Two Draft 2020-12 ref.json groups ($id beside $ref) send ajv into unbounded recursion: with
-    // a scoring worker's stack that takes minutes before it overflows; 3 s reports them sooner.
+    // A record over its budget is a failure of the validator: 3 s reports one sooner.
     '--record-timeout-ms',
     '3000',
   );
@@ -174,7 +173,7 @@ const formatFiles = (dir: string) =>
     .map((f) => `optional/format/${f}`);
 
 /** Required pass rates (format.json apart): Python jsonschema 4.26's own rate, per draft. */
-const FLOORS = { draft4: 0.998, draft7: 0.999 };
+const FLOORS = { draft4: 0.998, draft7: 0.999, 'draft2020-12': 0.995 };
 
 for (const dir of ['draft4', 'draft7'] as const) {
   test(`${dir} through sob build schemas + sob score --protocol dialect: required tests at or above ${FLOORS[dir]}`, {
@@ -191,7 +190,7 @@ for (const dir of ['draft4', 'draft7'] as const) {
   });
 }
 
-test('draft2020-12 through sob build schemas + sob score (jsonschemabench protocol): required tests, format tests apart', {
+test('draft2020-12 through sob build schemas + sob score (jsonschemabench protocol): required tests at or above 0.995, $dynamicRef / unevaluated* / $id beside $ref all pass', {
   skip: !present,
 }, () => {
   const rates = measure(
@@ -213,9 +212,13 @@ test('draft2020-12 through sob build schemas + sob score (jsonschemabench protoc
   );
   const rate = req.passed / req.total;
   console.log(
-    `# required 2020-12 pass rate ${rate.toFixed(4)}; Python jsonschema 4.26 passes 0.995 (not reached: $dynamicRef, unevaluated*)`,
+    `# required 2020-12 pass rate ${rate.toFixed(4)}; Python jsonschema 4.26 passes 0.995 of the suite (1,293/1,299)`,
   );
-  // The floor this validator reaches today (docs/compliance-protocols.md lists every failure).
-  assert.ok(rate >= 0.955, `2020-12 required ${req.passed}/${req.total}`);
+  // Python's own rate. What still fails is Python's verdict too (docs/compliance-protocols.md):
+  // `\p{Letter}` is no Python pattern (4 tests) and `$vocabulary` is not read (1 test).
+  assert.ok(rate >= FLOORS['draft2020-12'], `2020-12 required ${req.passed}/${req.total}`);
+  const byFile = new Map([...rates].map(([f, r]) => [f, r.total - r.passed]));
+  for (const f of ['dynamicRef.json', 'unevaluatedItems.json', 'unevaluatedProperties.json', 'ref.json'])
+    assert.equal(byFile.get(f), 0, `${f}: ${rates.get(f)?.failures.join(', ')}`);
   assert.ok(fmt.total > 0);
 });
