@@ -20,6 +20,9 @@ import {
 import { mapConcurrent } from '../core/concurrency.ts';
 import { errorMessage, UserError } from '../core/errors.ts';
 import { acquireLock, removeStaleTemps } from '../core/files.ts';
+import { errorLineText } from '../core/formats/error-line.ts';
+import { type RunManifest, type RunSession, runManifestDoc } from '../core/formats/manifest.ts';
+import { responseLineText } from '../core/formats/response-line.ts';
 import { PACKAGE_ROOT } from '../core/paths.ts';
 import { dumpsPy, getField, type PyObject, type PyValue, parsePyJson, toPlain } from '../core/pyjson.ts';
 import type { Source } from '../core/record.ts';
@@ -315,19 +318,14 @@ function responseLine(item: Item, o: RunOptions, res: ProviderResponse | undefin
   }
   if (res?.endpoint) info.set('endpoint', res.endpoint);
   if (a.cached) info.set('cached', true);
-  const line = new Map<string, PyValue>([
-    ['metadata', metadata],
-    ['input', item.record.get('input') as PyObject],
-    ['output', output],
-    ['eval_info', info],
-  ]);
+  const line = { metadata, input: item.record.get('input') as PyObject, output, eval_info: info };
   try {
-    return dumpsPy(line);
+    return responseLineText(line);
   } catch (e) {
     // An answer nested too deep to write recursively is kept as its text.
     if (!(e instanceof RangeError) || !res) throw e;
     output.set('candidate_response', res.text);
-    return dumpsPy(line);
+    return responseLineText(line);
   }
 }
 
@@ -436,13 +434,14 @@ async function runLocked(
   progress.done = progress.resumed;
   if (progress.resumed > 0) log(`resuming ${runDir}: ${progress.resumed}/${total} records already answered`);
 
-  const sessions = Array.isArray(old?.sessions) ? (old.sessions as unknown[]) : [];
-  const session: Record<string, unknown> = {
+  const sessions: RunSession[] = Array.isArray(old?.sessions) ? old.sessions : [];
+  const session: RunSession = {
     started_at: startedAt.toISOString(),
     ended_at: null,
     status: 'running',
   };
-  const manifest = (status: RunStatus): Record<string, unknown> => ({
+  const manifest = (status: RunStatus): RunManifest =>
+    runManifestDoc({
     tool: 'sob-eval',
     tool_version: toolVersion(),
     git_commit: gitCommit(),
@@ -501,7 +500,7 @@ async function runLocked(
       ...sessions,
       { ...session, status, ended_at: status === 'running' ? null : new Date().toISOString() },
     ],
-  });
+    });
   writeJsonAtomic(join(runDir, MANIFEST), manifest('running'));
 
   const responses = new AppendLog(join(runDir, RESPONSES));
@@ -537,7 +536,7 @@ async function runLocked(
   const errorLine = (item: Item, attempt: number, pe: ProviderError, outcome: string) => {
     progress.errors++;
     errors.append(
-      JSON.stringify({
+      errorLineText({
         time: new Date().toISOString(),
         record_id: item.id,
         attempt,

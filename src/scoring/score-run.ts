@@ -25,6 +25,7 @@ import { Heartbeat, type Watchdog, watchHeartbeat } from '../core/budget.ts';
 import { runSlots } from '../core/concurrency.ts';
 import { errorMessage, UserError, where } from '../core/errors.ts';
 import { refuseSymlink } from '../core/files.ts';
+import { evalSummaryText } from '../core/formats/eval-summary.ts';
 import { type ParsedLine, parseLine, readLinesSync } from '../core/jsonl.ts';
 import { dumpsPy } from '../core/pyjson.ts';
 import { type Modality, SCORING_SKIP_KEYS, SCORING_SPAN_KEYS, SOURCES, type Source } from '../core/record.ts';
@@ -391,7 +392,7 @@ export async function runScoring(
       summary = summarizeJob({ data, responseFile: st.target.file, opts: p.opts, track: p.track, intervals });
       // `--match`: the lenient block, from its own generators.
       if (p.lenient) summary.lenient = buildLenientSummary(p.lenient, p.opts, lenientIv);
-      files['eval_summary.json'] = `${dumpsPy(summary, { indent: 2 })}\n`;
+      files['eval_summary.json'] = evalSummaryText(summary);
       const bench = st.benchmarkIds(opts.modality);
       if (st.benchmark && bench)
         files[BENCHMARK_IDS] = `${JSON.stringify(

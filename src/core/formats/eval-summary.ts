@@ -1,0 +1,55 @@
+/**
+ * `eval_summary.json`: one evaluation folder's summary, the reference evaluator's (weighted and
+ * plain means with bootstrap intervals, `data_quality`, `error_analysis`) with ours beside it
+ * (`profile`, `benchmark`, `compliance`, `lenient`) and `format_version` first (docs/formats.md
+ * "eval_summary.json").
+ */
+import { dumpsPy } from '../pyjson.ts';
+import { checkVersion, type Format, VERSION_KEY } from './version.ts';
+
+export const EVAL_SUMMARY: Format = { name: 'eval-summary', version: 1 };
+
+/** One metric's block: its mean and, with the bootstrap, its interval. */
+export interface MetricBlock {
+  mean: number;
+  ci95_low?: number;
+  ci95_high?: number;
+  [k: string]: unknown;
+}
+
+/** A summary as read (plain JSON; the reference's files carry no version). */
+export interface EvalSummary {
+  format_version?: number;
+  response_file?: string;
+  profile?: string;
+  profile_reason?: string;
+  num_records: number;
+  model_ids?: string[];
+  data_quality?: Record<string, unknown>;
+  benchmark?: {
+    path?: string;
+    sha256?: string;
+    records?: number;
+    missing_ids?: number;
+    unknown_ids?: number;
+  };
+  summary: {
+    overall?: { metrics?: Record<string, MetricBlock> };
+    overall_weighted: { metrics: Record<string, MetricBlock> };
+  };
+  error_analysis?: Record<string, unknown>;
+  compliance?: Record<string, unknown>;
+  lenient?: Record<string, unknown>;
+  [k: string]: unknown;
+}
+
+/** The summary file's text: `format_version` first, then the payload (lossless: ints as bigint), indented 2. */
+export function evalSummaryText(payload: Record<string, unknown>): string {
+  const doc = { [VERSION_KEY]: BigInt(EVAL_SUMMARY.version), ...payload };
+  return `${dumpsPy(doc, { indent: 2 })}\n`;
+}
+
+/** Checks a parsed summary's version (`where`: the file); throws `FormatVersionError`. */
+export function checkEvalSummary(value: unknown, where: string): number {
+  return checkVersion(value, EVAL_SUMMARY, where);
+}
