@@ -146,6 +146,22 @@ export function uncollectedBatches(
     .filter((e) => e.records > 0);
 }
 
+/**
+ * Before a resumed run writes anything: a `batches.json` a newer sob-eval wrote stops it in one
+ * line (exit 2). One that is not JSON or has no batches is left to the readers above.
+ */
+export function checkBatchesFile(runDir: string): void {
+  const file = join(runDir, BATCHES);
+  if (!existsSync(file)) return;
+  let v: unknown;
+  try {
+    v = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return;
+  }
+  if (v && typeof v === 'object') checkVersion(v, BATCHES_FORMAT, file);
+}
+
 /** The record ids held by batches of `runDir` not collected yet (any --limit they were sent under). */
 export function heldByBatches(runDir: string): Set<string> {
   const file = join(runDir, BATCHES);

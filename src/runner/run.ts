@@ -24,7 +24,7 @@ import { errorLineText } from '../core/formats/error-line.ts';
 import { type RunManifest, type RunSession, runManifestDoc } from '../core/formats/manifest.ts';
 import { responseLineText } from '../core/formats/response-line.ts';
 import { PACKAGE_ROOT } from '../core/paths.ts';
-import { dumpsPy, getField, type PyObject, type PyValue, parsePyJson, toPlain } from '../core/pyjson.ts';
+import { getField, type PyObject, type PyValue, parsePyJson, toPlain } from '../core/pyjson.ts';
 import type { Source } from '../core/record.ts';
 import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, retrying, sleep } from '../core/retry.ts';
 import { unreachableCause } from '../providers/http.ts';
@@ -38,7 +38,13 @@ import {
   type ProviderResponse,
   RETRYABLE,
 } from '../providers/types.ts';
-import { type BatchSettings, heldByBatches, runBatches, uncollectedBatches } from './batch.ts';
+import {
+  type BatchSettings,
+  checkBatchesFile,
+  heldByBatches,
+  runBatches,
+  uncollectedBatches,
+} from './batch.ts';
 import { cacheKey, ResponseCache } from './cache.ts';
 import { type PromptTemplate, renderPrompt, sha256 } from './prompt.ts';
 import {
@@ -408,6 +414,7 @@ async function runLocked(
   else if (existsSync(join(runDir, RESPONSES))) {
     throw new UserError(`${runDir} has ${RESPONSES} but no ${MANIFEST}: use another --run-dir`);
   }
+  checkBatchesFile(runDir);
   const scan = await scanResponses(join(runDir, RESPONSES));
   if (scan.droppedBytes > 0)
     log(`${join(runDir, RESPONSES)}: dropped a torn last line (${scan.droppedBytes} bytes)`);
@@ -442,64 +449,64 @@ async function runLocked(
   };
   const manifest = (status: RunStatus): RunManifest =>
     runManifestDoc({
-    tool: 'sob-eval',
-    tool_version: toolVersion(),
-    git_commit: gitCommit(),
-    model: o.provider.id,
-    provider: o.provider.kind,
-    provider_model: o.provider.model,
-    provider_settings: o.provider.describe(),
-    identity: id,
-    settings: {
-      temperature: o.temperature,
-      max_tokens: o.maxTokens,
-      constrained: o.constrained,
-      source: o.source ?? null,
-      ...(o.epoch !== undefined ? { epoch: o.epoch } : {}),
-      limit: o.limit ?? null,
-      concurrency: o.concurrency,
-      timeout_ms: o.timeoutMs,
-      max_retries: o.maxRetries,
-      backoff: {
-        base_ms: (o.backoff ?? DEFAULT_BACKOFF).baseMs,
-        max_ms: (o.backoff ?? DEFAULT_BACKOFF).maxMs,
+      tool: 'sob-eval',
+      tool_version: toolVersion(),
+      git_commit: gitCommit(),
+      model: o.provider.id,
+      provider: o.provider.kind,
+      provider_model: o.provider.model,
+      provider_settings: o.provider.describe(),
+      identity: id,
+      settings: {
+        temperature: o.temperature,
+        max_tokens: o.maxTokens,
+        constrained: o.constrained,
+        source: o.source ?? null,
+        ...(o.epoch !== undefined ? { epoch: o.epoch } : {}),
+        limit: o.limit ?? null,
+        concurrency: o.concurrency,
+        timeout_ms: o.timeoutMs,
+        max_retries: o.maxRetries,
+        backoff: {
+          base_ms: (o.backoff ?? DEFAULT_BACKOFF).baseMs,
+          max_ms: (o.backoff ?? DEFAULT_BACKOFF).maxMs,
+        },
+        batch: o.batch
+          ? {
+              fallback: o.batch.fallback,
+              poll_ms: o.batch.pollMs,
+              max_requests: o.batch.maxRequests ?? null,
+              max_bytes: o.batch.maxBytes ?? null,
+              state_file: o.batch ? 'batches.json' : null,
+            }
+          : null,
       },
-      batch: o.batch
-        ? {
-            fallback: o.batch.fallback,
-            poll_ms: o.batch.pollMs,
-            max_requests: o.batch.maxRequests ?? null,
-            max_bytes: o.batch.maxBytes ?? null,
-            state_file: o.batch ? 'batches.json' : null,
-          }
-        : null,
-    },
-    benchmark: {
-      path: benchmark,
-      sha256: benchmarkSha,
-      // What the loader decided: records left out (--skip-invalid) and complexities it derived.
-      rejected: check.rejected.map((r) => ({ line: r.line, record_id: r.id ?? null, reason: r.reason })),
-      schema_complexity_derived: check.derived.size,
-    },
-    prompt: { file: o.template.file ?? null, sha256: o.template.sha256, template: o.template.text },
-    counts: {
-      selected: total,
-      answered: progress.done,
-      failed_this_session: progress.failed,
-      pending: total - progress.done,
-    },
-    usage_this_session: {
-      input_tokens: progress.inputTokens,
-      output_tokens: progress.outputTokens,
-      cost: progress.cost,
-    },
-    started_at: typeof old?.started_at === 'string' ? old.started_at : startedAt.toISOString(),
-    ended_at: status === 'running' ? null : new Date().toISOString(),
-    status,
-    sessions: [
-      ...sessions,
-      { ...session, status, ended_at: status === 'running' ? null : new Date().toISOString() },
-    ],
+      benchmark: {
+        path: benchmark,
+        sha256: benchmarkSha,
+        // What the loader decided: records left out (--skip-invalid) and complexities it derived.
+        rejected: check.rejected.map((r) => ({ line: r.line, record_id: r.id ?? null, reason: r.reason })),
+        schema_complexity_derived: check.derived.size,
+      },
+      prompt: { file: o.template.file ?? null, sha256: o.template.sha256, template: o.template.text },
+      counts: {
+        selected: total,
+        answered: progress.done,
+        failed_this_session: progress.failed,
+        pending: total - progress.done,
+      },
+      usage_this_session: {
+        input_tokens: progress.inputTokens,
+        output_tokens: progress.outputTokens,
+        cost: progress.cost,
+      },
+      started_at: typeof old?.started_at === 'string' ? old.started_at : startedAt.toISOString(),
+      ended_at: status === 'running' ? null : new Date().toISOString(),
+      status,
+      sessions: [
+        ...sessions,
+        { ...session, status, ended_at: status === 'running' ? null : new Date().toISOString() },
+      ],
     });
   writeJsonAtomic(join(runDir, MANIFEST), manifest('running'));
 
