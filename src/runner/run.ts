@@ -447,68 +447,67 @@ async function runLocked(
     ended_at: null,
     status: 'running',
   };
-  const manifest = (status: RunStatus): RunManifest =>
-    runManifestDoc({
-      tool: 'sob-eval',
-      tool_version: toolVersion(),
-      git_commit: gitCommit(),
-      model: o.provider.id,
-      provider: o.provider.kind,
-      provider_model: o.provider.model,
-      provider_settings: o.provider.describe(),
-      identity: id,
-      settings: {
-        temperature: o.temperature,
-        max_tokens: o.maxTokens,
-        constrained: o.constrained,
-        source: o.source ?? null,
-        ...(o.epoch !== undefined ? { epoch: o.epoch } : {}),
-        limit: o.limit ?? null,
-        concurrency: o.concurrency,
-        timeout_ms: o.timeoutMs,
-        max_retries: o.maxRetries,
-        backoff: {
-          base_ms: (o.backoff ?? DEFAULT_BACKOFF).baseMs,
-          max_ms: (o.backoff ?? DEFAULT_BACKOFF).maxMs,
-        },
-        batch: o.batch
-          ? {
-              fallback: o.batch.fallback,
-              poll_ms: o.batch.pollMs,
-              max_requests: o.batch.maxRequests ?? null,
-              max_bytes: o.batch.maxBytes ?? null,
-              state_file: o.batch ? 'batches.json' : null,
-            }
-          : null,
+  const manifest = (status: RunStatus): RunManifest => ({
+    tool: 'sob-eval',
+    tool_version: toolVersion(),
+    git_commit: gitCommit(),
+    model: o.provider.id,
+    provider: o.provider.kind,
+    provider_model: o.provider.model,
+    provider_settings: o.provider.describe(),
+    identity: id,
+    settings: {
+      temperature: o.temperature,
+      max_tokens: o.maxTokens,
+      constrained: o.constrained,
+      source: o.source ?? null,
+      ...(o.epoch !== undefined ? { epoch: o.epoch } : {}),
+      limit: o.limit ?? null,
+      concurrency: o.concurrency,
+      timeout_ms: o.timeoutMs,
+      max_retries: o.maxRetries,
+      backoff: {
+        base_ms: (o.backoff ?? DEFAULT_BACKOFF).baseMs,
+        max_ms: (o.backoff ?? DEFAULT_BACKOFF).maxMs,
       },
-      benchmark: {
-        path: benchmark,
-        sha256: benchmarkSha,
-        // What the loader decided: records left out (--skip-invalid) and complexities it derived.
-        rejected: check.rejected.map((r) => ({ line: r.line, record_id: r.id ?? null, reason: r.reason })),
-        schema_complexity_derived: check.derived.size,
-      },
-      prompt: { file: o.template.file ?? null, sha256: o.template.sha256, template: o.template.text },
-      counts: {
-        selected: total,
-        answered: progress.done,
-        failed_this_session: progress.failed,
-        pending: total - progress.done,
-      },
-      usage_this_session: {
-        input_tokens: progress.inputTokens,
-        output_tokens: progress.outputTokens,
-        cost: progress.cost,
-      },
-      started_at: typeof old?.started_at === 'string' ? old.started_at : startedAt.toISOString(),
-      ended_at: status === 'running' ? null : new Date().toISOString(),
-      status,
-      sessions: [
-        ...sessions,
-        { ...session, status, ended_at: status === 'running' ? null : new Date().toISOString() },
-      ],
-    });
-  writeJsonAtomic(join(runDir, MANIFEST), manifest('running'));
+      batch: o.batch
+        ? {
+            fallback: o.batch.fallback,
+            poll_ms: o.batch.pollMs,
+            max_requests: o.batch.maxRequests ?? null,
+            max_bytes: o.batch.maxBytes ?? null,
+            state_file: o.batch ? 'batches.json' : null,
+          }
+        : null,
+    },
+    benchmark: {
+      path: benchmark,
+      sha256: benchmarkSha,
+      // What the loader decided: records left out (--skip-invalid) and complexities it derived.
+      rejected: check.rejected.map((r) => ({ line: r.line, record_id: r.id ?? null, reason: r.reason })),
+      schema_complexity_derived: check.derived.size,
+    },
+    prompt: { file: o.template.file ?? null, sha256: o.template.sha256, template: o.template.text },
+    counts: {
+      selected: total,
+      answered: progress.done,
+      failed_this_session: progress.failed,
+      pending: total - progress.done,
+    },
+    usage_this_session: {
+      input_tokens: progress.inputTokens,
+      output_tokens: progress.outputTokens,
+      cost: progress.cost,
+    },
+    started_at: typeof old?.started_at === 'string' ? old.started_at : startedAt.toISOString(),
+    ended_at: status === 'running' ? null : new Date().toISOString(),
+    status,
+    sessions: [
+      ...sessions,
+      { ...session, status, ended_at: status === 'running' ? null : new Date().toISOString() },
+    ],
+  });
+  writeJsonAtomic(join(runDir, MANIFEST), runManifestDoc(manifest('running')));
 
   const responses = new AppendLog(join(runDir, RESPONSES));
   const errors = new AppendLog(join(runDir, ERRORS));
@@ -808,7 +807,7 @@ async function runLocked(
     o.signal?.removeEventListener('abort', onAbort);
     responses.close();
     errors.close();
-    writeJsonAtomic(join(runDir, MANIFEST), manifest(status));
+    writeJsonAtomic(join(runDir, MANIFEST), runManifestDoc(manifest(status)));
     await o.provider.close?.();
   }
   if (fatal) throw fatalError(o.provider, fatal);
