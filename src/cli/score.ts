@@ -4,6 +4,8 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { GATE_METRICS, type GateMetric } from '../../metrics/gates.ts';
 import { UserError } from '../core/errors.ts';
+import type { EvalSummary } from '../core/formats/eval-summary.ts';
+import type { RunManifest } from '../core/formats/manifest.ts';
 import { isModality, type Modality } from '../core/record.ts';
 import { PROTOCOLS, type Protocol } from '../core/validator-protocols.ts';
 import { complianceScoreLine } from '../report/compliance.ts';
@@ -60,9 +62,10 @@ const SHOWN = [
  */
 function runBenchmark(runDir: string, log: (line: string) => void): BenchmarkRef | undefined {
   const manifest = readManifest(runDir);
-  const b = manifest?.benchmark as { path?: unknown; sha256?: unknown } | undefined;
+  // Typed by its format, checked field by field: the file is the user's.
+  const b = manifest?.benchmark;
   if (!b || typeof b.path !== 'string') return undefined;
-  const settings = (manifest?.settings ?? {}) as { source?: unknown; limit?: unknown };
+  const settings: Partial<RunManifest['settings']> = manifest?.settings ?? {};
   if (!existsSync(b.path)) {
     log(`${runDir}: its benchmark ${b.path} is gone: scoring against the ground truths in responses.jsonl`);
     return undefined;
@@ -74,9 +77,11 @@ function runBenchmark(runDir: string, log: (line: string) => void): BenchmarkRef
     return undefined;
   }
   // The records the run's check rejected (asked with --skip-invalid) are left out here too.
-  const rejected = (b as { rejected?: unknown }).rejected;
+  const rejected: unknown = b.rejected;
   const exclude = Array.isArray(rejected)
-    ? rejected.map((r) => (r as { line?: unknown }).line).filter((n): n is number => typeof n === 'number')
+    ? rejected
+        .map((r: Partial<RunManifest['benchmark']['rejected'][number]> | null) => r?.line)
+        .filter((n): n is number => typeof n === 'number')
     : [];
   return {
     path: b.path,
@@ -377,7 +382,7 @@ records (the compliance track) are not scored leniently.`,
             );
             continue;
           }
-          const s = o.summary.summary as { overall_weighted: { metrics: Record<string, { mean: number }> } };
+          const s = (o.summary as EvalSummary).summary;
           rows.push([
             // A run directory's responses.jsonl is named by its model.
             targets[i].modelDir ?? r.file.split('/').pop() ?? r.file,
@@ -429,7 +434,7 @@ const SCORED_GATE_METRICS = Object.entries(GATE_METRICS)
 
 /** A summary's weighted means by gate metric name. */
 function scoredValues(summary: Record<string, unknown>): Partial<Record<GateMetric, number | null>> {
-  const s = summary.summary as { overall_weighted: { metrics: Record<string, { mean: number }> } };
+  const s = (summary as EvalSummary).summary;
   return Object.fromEntries(
     SCORED_GATE_METRICS.map((m) => [m, s.overall_weighted.metrics[GATE_METRICS[m].field!]?.mean ?? null]),
   );

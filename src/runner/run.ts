@@ -203,8 +203,8 @@ export function defaultRunId(o: RunOptions, benchmarkFile: string, benchmarkSha:
   return `${sanitizeModelId(o.provider.id)}-${sanitizeModelId(stem)}-${h}`;
 }
 
-function checkResumable(dir: string, old: Record<string, unknown>, now: ReturnType<typeof identity>): void {
-  const prev = old.identity as Record<string, unknown> | undefined;
+function checkResumable(dir: string, old: Partial<RunManifest>, now: ReturnType<typeof identity>): void {
+  const prev = old.identity;
   if (!prev) throw new UserError(`${join(dir, MANIFEST)}: no run identity; use another --run-dir`);
   for (const [k, v] of Object.entries(now)) {
     if (JSON.stringify(prev[k] ?? null) !== JSON.stringify(v)) {
