@@ -189,3 +189,20 @@ test('a run directory an older sob-eval wrote (no format_version) resumes with n
   assert.equal(rows.length, 3);
   for (const row of rows) assert.equal(JSON.parse(row).leaf_value_em, 1);
 });
+
+test("this build's responses.jsonl (format_version on every line) still serves as a benchmark", async () => {
+  const dir = await freshRun('run-as-bench');
+  const again = join(tmp, 'run-from-responses');
+  const r = await sobIn([
+    'run',
+    '--model',
+    'baseline:gold',
+    '--benchmark',
+    join(dir, 'responses.jsonl'),
+    '--run-dir',
+    again,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.doesNotMatch(r.stderr, /unknown key/);
+  assert.equal(readFileSync(join(again, 'responses.jsonl'), 'utf8').trim().split('\n').length, 3);
+});
