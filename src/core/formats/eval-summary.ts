@@ -43,6 +43,60 @@ export interface EvalSummary {
   [k: string]: unknown;
 }
 
+// -- As the scorer builds it (lossless: counts are Python ints, `bigint`) ---------------------
+
+/** One metric of a summary block, as written. */
+export type MetricOut = { mean: number; ci95_low: number; ci95_high: number; metric_name: string };
+
+/** One category score (a mean of metrics), as written. */
+export type CategoryOut = {
+  mean: number;
+  ci95_low: number;
+  ci95_high: number;
+  category_name: string;
+  components: readonly string[];
+};
+
+/** `summary.overall` or `summary.overall_weighted`, as written. */
+export type SummaryBlockOut = {
+  n: bigint;
+  metrics: Record<string, MetricOut>;
+  category_scores: Record<string, CategoryOut>;
+  /** The weighted block only. */
+  weighting?: string;
+  weight_field_priority?: string[];
+  difficulty_weights?: Record<string, number>;
+};
+
+/** The `benchmark` block (`sob score --benchmark`), as written. */
+export type BenchmarkBlockOut = {
+  path: string;
+  sha256: string;
+  records: bigint;
+  missing_ids: bigint;
+  unknown_ids: bigint;
+};
+
+/** A SOB folder's summary as the scorer builds it, before `evalSummaryText` stamps and writes it. */
+export type EvalSummaryOut = {
+  response_file: string;
+  profile?: string;
+  profile_reason?: string;
+  num_records: bigint;
+  model_ids: string[];
+  data_quality: Record<string, bigint>;
+  benchmark?: BenchmarkBlockOut;
+  summary: { overall: SummaryBlockOut; overall_weighted: SummaryBlockOut };
+  error_analysis?: {
+    top_missing_gt_paths?: { path: string; count: bigint }[];
+    top_missing_required_paths?: { path: string; count: bigint }[];
+  };
+  /** `--match`: the lenient block (`metrics/lenient-summary.ts`). */
+  lenient?: unknown;
+  /** Schema records beside SOB ones: the compliance track's block. */
+  compliance?: unknown;
+};
+
 /** The summary file's text: `format_version` first, then the payload (lossless: ints as bigint), indented 2. */
 export function evalSummaryText(payload: Record<string, unknown>): string {
   const doc = { [VERSION_KEY]: BigInt(EVAL_SUMMARY.version), ...payload };
