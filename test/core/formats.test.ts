@@ -4,7 +4,7 @@
  * line the docs give, with exit 2.
  */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
@@ -42,6 +42,7 @@ import {
   stampPyText,
 } from '../../src/core/formats/index.ts';
 import { parsePyJson, toPlain } from '../../src/core/pyjson.ts';
+import { ensureBuilt, ROOT } from '../kit/cli.ts';
 import { tempDir } from '../kit/temp.ts';
 
 const ALL = [
@@ -235,4 +236,26 @@ test("a JSONL file's version is read from its first line (blank lines skipped, n
   assert.equal(checkFirstLine(f, RESPONSE_LINE), 1);
   writeFileSync(f, '');
   assert.equal(checkFirstLine(f, RESPONSE_LINE), 1);
+});
+
+test("the library's `formats` (import from 'sob-eval') reads a summary sob score wrote and refuses a newer one", async () => {
+  ensureBuilt();
+  const { formats, score } = await import('sob-eval');
+  const dir = tempDir();
+  const out = join(dir, 'ev');
+  const [res] = await score([{ file: join(ROOT, 'examples/responses/response_example-model.jsonl') }], {
+    outDir: out,
+    summary: { bootstrapSamples: 0 },
+  });
+  assert.equal(res.error, undefined);
+  const file = join(out, 'text/example-model/eval_summary.json');
+  const doc: unknown = JSON.parse(readFileSync(file, 'utf8'));
+  assert.equal(formats.checkVersion(doc, formats.EVAL_SUMMARY, file), 1);
+  const summary = doc as import('../../src/core/formats/index.ts').EvalSummary;
+  assert.equal(summary.num_records, 6);
+  assert.equal(typeof summary.summary.overall_weighted.metrics.leaf_value_em.mean, 'number');
+  assert.throws(
+    () => formats.checkVersion({ ...(doc as object), format_version: 2 }, formats.EVAL_SUMMARY, file),
+    formats.FormatVersionError,
+  );
 });
