@@ -77,6 +77,33 @@ export type BenchmarkBlockOut = {
   unknown_ids: bigint;
 };
 
+/** A `lenient` block's `overall` / `overall_weighted` (`sob score --match`), as written. */
+export type LenientBlockOut = { n: bigint; metrics: Record<string, MetricOut>; weighting?: string };
+
+/** Where the exact Value Accuracy's loss goes (`lenient.loss`), as written. */
+export type LossOut = {
+  weighting: string;
+  exact_loss: number;
+  formatting: number;
+  held_by_hardening: number;
+  rest: number;
+  formatting_share: number | null;
+  held_by_hardening_share: number | null;
+  type_slip_leaves: bigint;
+};
+
+/** The summary's `lenient` block (`sob score --match`), as written. */
+export type LenientSummaryOut = {
+  policy: string;
+  judge: string | null;
+  summary: { overall: LenientBlockOut; overall_weighted: LenientBlockOut };
+  without_judge?: { overall: LenientBlockOut; overall_weighted: LenientBlockOut };
+  loss?: LossOut;
+  leaves?: Record<string, bigint>;
+  matcher_counts?: Record<string, bigint>;
+  bootstrap?: { samples: bigint; seeds: Record<string, bigint> };
+};
+
 /** A SOB folder's summary as the scorer builds it, before `evalSummaryText` stamps and writes it. */
 export type EvalSummaryOut = {
   response_file: string;
@@ -92,7 +119,7 @@ export type EvalSummaryOut = {
     top_missing_required_paths?: { path: string; count: bigint }[];
   };
   /** `--match`: the lenient block (`metrics/lenient-summary.ts`). */
-  lenient?: unknown;
+  lenient?: LenientSummaryOut;
   /** Schema records beside SOB ones: the compliance track's block. */
   compliance?: unknown;
 };
