@@ -12,10 +12,11 @@ export const EVAL_ROW: Format = { name: 'eval-row', version: 1 };
 /** A row as read (plain JSON); rows of the reference evaluator carry no `format_version`. */
 export interface EvalRow {
   format_version?: number;
-  record_id?: string | number | null;
-  model_id?: string | null;
-  schema_complexity?: string | null;
-  question_difficulty?: string | null;
+  /** As the response line gave it: any JSON value (ours are strings). */
+  record_id?: unknown;
+  model_id?: unknown;
+  schema_complexity?: unknown;
+  question_difficulty?: unknown;
   difficulty?: string;
   weighting_basis?: string;
   difficulty_weight?: number;
@@ -36,7 +37,7 @@ export interface EvalRow {
   missing_required_paths?: string[];
   lenient_parse?: number;
   /** Why the numbers are what they are (ours): the gate that fired, the first schema error, ... */
-  explanation?: Record<string, unknown>;
+  explanation?: object;
   /** The compliance track's and other tracks' fields. */
   [field: string]: unknown;
 }
