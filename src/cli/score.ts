@@ -4,7 +4,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { GATE_METRICS, type GateMetric } from '../../metrics/gates.ts';
 import { UserError } from '../core/errors.ts';
-import type { EvalSummary } from '../core/formats/eval-summary.ts';
+import type { EvalSummaryOut, SummaryOut } from '../core/formats/eval-summary.ts';
 import type { RunManifest } from '../core/formats/manifest.ts';
 import { isModality, type Modality } from '../core/record.ts';
 import { PROTOCOLS, type Protocol } from '../core/validator-protocols.ts';
@@ -382,7 +382,7 @@ records (the compliance track) are not scored leniently.`,
             );
             continue;
           }
-          const s = (o.summary as EvalSummary).summary;
+          const s = (o.summary as EvalSummaryOut).summary;
           rows.push([
             // A run directory's responses.jsonl is named by its model.
             targets[i].modelDir ?? r.file.split('/').pop() ?? r.file,
@@ -433,9 +433,9 @@ const SCORED_GATE_METRICS = Object.entries(GATE_METRICS)
   .map(([k]) => k as GateMetric);
 
 /** A summary's weighted means by gate metric name. */
-function scoredValues(summary: Record<string, unknown>): Partial<Record<GateMetric, number | null>> {
-  const s = (summary as EvalSummary).summary;
+function scoredValues(summary: SummaryOut): Partial<Record<GateMetric, number | null>> {
+  const s = summary.summary;
   return Object.fromEntries(
-    SCORED_GATE_METRICS.map((m) => [m, s.overall_weighted.metrics[GATE_METRICS[m].field!]?.mean ?? null]),
+    SCORED_GATE_METRICS.map((m) => [m, s?.overall_weighted.metrics[GATE_METRICS[m].field!]?.mean ?? null]),
   );
 }

@@ -25,7 +25,7 @@ import { Heartbeat, type Watchdog, watchHeartbeat } from '../core/budget.ts';
 import { runSlots } from '../core/concurrency.ts';
 import { errorMessage, UserError, where } from '../core/errors.ts';
 import { refuseSymlink } from '../core/files.ts';
-import { evalSummaryText } from '../core/formats/eval-summary.ts';
+import { evalSummaryText, type SummaryOut } from '../core/formats/eval-summary.ts';
 import { type ParsedLine, parseLine, readLinesSync } from '../core/jsonl.ts';
 import { dumpsPy } from '../core/pyjson.ts';
 import { type Modality, SCORING_SKIP_KEYS, SCORING_SPAN_KEYS, SOURCES, type Source } from '../core/record.ts';
@@ -74,7 +74,7 @@ export interface ScoredOutput {
   modality: Source;
   dir: string;
   records: number;
-  summary: Record<string, unknown>;
+  summary: SummaryOut;
 }
 
 export interface FileResult {
@@ -385,7 +385,7 @@ export async function runScoring(
     lenientIv: LenientIntervals | undefined,
   ) => {
     const { st, out, data } = p;
-    let summary: Record<string, unknown>;
+    let summary: SummaryOut;
     const files: Record<string, string> = {};
     try {
       // The SOB summary, with the compliance track's block when the folder has its records.

@@ -151,10 +151,13 @@ test("eval row: the scorer's text stamped with Python separators, every byte aft
 });
 
 test('eval summary: the payload indented as before, format_version first; reads back as version 1', () => {
+  const block = { n: 2n, metrics: {}, category_scores: {} };
   const payload = {
     response_file: 'a.jsonl',
     num_records: 2n,
-    summary: { overall_weighted: { metrics: {} } },
+    model_ids: ['m'],
+    data_quality: {},
+    summary: { overall: block, overall_weighted: block },
   };
   const text = evalSummaryText(payload);
   assert.ok(text.startsWith('{\n  "format_version": 1,\n  "response_file": "a.jsonl",\n  "num_records": 2,'));

@@ -124,8 +124,27 @@ export type EvalSummaryOut = {
   compliance?: unknown;
 };
 
+/** A `schema/<model>/` folder's summary (the compliance track), as the scorer builds it. */
+export type SchemaSummaryOut = {
+  response_file: string;
+  num_records: bigint;
+  model_ids: string[];
+  profile: string;
+  track: 'compliance';
+  protocol: string;
+  data_quality: Record<string, bigint>;
+  benchmark?: BenchmarkBlockOut;
+  /** The SOB metrics of the schema records that also have a ground truth (`track: both`). */
+  summary?: EvalSummaryOut['summary'];
+  compliance?: unknown;
+  lenient?: LenientSummaryOut;
+};
+
+/** Any evaluation folder's summary as the scorer builds it. */
+export type SummaryOut = EvalSummaryOut | SchemaSummaryOut;
+
 /** The summary file's text: `format_version` first, then the payload (lossless: ints as bigint), indented 2. */
-export function evalSummaryText(payload: Record<string, unknown>): string {
+export function evalSummaryText(payload: SummaryOut): string {
   const doc = { [VERSION_KEY]: BigInt(EVAL_SUMMARY.version), ...payload };
   return `${dumpsPy(doc, { indent: 2 })}\n`;
 }
