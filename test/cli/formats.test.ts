@@ -206,3 +206,16 @@ test("this build's responses.jsonl (format_version on every line) still serves a
   assert.doesNotMatch(r.stderr, /unknown key/);
   assert.equal(readFileSync(join(again, 'responses.jsonl'), 'utf8').trim().split('\n').length, 3);
 });
+
+test('--model replay: over a response file from a newer sob-eval: one line, exit 2, nothing answered', async () => {
+  const dir = await freshRun('run-replay-source');
+  const file = join(tmp, 'replay-newer.jsonl');
+  writeFileSync(file, bump(readFileSync(join(dir, 'responses.jsonl'), 'utf8'), 5));
+  const out = join(tmp, 'run-replay');
+  const r = await sobIn(['run', '--model', `replay:${file}`, '--benchmark', bench, '--run-dir', out]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.ok(r.stderr.endsWith(NEWER(`${file}:1`, 'response-line', 5)), r.stderr);
+  assert.ok(
+    !existsSync(join(out, 'responses.jsonl')) || readFileSync(join(out, 'responses.jsonl'), 'utf8') === '',
+  );
+});
