@@ -14,6 +14,7 @@
  * over those records alone.
  */
 
+import type { EvalSummaryOut, SchemaSummaryOut } from '../src/core/formats/eval-summary.ts';
 import { aggregateCompliance, type ComplianceRow, type ComplianceSummary } from './compliance.ts';
 import { type BenchmarkSummary, benchmarkBlock } from './summary.ts';
 import type { Usage } from './usage.ts';
@@ -83,7 +84,7 @@ export interface SchemaFolderInput {
    * `buildSummary` over the records that also have a ground truth (`track: both`), when any:
    * its `summary` block is kept (the SOB metrics of those records).
    */
-  sob?: Record<string, unknown>;
+  sob?: EvalSummaryOut;
   bootstrapSamples: number;
   seed: number;
 }
@@ -93,10 +94,10 @@ export interface SchemaFolderInput {
  * declared coverage, empirical coverage and compliance with bootstrap intervals, partial
  * validity, violation keywords and efficiency, per dataset and overall (`aggregateCompliance`).
  */
-export function schemaFolderSummary(input: SchemaFolderInput): Record<string, unknown> {
+export function schemaFolderSummary(input: SchemaFolderInput): SchemaSummaryOut {
   const n = input.rows.length;
   const c = input.counts;
-  const out: Record<string, unknown> = {
+  const out: SchemaSummaryOut = {
     response_file: input.responseFile,
     num_records: BigInt(n),
     model_ids: [...input.modelIds].sort(),

@@ -9,6 +9,12 @@
  * `random.Random(seed + 100)` for the plain block and `seed + 101` for the weighted one, drawn in
  * the order of `LENIENT_METRICS`; the "without judge" blocks use `seed + 102` and `seed + 103`.
  */
+import type {
+  LenientBlockOut,
+  LenientSummaryOut,
+  LossOut,
+  MetricOut,
+} from '../src/core/formats/eval-summary.ts';
 import { compareCodePoints } from '../src/core/pyjson.ts';
 import { bootstrapIntervals, Column, type Intervals, mean } from './summary.ts';
 
@@ -156,8 +162,8 @@ function block(
   weights: Float64Array,
   weighted: boolean,
   iv: Intervals,
-): Record<string, unknown> {
-  const metrics: Record<string, unknown> = {};
+): LenientBlockOut {
+  const metrics: Record<string, MetricOut> = {};
   LENIENT_METRICS.forEach(([key, name], i) => {
     metrics[key] = {
       mean: mean(columns[i], weighted ? weights : null),
@@ -166,7 +172,7 @@ function block(
       metric_name: name,
     };
   });
-  const out: Record<string, unknown> = { n: BigInt(weights.length), metrics };
+  const out: LenientBlockOut = { n: BigInt(weights.length), metrics };
   if (weighted) out.weighting = 'schema_complexity';
   return out;
 }
@@ -177,7 +183,7 @@ function block(
  * schema scores 0 under both), and the rest (wrong or missing values, the coverage gate). Shares
  * are of the exact loss; null when nothing is lost.
  */
-export function lossBreakdown(d: LenientData): Record<string, unknown> {
+export function lossBreakdown(d: LenientData): LossOut {
   const col = (k: LenientMetric) =>
     mean(d.columns[LENIENT_METRICS.findIndex(([key]) => key === k)], d.weights);
   const lenient = col('lenient_value_accuracy');
@@ -202,10 +208,10 @@ export function buildLenientSummary(
   d: LenientData,
   opts: { bootstrapSamples: number; seed: number },
   given?: LenientIntervals,
-): Record<string, unknown> {
+): LenientSummaryOut {
   const samples = Math.max(0, opts.bootstrapSamples);
   const iv = given ?? lenientIntervals(d, samples, opts.seed);
-  const out: Record<string, unknown> = {
+  const out: LenientSummaryOut = {
     policy: d.policy,
     judge: d.judge,
     summary: {

@@ -4,6 +4,7 @@
  */
 
 import type { ValidateFunction } from 'ajv';
+import type { EvalRow } from '../src/core/formats/eval-row.ts';
 import {
   dumpsPy,
   floatJson,
@@ -631,8 +632,8 @@ export function referenceRowJson(s: RecordScore, modality: Modality): string {
 }
 
 /** The reference's row (`eval_records.jsonl`), field names and order as it writes them. */
-export function toReferenceRow(s: RecordScore, modality: Modality): Record<string, unknown> {
-  const row: Record<string, unknown> = {
+export function toReferenceRow(s: RecordScore, modality: Modality): EvalRow {
+  const row: EvalRow = {
     record_id: s.recordId,
     model_id: s.modelId,
     schema_complexity: s.schemaComplexity,

@@ -5,6 +5,13 @@
  *
  * Records stream in through `SummaryAccumulator.add`; only a few numbers per record are kept.
  */
+import type {
+  BenchmarkBlockOut,
+  CategoryOut,
+  EvalSummaryOut,
+  MetricOut,
+  SummaryBlockOut,
+} from '../src/core/formats/eval-summary.ts';
 import { compareCodePoints } from '../src/core/pyjson.ts';
 import { PyRandom } from '../src/core/pyrandom.ts';
 import { LANES, SumsKernel } from './bootstrap-sums.ts';
@@ -560,9 +567,9 @@ function summaryBlock(
   opts: SummaryOptions,
   weighted: boolean,
   given?: Intervals,
-): Record<string, unknown> {
+): SummaryBlockOut {
   const { metrics, categories } = summarize(acc, opts, weighted, given);
-  const metricsOut: Record<string, unknown> = {};
+  const metricsOut: Record<string, MetricOut> = {};
   SUMMARY_METRICS.forEach(([key, name], i) => {
     metricsOut[key] = {
       mean: metrics[i].mean,
@@ -571,7 +578,7 @@ function summaryBlock(
       metric_name: name,
     };
   });
-  const catOut: Record<string, unknown> = {};
+  const catOut: Record<string, CategoryOut> = {};
   CATEGORIES.forEach(([name, components], i) => {
     catOut[name] = {
       mean: categories[i].mean,
@@ -581,7 +588,7 @@ function summaryBlock(
       components,
     };
   });
-  const block: Record<string, unknown> = {
+  const block: SummaryBlockOut = {
     n: BigInt(acc.weights.length),
     metrics: metricsOut,
     category_scores: catOut,
@@ -601,7 +608,7 @@ function intCounts(dq: DataQuality): Record<string, bigint> {
 }
 
 /** A summary's `benchmark` block (counts as Python ints). */
-export function benchmarkBlock(b: BenchmarkSummary): Record<string, unknown> {
+export function benchmarkBlock(b: BenchmarkSummary): BenchmarkBlockOut {
   return {
     path: b.path,
     sha256: b.sha256,
@@ -620,11 +627,12 @@ export function buildSummary(
   responseFile: string,
   opts: SummaryOptions = DEFAULT_SUMMARY_OPTIONS,
   intervals?: { plain: Intervals; weighted: Intervals },
-): Record<string, unknown> {
-  const payload: Record<string, unknown> = { response_file: responseFile };
-  if (opts.profile) payload.profile = opts.profile;
-  if (opts.profileReason) payload.profile_reason = opts.profileReason;
-  Object.assign(payload, {
+): EvalSummaryOut {
+  // Key order is the file's (the reference's, with ours where it has none).
+  const payload: EvalSummaryOut = {
+    response_file: responseFile,
+    ...(opts.profile ? { profile: opts.profile } : {}),
+    ...(opts.profileReason ? { profile_reason: opts.profileReason } : {}),
     num_records: BigInt(acc.weights.length),
     model_ids: [...acc.modelIds].sort(compareCodePoints),
     data_quality: intCounts(acc.dataQuality),
@@ -633,9 +641,9 @@ export function buildSummary(
       overall: summaryBlock(acc, opts, false, intervals?.plain),
       overall_weighted: summaryBlock(acc, opts, true, intervals?.weighted),
     },
-  });
+  };
   if (opts.errorAnalysis) {
-    const ea: Record<string, unknown> = {};
+    const ea: NonNullable<EvalSummaryOut['error_analysis']> = {};
     if (acc.missingGt.size > 0) ea.top_missing_gt_paths = mostCommon(acc.missingGt, opts.topKErrors);
     if (acc.missingRequired.size > 0)
       ea.top_missing_required_paths = mostCommon(acc.missingRequired, opts.topKErrors);

@@ -7,36 +7,20 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { writeJsonAtomic } from '../src/core/files.ts';
+import {
+  type BenchmarkManifest,
+  benchmarkManifestDoc,
+  checkBenchmarkManifest,
+  type SourceTotals,
+  type Uncounted,
+} from '../src/core/formats/manifest.ts';
 import { readJsonl } from '../src/core/jsonl.ts';
 import { PACKAGE_ROOT } from '../src/core/paths.ts';
 import { toPlain } from '../src/core/pyjson.ts';
 import { isSource, SOURCES, type Source } from '../src/core/record.ts';
 import { COMPLEXITY_WEIGHT, isComplexity } from './checks.ts';
 
-export interface SourceTotals {
-  records: number;
-  weight: number;
-}
-
-/** Lines of a records file that no source total counts, by reason. */
-export interface Uncounted {
-  not_json: number;
-  no_source: number;
-  no_complexity: number;
-}
-
-export interface BenchmarkManifest {
-  sources: Record<Source, SourceTotals>;
-  records: number;
-  /** Present when some lines of the file are not counted in `sources` (so `records` is not the line count). */
-  uncounted_lines?: Uncounted;
-  created: string;
-  tool_version: string;
-  /** The records file this manifest describes (its name, relative to the manifest). */
-  benchmark?: string;
-  /** Records that gave no `schema_complexity`: it was derived from their schema's shape. */
-  schema_complexity_derived?: number;
-}
+export type { BenchmarkManifest, SourceTotals, Uncounted } from '../src/core/formats/manifest.ts';
 
 export function toolVersion(): string {
   const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as {
@@ -111,12 +95,12 @@ export function makeManifest(
   uncounted?: Uncounted,
 ): BenchmarkManifest {
   const records = SOURCES.reduce((n, m) => n + totals[m].records, 0);
-  const m: BenchmarkManifest = {
+  const m: BenchmarkManifest = benchmarkManifestDoc({
     sources: totals,
     records,
     created: new Date().toISOString(),
     tool_version: toolVersion(),
-  };
+  });
   if (uncounted && uncountedLines(uncounted) > 0) m.uncounted_lines = uncounted;
   if (benchmarkFile) m.benchmark = benchmarkFile;
   return m;
@@ -133,11 +117,18 @@ export function writeManifest(recordsFile: string, manifest: BenchmarkManifest):
   return path;
 }
 
-/** The manifest beside a records file, or undefined when there is none or it does not parse. */
+/**
+ * The manifest beside a records file, or undefined when there is none or it does not parse; a
+ * newer sob-eval's manifest stops the caller in one line (exit 2) rather than being overwritten.
+ */
 export function readManifest(recordsFile: string): BenchmarkManifest | undefined {
+  const file = manifestPathFor(recordsFile);
+  let v: unknown;
   try {
-    return JSON.parse(readFileSync(manifestPathFor(recordsFile), 'utf8')) as BenchmarkManifest;
+    v = JSON.parse(readFileSync(file, 'utf8'));
   } catch {
     return undefined;
   }
+  checkBenchmarkManifest(v, file);
+  return v as BenchmarkManifest;
 }

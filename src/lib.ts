@@ -14,6 +14,8 @@ import type { FileResult, ScoreOptions, ScoreTarget } from './scoring/score-file
 import { scoreFiles } from './scoring/score-files.ts';
 
 export type { LeaderboardRow } from '../metrics/leaderboard.ts';
+/** The on-disk formats (docs/formats.md): each file's type, version, writer's text and reader's check. */
+export * as formats from './core/formats/index.ts';
 export type {
   BuildOptions,
   BuildResult,

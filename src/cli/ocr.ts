@@ -8,6 +8,7 @@ import { imageToPdf, listPdfs, oversizedImage } from '../../sources/pdf-pages.ts
 import { mapConcurrent } from '../core/concurrency.ts';
 import { errorMessage, UnreadableInput, UserError } from '../core/errors.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../core/files.ts';
+import { ocrPageLineText } from '../core/formats/ocr-pages.ts';
 import { choiceOption, engineOption, intOption, log, type OcrEngineFlag } from './common.ts';
 
 interface OcrFlags {
@@ -279,7 +280,7 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
             const name = transcriptName(pdf, p.page);
             if (p.skipped) {
               skipped++;
-              pagesLog.push(JSON.stringify({ pdf: pdf.rel, page: p.page, skipped: p.skipped }));
+              pagesLog.push(ocrPageLineText({ pdf: pdf.rel, page: p.page, skipped: p.skipped }));
               continue;
             }
             const out = join(flags.out, `${name}.md`);
@@ -292,7 +293,7 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
             methods[p.method]++;
             if (p.fallback) fallbacks++;
             pagesLog.push(
-              JSON.stringify({
+              ocrPageLineText({
                 pdf: pdf.rel,
                 page: p.page,
                 transcript: `${name}.md`,
@@ -364,12 +365,12 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
               unreadable.push(pdf.rel);
               lastReason = `${pdf.file}: ${why}`;
               if (pdfs.length > 1) log(`${pdf.file}: skipped: ${why}`);
-              pagesLog.push(JSON.stringify({ pdf: pdf.rel, page: null, skipped: why }));
+              pagesLog.push(ocrPageLineText({ pdf: pdf.rel, page: null, skipped: why }));
             } else {
               const why = `failed while reading: ${oneLine(errorMessage(e))}`;
               failed.push(pdf.rel);
               log(`${pdf.file}: ${why}`);
-              pagesLog.push(JSON.stringify({ pdf: pdf.rel, page: null, skipped: why }));
+              pagesLog.push(ocrPageLineText({ pdf: pdf.rel, page: null, skipped: why }));
             }
           }
         };

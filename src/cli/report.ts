@@ -55,7 +55,7 @@ export async function runAccess(): Promise<RunAccess> {
       return typeof m?.model === 'string' ? sanitizeModelId(m.model) : undefined;
     },
     prompt: (file) => {
-      const p = manifestOf(dirname(file))?.prompt as { template?: unknown } | undefined;
+      const p = manifestOf(dirname(file))?.prompt;
       if (typeof p?.template !== 'string') return undefined;
       let template: ReturnType<typeof makeTemplate>;
       try {

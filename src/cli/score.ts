@@ -4,6 +4,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { GATE_METRICS, type GateMetric } from '../../metrics/gates.ts';
 import { UserError } from '../core/errors.ts';
+import type { EvalSummaryOut, SummaryOut } from '../core/formats/eval-summary.ts';
 import type { Modality } from '../core/record.ts';
 import { PROTOCOLS, type Protocol } from '../core/validator-protocols.ts';
 import { complianceScoreLine } from '../report/compliance.ts';
@@ -327,7 +328,7 @@ records (the compliance track) are not scored leniently.`,
             );
             continue;
           }
-          const s = o.summary.summary as { overall_weighted: { metrics: Record<string, { mean: number }> } };
+          const s = (o.summary as EvalSummaryOut).summary;
           rows.push([
             // A run directory's responses.jsonl is named by its model.
             targets[i].modelDir ?? r.file.split('/').pop() ?? r.file,
@@ -378,9 +379,9 @@ const SCORED_GATE_METRICS = Object.entries(GATE_METRICS)
   .map(([k]) => k as GateMetric);
 
 /** A summary's weighted means by gate metric name. */
-function scoredValues(summary: Record<string, unknown>): Partial<Record<GateMetric, number | null>> {
-  const s = summary.summary as { overall_weighted: { metrics: Record<string, { mean: number }> } };
+function scoredValues(summary: SummaryOut): Partial<Record<GateMetric, number | null>> {
+  const s = summary.summary;
   return Object.fromEntries(
-    SCORED_GATE_METRICS.map((m) => [m, s.overall_weighted.metrics[GATE_METRICS[m].field!]?.mean ?? null]),
+    SCORED_GATE_METRICS.map((m) => [m, s?.overall_weighted.metrics[GATE_METRICS[m].field!]?.mean ?? null]),
   );
 }

@@ -142,7 +142,8 @@ export function ungroundedPaths(groundTruth: unknown, context: string): string[]
  * response file can serve as a benchmark). `metadata` is open: anything passes through.
  */
 const KNOWN_KEYS: Record<string, readonly string[]> = {
-  record: ['metadata', 'input', 'output', 'eval_info'],
+  // `format_version`: a response line's (docs/formats.md), so this build's responses.jsonl still serves.
+  record: ['format_version', 'metadata', 'input', 'output', 'eval_info'],
   input: ['context', 'question', 'json_schema'],
   output: ['ground_truth', 'candidate_response', 'raw_response'],
 };

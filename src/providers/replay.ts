@@ -4,6 +4,7 @@
  * a response file from elsewhere can go through the runner and the run directory unchanged.
  */
 import { UserError } from '../core/errors.ts';
+import { checkResponseLine } from '../core/formats/response-line.ts';
 import { readJsonl } from '../core/jsonl.ts';
 import { dumpsPy, getField, type PyValue } from '../core/pyjson.ts';
 import { type Provider, ProviderError, type ProviderRequest, type ProviderResponse } from './types.ts';
@@ -38,6 +39,7 @@ export class ReplayProvider implements Provider {
     if (this.loaded) return;
     for await (const l of readJsonl(this.model)) {
       if (!l.ok) throw new UserError(`${this.model}:${l.line}: not JSON: ${l.error}`);
+      checkResponseLine(l.value, `${this.model}:${l.line}`);
       const id = getField(getField(l.value, 'metadata'), 'record_id');
       if (typeof id !== 'string' || this.answers.has(id)) continue;
       const output = getField(l.value, 'output');

@@ -6,6 +6,8 @@ import { existsSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { holm, type PairedResult, pairedBootstrap } from '../../metrics/compare.ts';
 import { UserError } from '../core/errors.ts';
+import { EVAL_ROW } from '../core/formats/eval-row.ts';
+import { checkVersion } from '../core/formats/version.ts';
 import { readJsonl } from '../core/jsonl.ts';
 import { MODALITIES, type Modality } from '../core/record.ts';
 import { type SkippedFolder, scanSource } from './evaluation.ts';
@@ -54,6 +56,7 @@ export async function loadModelRows(path: string): Promise<ModelRows> {
   for await (const l of readJsonl(file)) {
     if (!l.ok) throw new UserError(`${file}:${l.line}: not JSON: ${l.error}`);
     if (!(l.value instanceof Map)) continue;
+    checkVersion(l.value, EVAL_ROW, `${file}:${l.line}`);
     const id = l.value.get('record_id');
     if (typeof id !== 'string' || rows.has(id)) continue;
     const row = l.value;

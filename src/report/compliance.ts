@@ -23,6 +23,9 @@ import {
   TIMINGS,
 } from '../../metrics/compliance-track.ts';
 import { errorMessage } from '../core/errors.ts';
+import { EVAL_ROW } from '../core/formats/eval-row.ts';
+import { checkEvalSummary } from '../core/formats/eval-summary.ts';
+import { checkVersion } from '../core/formats/version.ts';
 import { readJsonl } from '../core/jsonl.ts';
 import { parsePyJson, pyStr, toPlain } from '../core/pyjson.ts';
 import { MODALITIES } from '../core/record.ts';
@@ -85,6 +88,7 @@ export function readComplianceSummary(file: string): ComplianceSummaryFile {
     throw new Error(`not valid JSON (${errorMessage(e).split('\n')[0]})`);
   }
   if (!isObject(raw)) throw new Error('not a JSON object');
+  checkEvalSummary(raw, file);
   const n = own(raw, 'num_records');
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 0)
     throw new Error('num_records: expected an integer >= 0');
@@ -552,6 +556,7 @@ export async function complianceReportData(opts: {
     if (f.records)
       for await (const l of readJsonl(f.records)) {
         if (!l.ok) continue;
+        checkVersion(l.value, EVAL_ROW, `${f.records}:${l.line}`);
         const r = toPlain(l.value);
         if (!isObject(r) || !isObject(r.compliance)) continue;
         const id = String(r.record_id ?? '');

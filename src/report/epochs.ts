@@ -7,6 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type EpochStats, epochStats } from '../../metrics/epochs.ts';
+import { checkEvalSummary, type EvalSummary } from '../core/formats/eval-summary.ts';
 import { MODALITIES } from '../core/record.ts';
 import { COMPARED, loadModelRows } from './compare.ts';
 
@@ -26,9 +27,9 @@ export interface EpochEntry extends EpochStats {
 }
 
 function weightedMeans(summaryFile: string): number[] {
-  const s = JSON.parse(readFileSync(summaryFile, 'utf8')) as {
-    summary: { overall_weighted: { metrics: Record<string, { mean: number }> } };
-  };
+  const raw: unknown = JSON.parse(readFileSync(summaryFile, 'utf8'));
+  checkEvalSummary(raw, summaryFile);
+  const s = raw as EvalSummary;
   return COMPARED.map(([k]) => s.summary.overall_weighted.metrics[k]?.mean ?? 0);
 }
 

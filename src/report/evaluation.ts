@@ -29,6 +29,10 @@ import {
 } from '../../metrics/leaderboard.ts';
 import { lenientColumns, rankLenient } from '../../metrics/lenient-leaderboard.ts';
 import { errorMessage, UserError } from '../core/errors.ts';
+import { EVAL_ROW } from '../core/formats/eval-row.ts';
+import { checkEvalSummary, type EvalSummary, type MetricBlock } from '../core/formats/eval-summary.ts';
+import { checkBenchmarkManifest } from '../core/formats/manifest.ts';
+import { checkVersion, FormatVersionError } from '../core/formats/version.ts';
 import { readLines } from '../core/jsonl.ts';
 import { parsePyJson, toPlain } from '../core/pyjson.ts';
 import { MODALITIES, type Modality } from '../core/record.ts';
@@ -122,6 +126,10 @@ function readSummary(file: string): { result: SourceResult; info: SummaryInfo } 
     throw new Error(`not valid JSON (${errorMessage(e).split('\n')[0]})`);
   }
   if (!isObject(raw)) throw new Error('not a JSON object');
+  // A newer sob-eval's summary stops the command (exit 2): its numbers may not mean what ours do.
+  checkEvalSummary(raw, file);
+  // Own keys only (a model folder's file is untrusted: `__proto__` stays data), then the shape checked.
+  const doc = raw as Partial<EvalSummary>;
   const n = own(raw, 'num_records');
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 0)
     throw new Error('num_records: expected an integer >= 0');
@@ -133,26 +141,23 @@ function readSummary(file: string): { result: SourceResult; info: SummaryInfo } 
   const ci: Record<string, [number, number]> = Object.create(null);
   for (const [k, v] of Object.entries(metrics)) {
     if (!isObject(v)) continue;
-    const mean = own(v, 'mean');
-    if (typeof mean !== 'number')
+    const block = v as Partial<MetricBlock>;
+    if (typeof block.mean !== 'number')
       throw new Error(`summary.overall_weighted.metrics.${k}.mean: expected a number`);
-    weighted[k] = mean;
-    const lo = own(v, 'ci95_low');
-    const hi = own(v, 'ci95_high');
-    if (typeof lo === 'number' && typeof hi === 'number') ci[k] = [lo, hi];
+    weighted[k] = block.mean;
+    if (typeof block.ci95_low === 'number' && typeof block.ci95_high === 'number')
+      ci[k] = [block.ci95_low, block.ci95_high];
   }
-  const dq = own(raw, 'data_quality');
+  const dq = isObject(doc.data_quality) ? doc.data_quality : undefined;
   const dataQuality: [string, number][] = [];
-  if (isObject(dq))
-    for (const [k, v] of Object.entries(dq)) if (typeof v === 'number') dataQuality.push([k, v]);
-  const dqGet = (k: string) => (isObject(dq) ? own(dq, k) : undefined);
+  if (dq) for (const [k, v] of Object.entries(dq)) if (typeof v === 'number') dataQuality.push([k, v]);
+  const dqGet = (k: string) => (dq ? own(dq, k) : undefined);
   const distinctRaw = dqGet('distinct_record_ids');
+  const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
   const info: SummaryInfo = {
-    profile: typeof own(raw, 'profile') === 'string' ? (own(raw, 'profile') as string) : null,
-    profileReason:
-      typeof own(raw, 'profile_reason') === 'string' ? (own(raw, 'profile_reason') as string) : undefined,
-    responseFile:
-      typeof own(raw, 'response_file') === 'string' ? (own(raw, 'response_file') as string) : undefined,
+    profile: text(own(raw, 'profile')) ?? null,
+    profileReason: text(own(raw, 'profile_reason')),
+    responseFile: text(own(raw, 'response_file')),
     dataQuality,
     duplicates: numberOr(dqGet('duplicate_record_id_count')),
     distinctIds: Array.isArray(distinctRaw) ? distinctRaw.length : numberOr(distinctRaw),
@@ -160,8 +165,8 @@ function readSummary(file: string): { result: SourceResult; info: SummaryInfo } 
   const b = own(raw, 'benchmark');
   if (isObject(b)) {
     info.benchmark = {
-      path: typeof own(b, 'path') === 'string' ? (own(b, 'path') as string) : undefined,
-      sha256: typeof own(b, 'sha256') === 'string' ? (own(b, 'sha256') as string) : undefined,
+      path: text(own(b, 'path')),
+      sha256: text(own(b, 'sha256')),
       records: numberOr(own(b, 'records')),
       missingIds: numberOr(own(b, 'missing_ids')),
       unknownIds: numberOr(own(b, 'unknown_ids')),
@@ -195,6 +200,7 @@ async function countRecords(
         }
       }
       if (!isObject(v)) continue;
+      checkVersion(v, EVAL_ROW, `${f.file}:${l.line}`);
       rows++;
       const id = own(v, 'record_id');
       if (typeof id !== 'string' && typeof id !== 'number') continue;
@@ -225,6 +231,7 @@ function readManifestTotals(file: string): { totals: BenchmarkTotals } | { error
   }
   const sources = isObject(raw) ? own(raw, 'sources') : undefined;
   if (!isObject(sources)) return { error: `not ${ManifestShape}` };
+  checkBenchmarkManifest(raw, file);
   const totals: BenchmarkTotals = {
     weight: { text: 0, image: 0, audio: 0 },
     records: { text: 0, image: 0, audio: 0 },
@@ -332,6 +339,7 @@ export function scanModelFolders<T extends object>(
     try {
       got = read(summaryPath);
     } catch (e) {
+      if (e instanceof FormatVersionError) throw e;
       skipped.push({ folder, reason: `unreadable eval_summary.json: ${errorMessage(e)}` });
       continue;
     }

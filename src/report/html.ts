@@ -13,6 +13,8 @@ import { classify, ERROR_CLASSES, type TaxonomyRow, taxonomy } from '../../metri
 import { pyEquals, tokenF1 } from '../../metrics/values.ts';
 import { UserError } from '../core/errors.ts';
 import { writeFileAtomic } from '../core/files.ts';
+import { EVAL_ROW } from '../core/formats/eval-row.ts';
+import { checkVersion } from '../core/formats/version.ts';
 import { readJsonl } from '../core/jsonl.ts';
 import { modelDirName } from '../core/modality.ts';
 import { dumpsPy, type PyValue, toPlain } from '../core/pyjson.ts';
@@ -294,6 +296,7 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
       for await (const l of readJsonl(file)) {
         if (!l.ok || !(l.value instanceof Map)) continue;
         const r = l.value;
+        checkVersion(r, EVAL_ROW, `${file}:${l.line}`);
         const id = String(r.get('record_id') ?? '');
         const row: TaxonomyRow = {
           record_id: id,

@@ -5,6 +5,7 @@ import { stringify } from 'csv-stringify/sync';
 import type { LeaderboardRow, SourceTotals } from '../../metrics/leaderboard.ts';
 import type { SourceRow } from '../../metrics/ranks.ts';
 import type { Usage } from '../../metrics/usage.ts';
+import { leaderboardJsonText } from '../core/formats/leaderboard.ts';
 import { MODALITIES } from '../core/record.ts';
 import {
   hasLenient,
@@ -199,11 +200,10 @@ export function leaderboardCsv(rows: LeaderboardRow[], ranks?: RankMap): string 
   );
 }
 
+/** `leaderboard.json` (and `--format json`): the rows, each stamped with the format's version. */
 export function leaderboardJson(rows: LeaderboardRow[], ranks?: RankMap): string {
-  return JSON.stringify(
+  return leaderboardJsonText(
     ranks ? rows.map((r, i) => ({ ...r, rank: i + 1, source_ranks: ranks.get(r.model) ?? {} })) : rows,
-    null,
-    2,
   );
 }
 

@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import type { ComplianceBoard } from '../../metrics/compliance-track.ts';
 import type { LeaderboardRow } from '../../metrics/leaderboard.ts';
 import { summarizeUsage, type Usage, type UsageRow } from '../../metrics/usage.ts';
+import type { ResponseInfo, ResponseLine } from '../core/formats/response-line.ts';
 import { readLinesSync } from '../core/jsonl.ts';
 import { MODALITIES } from '../core/record.ts';
 import type { EvaluationFolder } from './evaluation.ts';
@@ -40,7 +41,7 @@ export function evalInfoOf(text: string): unknown {
     }
   }
   try {
-    return (JSON.parse(text) as { eval_info?: unknown } | null)?.eval_info;
+    return (JSON.parse(text) as ResponseLine | null)?.eval_info;
   } catch {
     return undefined;
   }
@@ -55,7 +56,7 @@ export async function readUsage(files: string[]): Promise<Usage | null> {
       const info = evalInfoOf(l.text);
       if (typeof info !== 'object' || info === null) continue;
       any = true;
-      const i = info as Record<string, unknown>;
+      const i = info as ResponseInfo;
       if (i.schema_rejected === true) continue; // no answer: nothing spent on the model
       rows.push({
         input_tokens: num(i.input_tokens),

@@ -16,6 +16,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorMessage, UserError } from '../core/errors.ts';
 import { writeJsonAtomic } from '../core/files.ts';
+import {
+  BATCHES_FORMAT,
+  type BatchEntry,
+  type BatchesFile,
+  batchesDoc,
+  newBatches,
+  readBatches,
+} from '../core/formats/batches.ts';
+import { checkVersion } from '../core/formats/version.ts';
 import { sleep } from '../core/retry.ts';
 import {
   type BatchApi,
@@ -56,30 +65,8 @@ export interface BatchSettings {
   deadlineMs?: number;
 }
 
-interface Entry {
-  key: string;
-  /** The provider's batch id; null between "about to create" and "created". */
-  id: string | null;
-  state: string;
-  round: number;
-  ids: string[];
-  requests: number;
-  bytes: number;
-  /** Input tokens estimated as characters / 4 (the provider counts exactly). */
-  est_tokens: number;
-  submitted_at: string;
-  /** The `sob run` session that submitted it (its start time). */
-  session: string;
-  counts: BatchJob['counts'];
-  collected: boolean;
-  error?: string;
-}
-
-interface State {
-  version: 1;
-  model: string;
-  batches: Entry[];
-}
+type Entry = BatchEntry;
+type State = BatchesFile;
 
 export interface BatchItem {
   id: string;
@@ -119,16 +106,16 @@ export interface BatchRun<I extends BatchItem> {
 }
 
 function loadState(file: string, model: string): State {
-  if (!existsSync(file)) return { version: 1, model, batches: [] };
-  let v: State;
+  if (!existsSync(file)) return newBatches(model);
+  let raw: unknown;
   try {
-    v = JSON.parse(readFileSync(file, 'utf8')) as State;
+    raw = JSON.parse(readFileSync(file, 'utf8'));
   } catch {
     throw new UserError(
       `${file}: not a batch state file (not JSON); move it aside to start the batches afresh`,
     );
   }
-  if (!v || !Array.isArray(v.batches)) throw new UserError(`${file}: not a batch state file (no "batches")`);
+  const v = batchesDoc(readBatches(raw, file));
   if (v.model !== model)
     throw new UserError(`${file} holds batches of ${v.model}, not ${model}: use another --run-dir`);
   return v;
@@ -151,25 +138,45 @@ export function uncollectedBatches(
     return [];
   }
   if (!v || !Array.isArray(v.batches)) return [];
+  // A file a newer sob-eval wrote is not guessed at: one line, exit 2.
+  checkVersion(v, BATCHES_FORMAT, file);
   return v.batches
     .filter((e) => !e.collected && e.id !== null && Array.isArray(e.ids))
     .map((e) => ({ id: e.id as string, records: e.ids.filter((id) => !answered.has(id)).length }))
     .filter((e) => e.records > 0);
 }
 
+/**
+ * Before a resumed run writes anything: a `batches.json` a newer sob-eval wrote stops it in one
+ * line (exit 2). One that is not JSON or has no batches is left to the readers above.
+ */
+export function checkBatchesFile(runDir: string): void {
+  const file = join(runDir, BATCHES);
+  if (!existsSync(file)) return;
+  let v: unknown;
+  try {
+    v = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return;
+  }
+  if (v && typeof v === 'object') checkVersion(v, BATCHES_FORMAT, file);
+}
+
 /** The record ids held by batches of `runDir` not collected yet (any --limit they were sent under). */
 export function heldByBatches(runDir: string): Set<string> {
   const file = join(runDir, BATCHES);
   if (!existsSync(file)) return new Set();
+  let v: State;
   try {
-    const v = JSON.parse(readFileSync(file, 'utf8')) as State;
-    if (!v || !Array.isArray(v.batches)) return new Set();
-    return new Set(
-      v.batches.filter((e) => e && !e.collected && Array.isArray(e.ids)).flatMap((e) => e.ids.map(String)),
-    );
+    v = JSON.parse(readFileSync(file, 'utf8')) as State;
   } catch {
     return new Set();
   }
+  if (!v || !Array.isArray(v.batches)) return new Set();
+  checkVersion(v, BATCHES_FORMAT, file);
+  return new Set(
+    v.batches.filter((e) => e && !e.collected && Array.isArray(e.ids)).flatMap((e) => e.ids.map(String)),
+  );
 }
 
 /**

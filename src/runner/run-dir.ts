@@ -5,8 +5,9 @@
  */
 import { closeSync, createReadStream, existsSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { UserError } from '../core/errors.ts';
 import { openNoFollow, refuseSymlink, truncateNoFollow } from '../core/files.ts';
+import { type RunManifest, readRunManifest } from '../core/formats/manifest.ts';
+import { checkResponseLine, responseRecordId } from '../core/formats/response-line.ts';
 
 export { writeJsonAtomic } from '../core/files.ts';
 
@@ -46,16 +47,19 @@ export async function scanResponses(file: string): Promise<ScanResult> {
       lastLineBad = false;
       return;
     }
-    let id: unknown;
+    let value: unknown;
     try {
-      id = (JSON.parse(text) as { metadata?: { record_id?: unknown } })?.metadata?.record_id;
+      value = JSON.parse(text);
     } catch {
       badLines.push(lineNo);
       lastLineBad = true;
       return;
     }
+    // A line a newer sob-eval wrote stops the resume (exit 2) before anything is appended.
+    checkResponseLine(value, `${file}:${lineNo}`);
     lastLineBad = false;
-    if (typeof id === 'string') ids.add(id);
+    const id = responseRecordId(value);
+    if (id !== undefined) ids.add(id);
     goodEnd = end;
   };
   for await (const chunk of createReadStream(file)) {
@@ -109,16 +113,20 @@ export class AppendLog {
   }
 }
 
-export function readManifest(dir: string): Record<string, unknown> | undefined {
+/**
+ * A run directory's manifest (undefined when it has none); one line naming the file when it is
+ * not a JSON object, and exit 2 when a newer sob-eval wrote it (`readRunManifest`).
+ */
+export function readManifest(dir: string): Partial<RunManifest> | undefined {
   const file = join(dir, MANIFEST);
   if (!existsSync(file)) return undefined;
+  let v: unknown;
   try {
-    const v = JSON.parse(readFileSync(file, 'utf8')) as unknown;
-    if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
+    v = JSON.parse(readFileSync(file, 'utf8'));
   } catch {
-    // fall through
+    v = undefined;
   }
-  throw new UserError(`${file}: not a run manifest (not a JSON object)`);
+  return readRunManifest(v, file);
 }
 
 /** A model id as a folder name: `openai:gpt-4.1-mini` -> `openai_gpt-4.1-mini`. */

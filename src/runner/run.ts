@@ -20,8 +20,11 @@ import {
 import { mapConcurrent } from '../core/concurrency.ts';
 import { errorMessage, UserError } from '../core/errors.ts';
 import { acquireLock, removeStaleTemps } from '../core/files.ts';
+import { errorLineText } from '../core/formats/error-line.ts';
+import { type RunManifest, type RunSession, runManifestDoc } from '../core/formats/manifest.ts';
+import { responseLineText } from '../core/formats/response-line.ts';
 import { PACKAGE_ROOT } from '../core/paths.ts';
-import { dumpsPy, getField, type PyObject, type PyValue, parsePyJson, toPlain } from '../core/pyjson.ts';
+import { getField, type PyObject, type PyValue, parsePyJson, toPlain } from '../core/pyjson.ts';
 import type { Source } from '../core/record.ts';
 import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, retrying, sleep } from '../core/retry.ts';
 import { unreachableCause } from '../providers/http.ts';
@@ -35,7 +38,13 @@ import {
   type ProviderResponse,
   RETRYABLE,
 } from '../providers/types.ts';
-import { type BatchSettings, heldByBatches, runBatches, uncollectedBatches } from './batch.ts';
+import {
+  type BatchSettings,
+  checkBatchesFile,
+  heldByBatches,
+  runBatches,
+  uncollectedBatches,
+} from './batch.ts';
 import { cacheKey, ResponseCache } from './cache.ts';
 import { type PromptTemplate, renderPrompt, sha256 } from './prompt.ts';
 import {
@@ -194,8 +203,8 @@ export function defaultRunId(o: RunOptions, benchmarkFile: string, benchmarkSha:
   return `${sanitizeModelId(o.provider.id)}-${sanitizeModelId(stem)}-${h}`;
 }
 
-function checkResumable(dir: string, old: Record<string, unknown>, now: ReturnType<typeof identity>): void {
-  const prev = old.identity as Record<string, unknown> | undefined;
+function checkResumable(dir: string, old: Partial<RunManifest>, now: ReturnType<typeof identity>): void {
+  const prev = old.identity;
   if (!prev) throw new UserError(`${join(dir, MANIFEST)}: no run identity; use another --run-dir`);
   for (const [k, v] of Object.entries(now)) {
     if (JSON.stringify(prev[k] ?? null) !== JSON.stringify(v)) {
@@ -315,19 +324,14 @@ function responseLine(item: Item, o: RunOptions, res: ProviderResponse | undefin
   }
   if (res?.endpoint) info.set('endpoint', res.endpoint);
   if (a.cached) info.set('cached', true);
-  const line = new Map<string, PyValue>([
-    ['metadata', metadata],
-    ['input', item.record.get('input') as PyObject],
-    ['output', output],
-    ['eval_info', info],
-  ]);
+  const line = { metadata, input: item.record.get('input') as PyObject, output, eval_info: info };
   try {
-    return dumpsPy(line);
+    return responseLineText(line);
   } catch (e) {
     // An answer nested too deep to write recursively is kept as its text.
     if (!(e instanceof RangeError) || !res) throw e;
     output.set('candidate_response', res.text);
-    return dumpsPy(line);
+    return responseLineText(line);
   }
 }
 
@@ -401,13 +405,6 @@ interface Setup {
   log: (line: string) => void;
 }
 
-/** This session's entry in the manifest's `sessions`. */
-interface SessionEntry {
-  started_at: string;
-  ended_at: string | null;
-  status: RunStatus;
-}
-
 /**
  * Resume: the run directory's manifest (checked against this run's identity) and the records
  * its responses already answer; a torn last line is dropped and a line that is not a response
@@ -417,12 +414,13 @@ async function resumeRunDir(
   runDir: string,
   id: Setup['id'],
   log: (line: string) => void,
-): Promise<{ old: Record<string, unknown> | undefined; answered: Set<string> }> {
+): Promise<{ old: Partial<RunManifest> | undefined; answered: Set<string> }> {
   const old = readManifest(runDir) ?? undefined;
   if (old) checkResumable(runDir, old, id);
   else if (existsSync(join(runDir, RESPONSES))) {
     throw new UserError(`${runDir} has ${RESPONSES} but no ${MANIFEST}: use another --run-dir`);
   }
+  checkBatchesFile(runDir);
   const scan = await scanResponses(join(runDir, RESPONSES));
   if (scan.droppedBytes > 0)
     log(`${join(runDir, RESPONSES)}: dropped a torn last line (${scan.droppedBytes} bytes)`);
@@ -432,16 +430,19 @@ async function resumeRunDir(
   return { old, answered: scan.ids };
 }
 
+/** This session's entry in the manifest's `sessions`. */
+type SessionEntry = RunSession & { started_at: string; ended_at: string | null; status: RunStatus };
+
 /** The run's manifest as it stands (`status`: this session's). */
 function manifestOf(
   o: RunOptions,
   { benchmark, benchmarkSha, id, total, check }: Setup,
   progress: Progress,
-  old: Record<string, unknown> | undefined,
+  old: Partial<RunManifest> | undefined,
   session: SessionEntry,
   status: RunStatus,
-): Record<string, unknown> {
-  const sessions = Array.isArray(old?.sessions) ? (old.sessions as unknown[]) : [];
+): RunManifest {
+  const sessions: RunSession[] = Array.isArray(old?.sessions) ? old.sessions : [];
   return {
     tool: 'sob-eval',
     tool_version: toolVersion(),
@@ -526,7 +527,7 @@ class RunLog {
   errorLine(item: Item, attempt: number, pe: ProviderError, outcome: string): void {
     this.progress.errors++;
     this.errors.append(
-      JSON.stringify({
+      errorLineText({
         time: new Date().toISOString(),
         record_id: item.id,
         attempt,
@@ -897,7 +898,7 @@ async function runLocked(o: RunOptions, setup: Setup): Promise<RunResult> {
 
   const entry: SessionEntry = { started_at: startedAt.toISOString(), ended_at: null, status: 'running' };
   const manifest = (status: RunStatus) => manifestOf(o, setup, progress, old, entry, status);
-  writeJsonAtomic(join(runDir, MANIFEST), manifest('running'));
+  writeJsonAtomic(join(runDir, MANIFEST), runManifestDoc(manifest('running')));
 
   const runLog = new RunLog(o, runDir, progress, answered);
   const { stop, release } = sessionStop(o);
@@ -923,7 +924,7 @@ async function runLocked(o: RunOptions, setup: Setup): Promise<RunResult> {
   } finally {
     release();
     runLog.close();
-    writeJsonAtomic(join(runDir, MANIFEST), manifest(status));
+    writeJsonAtomic(join(runDir, MANIFEST), runManifestDoc(manifest(status)));
     await o.provider.close?.();
   }
   if (s.fatal) throw fatalError(o.provider, s.fatal);

@@ -35,6 +35,7 @@ import {
   toReferenceRow,
 } from '../../metrics/record.ts';
 import { parseAnswer, scoreRecordStrict } from '../../metrics/strict.ts';
+import type { EvalRow } from '../core/formats/eval-row.ts';
 import type { ParsedLine } from '../core/jsonl.ts';
 import { dumpsPy, isStructured, type PyObject, type PyValue, toPlain } from '../core/pyjson.ts';
 import type { ScoringView } from '../core/record.ts';
@@ -213,10 +214,10 @@ const IDENTITY = [
   'known_difficulty',
 ] as const;
 
-function identityRow(metadata: PyObject): Record<string, unknown> {
+function identityRow(metadata: PyObject): EvalRow {
   const full = toReferenceRow(failedRecordScore(metadata, ''), 'text');
-  const row: Record<string, unknown> = {};
-  for (const k of IDENTITY) row[k] = full[k];
+  const row: EvalRow = {};
+  for (const k of IDENTITY) row[k as string] = full[k];
   return row;
 }
 
@@ -232,7 +233,7 @@ function schemaOutcome(
   line: number,
   view: ScoringView,
   score: RecordScore,
-  row: Record<string, unknown>,
+  row: EvalRow,
   c: RecordCompliance,
   info: Record<string, unknown>,
   o: { values: boolean; scoringError?: string },
@@ -240,9 +241,7 @@ function schemaOutcome(
   const md = view.metadata;
   const dataset = text(md.get('source_category'), 'unknown');
   const rejected = c.schema_rejected;
-  const explanation: Record<string, unknown> = {
-    ...((row.explanation as Record<string, unknown> | undefined) ?? {}),
-  };
+  const explanation: Record<string, unknown> = { ...(row.explanation ?? {}) };
   delete row.explanation;
   row.source_category = dataset;
   row.track = o.values ? 'both' : 'compliance';
@@ -310,7 +309,7 @@ export function scoreSchemaRecord(
   }
   const values = hasValues(view);
   let score: RecordScore;
-  let row: Record<string, unknown>;
+  let row: EvalRow;
   if (values) {
     score =
       profile.profile === 'strict'
@@ -362,7 +361,7 @@ export function failedSchemaRecord(
 export function sobRecordTrack(
   parsed: Extract<ParsedLine, { ok: true }>,
   view: ScoringView,
-  row: Record<string, unknown>,
+  row: EvalRow,
   profile: ProfileOptions,
 ): TrackInfo | undefined {
   const info = evalInfoOf(parsed.value);

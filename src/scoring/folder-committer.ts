@@ -3,6 +3,7 @@
  * written and swapped in (in the background: the disk never holds up scoring), and each file's
  * result is complete once its last folder has landed or one has failed.
  */
+
 import {
   buildLenientSummary,
   type LenientData,
@@ -10,7 +11,7 @@ import {
 } from '../../metrics/lenient-summary.ts';
 import type { Intervals, SummaryData, SummaryOptions } from '../../metrics/summary.ts';
 import { errorMessage } from '../core/errors.ts';
-import { dumpsPy } from '../core/pyjson.ts';
+import { evalSummaryText, type SummaryOut } from '../core/formats/eval-summary.ts';
 import type { Modality, Source } from '../core/record.ts';
 import { BENCHMARK_IDS } from './benchmark.ts';
 import type { FileState, Output } from './file-state.ts';
@@ -21,7 +22,7 @@ export interface ScoredOutput {
   modality: Source;
   dir: string;
   records: number;
-  summary: Record<string, unknown>;
+  summary: SummaryOut;
 }
 
 export interface FileResult {
@@ -108,14 +109,14 @@ export class FolderCommitter {
 
   private writeFolder(p: Pending, intervals: FolderIntervals, lenientIv: LenientIntervals | undefined): void {
     const { st, out, data } = p;
-    let summary: Record<string, unknown>;
+    let summary: SummaryOut;
     const files: Record<string, string> = {};
     try {
       // The SOB summary, with the compliance track's block when the folder has its records.
       summary = summarizeJob({ data, responseFile: st.target.file, opts: p.opts, track: p.track, intervals });
       // `--match`: the lenient block, from its own generators.
       if (p.lenient) summary.lenient = buildLenientSummary(p.lenient, p.opts, lenientIv);
-      files['eval_summary.json'] = `${dumpsPy(summary, { indent: 2 })}\n`;
+      files['eval_summary.json'] = evalSummaryText(summary);
       const bench = st.benchmarkIds(this.modality);
       if (st.benchmark && bench)
         files[BENCHMARK_IDS] = `${JSON.stringify(

@@ -40,6 +40,7 @@ import {
   removeStaleTemps,
   tempNameFor,
 } from '../core/files.ts';
+import { evalRowText } from '../core/formats/eval-row.ts';
 
 const OLD_MARK = '.old-';
 const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
@@ -175,8 +176,9 @@ export class EvalFolder {
     }
   }
 
+  /** One row (`eval_records.jsonl`), its JSON text as the scorer built it: stamped with its format version here. */
   write(line: string): void {
-    this.rows.write(line);
+    this.rows.write(evalRowText(line));
   }
 
   /** A side file streamed beside the rows, swapped in with them. */

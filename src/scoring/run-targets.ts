@@ -3,8 +3,10 @@
  * responses.jsonl) an input names, as score targets, and the benchmark a run answered. `sob score`
  * scores them into each run's own evaluation/; `sob report` scores those not scored yet.
  */
+
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import type { RunManifest } from '../core/formats/manifest.ts';
 import { isModality } from '../core/record.ts';
 import { readManifest, runDirTargets } from '../runner/run-dir.ts';
 import { type BenchmarkRef, fileSha256 } from './benchmark.ts';
@@ -72,9 +74,10 @@ export function runsToReport(dir: string): ScoreTarget[] {
  */
 export function runBenchmarkOf(runDir: string, log: (line: string) => void): BenchmarkRef | undefined {
   const manifest = readManifest(runDir);
-  const b = manifest?.benchmark as { path?: unknown; sha256?: unknown } | undefined;
+  // Typed by its format, checked field by field: the file is the user's.
+  const b = manifest?.benchmark;
   if (!b || typeof b.path !== 'string') return undefined;
-  const settings = (manifest?.settings ?? {}) as { source?: unknown; limit?: unknown };
+  const settings: Partial<RunManifest['settings']> = manifest?.settings ?? {};
   if (!existsSync(b.path)) {
     log(`${runDir}: its benchmark ${b.path} is gone: scoring against the ground truths in responses.jsonl`);
     return undefined;
@@ -86,9 +89,11 @@ export function runBenchmarkOf(runDir: string, log: (line: string) => void): Ben
     return undefined;
   }
   // The records the run's check rejected (asked with --skip-invalid) are left out here too.
-  const rejected = (b as { rejected?: unknown }).rejected;
+  const rejected: unknown = b.rejected;
   const exclude = Array.isArray(rejected)
-    ? rejected.map((r) => (r as { line?: unknown }).line).filter((n): n is number => typeof n === 'number')
+    ? rejected
+        .map((r: Partial<RunManifest['benchmark']['rejected'][number]> | null) => r?.line)
+        .filter((n): n is number => typeof n === 'number')
     : [];
   return {
     path: b.path,

@@ -20,6 +20,9 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { UserError } from '../core/errors.ts';
+import { checkFirstLine } from '../core/formats/jsonl-version.ts';
+import { RESPONSE_LINE } from '../core/formats/response-line.ts';
+import { FormatVersionError } from '../core/formats/version.ts';
 import type { ScoreTarget } from './file-state.ts';
 import type { FileResult, ScoreOptions } from './score-run.ts';
 import { WORKER_START_MB, WorkerPool } from './worker-pool.ts';
@@ -33,6 +36,7 @@ export type { FileResult, ScoredOutput, ScoreOptions } from './score-run.ts';
  * cannot be read.
  */
 export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Promise<FileResult[]> {
+  for (const t of targets) checkResponseFile(t.file);
   const pool = new WorkerPool();
   pool.prestart(
     Math.max(1, Math.min(opts.jobs ?? availableParallelism(), targets.length)),
@@ -43,6 +47,20 @@ export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Pr
     return await runScoring(targets, opts, pool);
   } finally {
     pool.dispose();
+  }
+}
+
+/**
+ * A response file written by a newer sob-eval stops the command before anything is scored (one
+ * line, exit 2): its first line says its version. A file that cannot be read here is left to the
+ * scorer, which names it in its own words.
+ */
+function checkResponseFile(file: string): void {
+  try {
+    if (!statSync(file).isFile()) return;
+    checkFirstLine(file, RESPONSE_LINE);
+  } catch (e) {
+    if (e instanceof FormatVersionError) throw e;
   }
 }
 

@@ -13,6 +13,7 @@ import {
   type SummaryData,
   type SummaryOptions,
 } from '../../metrics/summary.ts';
+import type { SchemaSummaryOut, SummaryOut } from '../core/formats/eval-summary.ts';
 
 /** A folder's summary job: its SOB data, its tracks' data, and the bootstrap's intervals. */
 export interface SummaryJob {
@@ -104,7 +105,7 @@ export class TrackCollector {
   }
 }
 
-type SchemaFolderSummary = (input: SchemaFolderInput) => Record<string, unknown>;
+type SchemaFolderSummary = (input: SchemaFolderInput) => SchemaSummaryOut;
 
 let schemaFolderSummary: SchemaFolderSummary | undefined;
 
@@ -117,7 +118,7 @@ export async function loadSchemaFolderSummary(): Promise<void> {
  * A folder's `eval_summary.json`: the SOB summary, or the schema folder's (after
  * `loadSchemaFolderSummary`).
  */
-export function summarizeJob(it: SummaryJob): Record<string, unknown> {
+export function summarizeJob(it: SummaryJob): SummaryOut {
   const t = it.track;
   if (!t) return buildSummary(it.data, it.responseFile, it.opts, it.intervals);
   if (!t.schema) {

@@ -215,6 +215,7 @@ describe('sob ocr --max-pixels: no image decoded over the cap', () => {
     );
     assert.deepEqual(jsonLines(join(out, 'ocr_pages.jsonl')), [
       {
+        format_version: 1,
         pdf: 'huge.png',
         page: 1,
         skipped:

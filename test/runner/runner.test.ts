@@ -116,7 +116,7 @@ test('a clean run writes every record in the reference shape and a complete mani
   const rows = lines(join(dir, 'responses.jsonl'));
   assert.deepEqual(rows.map((r) => r.metadata.record_id).sort(), ids);
   const r = rows.find((x) => x.metadata.record_id === 'a3')!;
-  assert.deepEqual(Object.keys(r), ['metadata', 'input', 'output', 'eval_info']);
+  assert.deepEqual(Object.keys(r), ['format_version', 'metadata', 'input', 'output', 'eval_info']);
   assert.equal(r.metadata.model_id, 'openai:gpt-4.1-mini');
   assert.equal(r.metadata.source, 'text');
   assert.equal(r.input.question, 'What is the id?');
