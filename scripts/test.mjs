@@ -1,0 +1,171 @@
+#!/usr/bin/env node
+/**
+ * `npm test`: every `test/**\/*.test.ts` with node:test, in two tiers.
+ *
+ * 1. **parallel**: the files run several at once (`--test-concurrency`, default 4: most tests
+ *    wait on child processes, sockets and files, so more than the 2 cores pay). The dearest files
+ *    start first, so the longest one does not begin last and end alone.
+ * 2. **serial**: the files that measure time or memory against a limit (a time to first token
+ *    within 10%, a page timer, a peak RSS) run one at a time after the parallel tier, on a machine
+ *    the other tests no longer share.
+ *
+ * Both tiers always run; the exit code is 1 if either failed. The last line adds up both:
+ * `tests: N passed, N failed, N skipped`.
+ *
+ *   node scripts/test.mjs                       both tiers (what `npm test` runs)
+ *   node scripts/test.mjs --tier serial         one tier
+ *   node scripts/test.mjs --jobs 2              files at once in the parallel tier (or SOB_TEST_JOBS)
+ *   node scripts/test.mjs test/core test/cli/eval.test.ts   only these files or folders (tiers kept)
+ *   node scripts/test.mjs --list                the files of each tier, in the order they start
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+
+const ROOT = resolve(import.meta.dirname, '..');
+
+/**
+ * Run alone, after the rest, with why. A file listed here that no longer exists is ignored.
+ * A new test that asserts wall time or peak memory against a limit belongs here.
+ */
+export const SERIAL = {
+  'test/providers/streaming.test.ts': 'ttft_ms and tpot_ms within 10% of scripted delays',
+  'test/cli/ocr-limits.test.ts': 'peak RSS and seconds under --page-timeout + 10 s',
+};
+
+/**
+ * Started first in the parallel tier, dearest first (CPU seconds measured alone on this 2-core
+ * machine, `node scripts/test-times.mjs`); the rest follow in path order.
+ */
+export const SLOW_FIRST = [
+  'test/sources/pdf-orbit.test.ts',
+  'test/sources/pdf.test.ts',
+  'test/schema/suite-cli.test.ts',
+  'test/scoring/crash.test.ts',
+  'test/cli/ocr-turned.test.ts',
+  'test/sources/pdf-cli.test.ts',
+  'test/sources/schemabench.test.ts',
+  'test/compliance/instance.test.ts',
+  'test/cli/ocr-inputs.test.ts',
+  'test/sources/paddle.test.ts',
+  'test/sources/sob-source.test.ts',
+  'test/schema/instance.test.ts',
+  'test/sources/examples-pdf.test.ts',
+  'test/sources/ocr-gate.test.ts',
+  'test/cli/ocr-explain.test.ts',
+];
+
+function walk(dir, out) {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) walk(p, out);
+    else if (e.name.endsWith('.test.ts')) out.push(relative(ROOT, p));
+  }
+  return out;
+}
+
+/** The files of each tier, in the order they start. */
+export function tiers(only = []) {
+  let files = walk(join(ROOT, 'test'), []).sort();
+  if (only.length > 0) {
+    const wanted = only.map((p) => relative(ROOT, resolve(p)));
+    for (const w of wanted)
+      if (!existsSync(join(ROOT, w))) throw new Error(`no such test file or folder: ${w}`);
+    files = files.filter((f) =>
+      wanted.some((w) => f === w || (statSync(join(ROOT, w)).isDirectory() && f.startsWith(`${w}/`))),
+    );
+  }
+  const serial = files.filter((f) => f in SERIAL);
+  const rest = files.filter((f) => !(f in SERIAL));
+  const rank = (f) => {
+    const i = SLOW_FIRST.indexOf(f);
+    return i < 0 ? SLOW_FIRST.length : i;
+  };
+  const parallel = rest.map((f, i) => ({ f, i })).sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i);
+  return { parallel: parallel.map((x) => x.f), serial };
+}
+
+/** Runs one tier; its output passes through, its pass/fail/skip counts are read from it. */
+function runTier(files, concurrency) {
+  return new Promise((done) => {
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--test',
+        '--test-reporter=spec',
+        `--test-concurrency=${concurrency}`,
+        ...files,
+      ],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let tail = '';
+    child.stdout.on('data', (d) => {
+      process.stdout.write(d);
+      tail = (tail + d).slice(-4000);
+    });
+    child.on('exit', (code, signal) => {
+      const count = (what) => Number(new RegExp(`ℹ ${what} (\\d+)`).exec(tail)?.[1] ?? 0);
+      done({
+        code: code ?? 1,
+        signal,
+        pass: count('pass'),
+        fail: count('fail'),
+        skipped: count('skipped'),
+        cancelled: count('cancelled'),
+      });
+    });
+  });
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  let tier = 'all';
+  let jobs = Number(process.env.SOB_TEST_JOBS || 4);
+  let list = false;
+  const only = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--tier') tier = args[++i];
+    else if (a === '--jobs') jobs = Number(args[++i]);
+    else if (a === '--list') list = true;
+    else if (a.startsWith('-')) {
+      process.stderr.write(`scripts/test.mjs: unknown option ${a}\n`);
+      process.exit(2);
+    } else only.push(a);
+  }
+  if (!['all', 'parallel', 'serial'].includes(tier) || !(jobs >= 1)) {
+    process.stderr.write('scripts/test.mjs: --tier is all, parallel or serial; --jobs is 1 or more\n');
+    process.exit(2);
+  }
+  const t = tiers(only);
+  const runs = [];
+  if (tier !== 'serial' && t.parallel.length > 0) runs.push(['parallel', t.parallel, jobs]);
+  if (tier !== 'parallel' && t.serial.length > 0) runs.push(['serial', t.serial, 1]);
+  if (list) {
+    for (const [name, files] of runs) for (const f of files) console.log(`${name}\t${f}`);
+    return;
+  }
+  const total = { pass: 0, fail: 0, skipped: 0 };
+  let failed = false;
+  const started = performance.now();
+  for (const [name, files, n] of runs) {
+    const t0 = performance.now();
+    console.log(`# tier ${name}: ${files.length} files, ${n} at once`);
+    const r = await runTier(files, n);
+    const secs = ((performance.now() - t0) / 1000).toFixed(1);
+    console.log(`# tier ${name}: ${r.pass} passed, ${r.fail} failed, ${r.skipped} skipped in ${secs} s`);
+    total.pass += r.pass;
+    total.fail += r.fail + r.cancelled;
+    total.skipped += r.skipped;
+    if (r.code !== 0) failed = true;
+  }
+  const secs = ((performance.now() - started) / 1000).toFixed(1);
+  console.log(`# all tiers: ${secs} s`);
+  // Counted from both tiers, for whoever reads only the last line.
+  console.log(`tests: ${total.pass} passed, ${total.fail} failed, ${total.skipped} skipped`);
+  process.exitCode = failed ? 1 : 0;
+}
+
+await main();
