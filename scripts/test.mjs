@@ -90,14 +90,7 @@ function runTier(files, concurrency) {
   return new Promise((done) => {
     const child = spawn(
       process.execPath,
-      [
-        '--import',
-        'tsx',
-        '--test',
-        '--test-reporter=spec',
-        `--test-concurrency=${concurrency}`,
-        ...files,
-      ],
+      ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`, ...files],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let tail = '';

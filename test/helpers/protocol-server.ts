@@ -155,7 +155,6 @@ function textOfGemini(body: Record<string, unknown>): { user: string; system: st
   return { user, system: (sys?.parts ?? []).map((p) => p.text ?? '').join('\n') };
 }
 
-
 /** An HTTP status as the google.rpc.Code a batch reports per request. */
 function grpcOf(status: number): number {
   if (status === 400) return 3;
