@@ -9,12 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { type ProtocolServer, startProtocolServer } from '../helpers/protocol-server.ts';
-import { sobIn } from '../kit/cli.ts';
-
-/** `sob <args>` in this process (test/kit/cli.ts), in the shape of the spawning helper's result. */
-const sob = (args: string[], opts: { cwd: string; env?: Record<string, string | undefined> }) => ({
-  done: sobIn(args, { cwd: opts.cwd, env: { OPENAI_BASE_URL: '', ...opts.env } }),
-});
+import { sobHere as sob } from '../runner/sob-cli.ts';
 
 let tmp: string;
 let server: ProtocolServer;
