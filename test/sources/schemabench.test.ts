@@ -22,7 +22,7 @@ import {
 } from '../../sources/schemabench.ts';
 import { buildInstance } from '../../src/providers/instance.ts';
 import { type ProtocolServer, startProtocolServer } from '../helpers/protocol-server.ts';
-import { sobHere as sob } from '../runner/sob-cli.ts';
+import { sob } from '../runner/sob-cli.ts';
 
 const DATA = join(import.meta.dirname, '../../../shared/data/jsonschemabench');
 const present = existsSync(DATA);
