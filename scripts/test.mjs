@@ -34,25 +34,33 @@ export const SERIAL = {
 };
 
 /**
- * Started first in the parallel tier, dearest first (CPU seconds measured alone on this 2-core
- * machine, `node scripts/test-times.mjs`); the rest follow in path order.
+ * Started first in the parallel tier, longest first (CPU seconds of each file alone,
+ * `node scripts/test-times.mjs`; ocr-vlm and suite-cli also wait on timers); the rest follow in
+ * path order.
  */
 export const SLOW_FIRST = [
-  'test/sources/pdf-orbit.test.ts',
   'test/sources/pdf.test.ts',
-  'test/schema/suite-cli.test.ts',
-  'test/scoring/crash.test.ts',
   'test/cli/ocr-turned.test.ts',
-  'test/sources/pdf-cli.test.ts',
-  'test/sources/schemabench.test.ts',
-  'test/compliance/instance.test.ts',
-  'test/cli/ocr-inputs.test.ts',
+  'test/sources/pdf-orbit.test.ts',
+  'test/scoring/crash.test.ts',
+  'test/schema/suite-cli.test.ts',
   'test/sources/paddle.test.ts',
-  'test/sources/sob-source.test.ts',
-  'test/schema/instance.test.ts',
-  'test/sources/examples-pdf.test.ts',
+  'test/sources/pdf-cli.test.ts',
+  'test/compliance/instance.test.ts',
+  'test/sources/pdf-generated.test.ts',
+  'test/cli/ocr-vlm.test.ts',
+  'test/sources/schemabench.test.ts',
   'test/sources/ocr-gate.test.ts',
-  'test/cli/ocr-explain.test.ts',
+  'test/sources/examples-pdf.test.ts',
+  'test/schema/instance.test.ts',
+  'test/cli/ocr-inputs.test.ts',
+  'test/cli/ocr-tables.test.ts',
+  'test/lenient/sob-images.test.ts',
+  'test/cli/ocr-lang.test.ts',
+  'test/runner/cli.test.ts',
+  'test/sources/sob-source.test.ts',
+  'test/scoring/bad-input.test.ts',
+  'test/runner/batch.test.ts',
 ];
 
 function walk(dir, out) {
