@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { buildProgram } from '../../src/cli/main.ts';
 import { type ProtocolServer, type SeenRequest, startProtocolServer } from '../helpers/protocol-server.ts';
-import { sob } from '../runner/sob-cli.ts';
+import { sobHere as sob } from '../runner/sob-cli.ts';
 
 let tmp: string;
 let server: ProtocolServer;

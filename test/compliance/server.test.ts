@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { type Outcome, type ProtocolServer, startProtocolServer } from '../helpers/protocol-server.ts';
 import { reportData } from '../report/run.ts';
-import { rows, sob } from '../runner/sob-cli.ts';
+import { rows, sobHere as sob } from '../runner/sob-cli.ts';
 import { json, PLANTED_ANSWER, PLANTED_SCHEMA, PLANTED_VIOLATIONS, q, violationTriples } from './fixtures.ts';
 
 const S = { type: 'object', properties: { n: { type: 'integer', minimum: 1 } }, required: ['n'] };

@@ -155,8 +155,6 @@ function textOfGemini(body: Record<string, unknown>): { user: string; system: st
   return { user, system: (sys?.parts ?? []).map((p) => p.text ?? '').join('\n') };
 }
 
-const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** An HTTP status as the google.rpc.Code a batch reports per request. */
 function grpcOf(status: number): number {
   if (status === 400) return 3;
@@ -200,6 +198,20 @@ export async function startProtocolServer(opts: ServerOptions = {}): Promise<Pro
   const script = opts.script ?? ((r: SeenRequest): Outcome => ({ kind: 'answer', text: answer(r) }));
   const keepLog = opts.keepLog ?? true;
   const sockets = new Set<Socket>();
+  // Scripted delays still pending: close() ends them, so a slow answer whose client is gone (a
+  // killed `sob`) does not keep the test's process alive for the rest of its delay.
+  const pending = new Set<() => void>();
+  let closed = false;
+  const wait = (ms: number) =>
+    new Promise<void>((r) => {
+      const done = () => {
+        clearTimeout(timer);
+        pending.delete(done);
+        r();
+      };
+      const timer = setTimeout(done, ms);
+      pending.add(done);
+    });
   const state: ProtocolServer = {
     url: '',
     openaiBaseUrl: '',
@@ -282,6 +294,7 @@ export async function startProtocolServer(opts: ServerOptions = {}): Promise<Pro
     const streamed = protocol === 'openai' ? body.stream === true : gem?.[2] === 'streamGenerateContent';
     const delay = (opts.latencyMs ?? 0) + ('delayMs' in out && out.delayMs ? out.delayMs : 0);
     if (delay > 0) await wait(delay);
+    if (closed) return;
     if (out.kind === 'drop') {
       req.socket.destroy();
       return;
@@ -414,6 +427,7 @@ export async function startProtocolServer(opts: ServerOptions = {}): Promise<Pro
       const due = t0 + (script?.firstMs ?? 0) + i * (script?.gapMs ?? 0);
       const left = due - performance.now();
       if (left > 0) await wait(left);
+      if (closed) return;
       if (protocol === 'openai')
         event(chunk(out.kind === 'refusal' ? { refusal: piece } : { content: piece }, null));
       else
@@ -787,6 +801,8 @@ export async function startProtocolServer(opts: ServerOptions = {}): Promise<Pro
   state.geminiBaseUrl = state.url;
   state.close = () =>
     new Promise<void>((r) => {
+      closed = true;
+      for (const done of pending) done();
       for (const s of sockets) s.destroy();
       server.close(() => r());
     });

@@ -29,7 +29,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { type Outcome, type ProtocolServer, startProtocolServer } from '../helpers/protocol-server.ts';
-import { sob } from '../runner/sob-cli.ts';
+import { sobHere as sob } from '../runner/sob-cli.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'sob-judge-audit-'));
 let garbage: ProtocolServer;

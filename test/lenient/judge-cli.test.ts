@@ -20,7 +20,7 @@ import {
   type SeenRequest,
   startProtocolServer,
 } from '../helpers/protocol-server.ts';
-import { sob } from '../runner/sob-cli.ts';
+import { sobHere as sob } from '../runner/sob-cli.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'sob-lenient-judge-'));
 let server: ProtocolServer;

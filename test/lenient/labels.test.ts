@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { classify } from '../../metrics/taxonomy.ts';
 import { lenient } from '../match/helpers.ts';
-import { sob } from '../runner/sob-cli.ts';
+import { sobHere as sob } from '../runner/sob-cli.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'sob-labels-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));

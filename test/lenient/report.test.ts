@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { CHROMIUM, launchChromium, reportData, SOB } from '../report/run.ts';
-import { sob } from '../runner/sob-cli.ts';
+import { sobHere as sob } from '../runner/sob-cli.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'sob-lenient-report-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));

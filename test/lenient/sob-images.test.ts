@@ -12,7 +12,7 @@ import { after, before, test } from 'node:test';
 import { buildLenientSummary, LenientAccumulator } from '../../metrics/lenient-summary.ts';
 import { type Comparison, compareJsonText } from '../helpers/compare.ts';
 import { needsData, sharedData } from '../kit/shared-data.ts';
-import { sob } from '../runner/sob-cli.ts';
+import { sobHere as sob } from '../runner/sob-cli.ts';
 
 const SKIP = needsData('sob');
 const DATA = sharedData('sob');

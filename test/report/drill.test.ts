@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { type ProtocolServer, startProtocolServer } from '../helpers/protocol-server.ts';
-import { sob } from '../runner/sob-cli.ts';
+import { sobHere as sob } from '../runner/sob-cli.ts';
 import { CHROMIUM, launchChromium, reportData } from './run.ts';
 
 let tmp: string;

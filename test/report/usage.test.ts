@@ -14,7 +14,7 @@ import { summarizeUsage } from '../../metrics/usage.ts';
 import { evalInfoOf } from '../../src/report/usage.ts';
 import { responseLine } from '../compliance/fixtures.ts';
 import { type ProtocolServer, startProtocolServer } from '../helpers/protocol-server.ts';
-import { sob, writeBenchmark } from '../runner/sob-cli.ts';
+import { sobHere as sob, writeBenchmark } from '../runner/sob-cli.ts';
 import { CHROMIUM, launchChromium } from './run.ts';
 
 let tmp: string;

@@ -13,7 +13,7 @@ import {
   type ProtocolServer,
   startProtocolServer,
 } from '../helpers/protocol-server.ts';
-import { rows, sob } from './sob-cli.ts';
+import { rows, sobHere as sob } from './sob-cli.ts';
 
 let tmp: string;
 let server: ProtocolServer;

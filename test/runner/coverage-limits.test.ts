@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { type Outcome, type ProtocolServer, startProtocolServer } from '../helpers/protocol-server.ts';
-import { sob } from './sob-cli.ts';
+import { sobHere as sob } from './sob-cli.ts';
 
 const S = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] };
 

@@ -1,6 +1,6 @@
 /** Spawning `sob` as a user runs it, and the small benchmark files the runner tests share (test/kit/). */
 import type { ChildProcess } from 'node:child_process';
-import { type Exit, sobSpawn } from '../kit/cli.ts';
+import { type Exit, sobIn, sobSpawn } from '../kit/cli.ts';
 
 export { type Exit, ROOT } from '../kit/cli.ts';
 export { exampleRecords, readLines, rows, until, wait, writeBenchmark } from '../kit/fixtures.ts';
@@ -10,6 +10,22 @@ export function sob(
   opts: { cwd: string; env?: Record<string, string | undefined> },
 ): { child: ChildProcess; done: Promise<Exit> } {
   return sobSpawn(args, { cwd: opts.cwd, env: { OPENAI_BASE_URL: '', ...opts.env } });
+}
+
+/**
+ * `sob <args>` in this process (`sobIn`), in the same shape as `sob`: for the tests that read what
+ * a command prints, writes and exits with, where a child process shows nothing more.
+ */
+export function sobHere(
+  args: string[],
+  opts: { cwd: string; env?: Record<string, string | undefined> },
+): { done: Promise<Exit> } {
+  return {
+    done: sobIn(args, { cwd: opts.cwd, env: { OPENAI_BASE_URL: '', ...opts.env } }).then((r) => ({
+      ...r,
+      signal: null,
+    })),
+  };
 }
 
 /**

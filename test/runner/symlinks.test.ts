@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { type ProtocolServer, startProtocolServer } from '../helpers/protocol-server.ts';
-import { exampleRecords, readLines, sob, writeBenchmark } from './sob-cli.ts';
+import { exampleRecords, readLines, sobHere as sob, writeBenchmark } from './sob-cli.ts';
 
 let tmp: string;
 let server: ProtocolServer;

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { type ProtocolServer, startProtocolServer } from '../helpers/protocol-server.ts';
-import { sob, writeBenchmark } from './sob-cli.ts';
+import { sobHere as sob, writeBenchmark } from './sob-cli.ts';
 
 let tmp: string;
 let server: ProtocolServer;

@@ -23,7 +23,7 @@ function run(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, args, { cwd: ROOT, timeout: 110_000, env }, (err, stdout, stderr) => {
+    execFile(process.execPath, args, { cwd: ROOT, timeout: 300_000, env }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
       resolve({ code, stdout, stderr });
     });

@@ -12,7 +12,7 @@ const DATA = sharedData('olmocr-bench');
 const tmp = mkdtempSync(join(tmpdir(), 'sob-ocr-cli-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-const sob = (args: string[]) => sobAsync(args, ROOT, 110_000);
+const sob = (args: string[]) => sobAsync(args, ROOT, 300_000);
 
 describe('sob ocr', { skip: needsData('olmocr-bench') }, () => {
   test('writes one transcript per page and scores the tests of the PDFs it was given', async () => {
