@@ -34,6 +34,9 @@ export const SERIAL = {
   'test/providers/skeleton-limits.test.ts': 'SIGTERM stops a run within 10 s (10.7 s in parallel)',
   'test/scoring/bad-input.test.ts':
     'a 50 MB answer validated within the default record time budget; a ReDoS run under 30 s',
+  'test/sources/pdf.test.ts':
+    'OCRs the olmOCR sample on every core, each page under the 180 s page limit (one page went over it with 3 other files beside it)',
+  'test/sources/pdf-orbit.test.ts': 'OCRs orbit-bench-en on every core, under the same page limit',
 };
 
 /**

@@ -4,24 +4,19 @@
  * when it holds, and write a Markdown summary. Every command is the real `sob` on data written here.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { sobIn } from '../kit/cli.ts';
 
-const ROOT = join(import.meta.dirname, '../..');
 const tmp = mkdtempSync(join(tmpdir(), 'sob-gates-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-function sob(...args: string[]) {
-  const r = spawnSync(process.execPath, [join(ROOT, 'bin/sob.js'), ...args], {
-    cwd: tmp,
-    encoding: 'utf8',
-    timeout: 300_000,
-    env: { ...process.env, OPENAI_API_KEY: '', GEMINI_API_KEY: '' },
-  });
-  return r;
+/** `sob <args>` in this process (test/kit/cli.ts), in the test's folder, without provider keys. */
+async function sob(...args: string[]) {
+  const r = await sobIn(args, { cwd: tmp, env: { OPENAI_API_KEY: '', GEMINI_API_KEY: '' } });
+  return { status: r.code, stdout: r.stdout, stderr: r.stderr };
 }
 
 const N = 30;
@@ -61,12 +56,19 @@ responses(join(tmp, 'after/response_m.jsonl'), 18);
 // The same model a little worse (2 of 30): not a significant regression after Holm's correction.
 responses(join(tmp, 'slight/response_m.jsonl'), 2);
 
-test('sob score --fail-under: exit 3 with one line per failed gate, 0 when every minimum holds', () => {
-  const base = sob('score', 'before/response_m.jsonl', '--out', 'ev-before', '--bootstrap-samples', '0');
+test('sob score --fail-under: exit 3 with one line per failed gate, 0 when every minimum holds', async () => {
+  const base = await sob(
+    'score',
+    'before/response_m.jsonl',
+    '--out',
+    'ev-before',
+    '--bootstrap-samples',
+    '0',
+  );
   assert.equal(base.status, 0, base.stderr);
   // after: 18 records with 1 of 2 leaves wrong: Value Accuracy = (12 + 18 x 0.5) / 30 = 0.700,
   // Faithfulness the same ("1800" shares no token with "1918"), Perfect Response 12/30 = 0.400
-  const fail = sob(
+  const fail = await sob(
     'score',
     'after/response_m.jsonl',
     '--out',
@@ -84,7 +86,7 @@ test('sob score --fail-under: exit 3 with one line per failed gate, 0 when every
     'gate failed: text/m: value_accuracy 0.700 < 0.8',
     'gate failed: text/m: faithfulness 0.700 < 0.75',
   ]);
-  const hold = sob(
+  const hold = await sob(
     'score',
     'after/response_m.jsonl',
     '--out',
@@ -100,21 +102,28 @@ test('sob score --fail-under: exit 3 with one line per failed gate, 0 when every
   assert.match(hold.stderr, /gates: all 3 checks hold/);
 });
 
-test('a bad --fail-under is a usage error (exit 2) naming the item, before anything is scored', () => {
-  const r = sob('score', 'after/response_m.jsonl', '--out', 'ev-x', '--fail-under', 'value_acuracy=0.8');
+test('a bad --fail-under is a usage error (exit 2) naming the item, before anything is scored', async () => {
+  const r = await sob(
+    'score',
+    'after/response_m.jsonl',
+    '--out',
+    'ev-x',
+    '--fail-under',
+    'value_acuracy=0.8',
+  );
   assert.equal(r.status, 2);
   assert.match(r.stderr, /unknown metric "value_acuracy"/);
-  const o = sob('score', 'after/response_m.jsonl', '--out', 'ev-x', '--fail-under', 'overall=0.8');
+  const o = await sob('score', 'after/response_m.jsonl', '--out', 'ev-x', '--fail-under', 'overall=0.8');
   assert.equal(o.status, 2);
   assert.match(o.stderr, /overall: a leaderboard figure/);
-  const v = sob('leaderboard', 'ev-before', '--fail-under', 'value_accuracy=80');
+  const v = await sob('leaderboard', 'ev-before', '--fail-under', 'value_accuracy=80');
   assert.equal(v.status, 2);
   assert.match(v.stderr, /from 0 to 1/);
 });
 
-test('--fail-on-regression: exit 3 when a metric is significantly worse, 0 against itself and for a slight dip', () => {
+test('--fail-on-regression: exit 3 when a metric is significantly worse, 0 against itself and for a slight dip', async () => {
   // score: the 18 wrong years are a significant drop of Value Accuracy (1.000 -> 0.700).
-  const r = sob(
+  const r = await sob(
     'score',
     'after/response_m.jsonl',
     '--out',
@@ -141,17 +150,17 @@ test('--fail-on-regression: exit 3 when a metric is significantly worse, 0 again
   assert.match(md, /4 other tests: no change/);
 
   // leaderboard: the same verdict from the folders alone.
-  const lb = sob('leaderboard', 'ev-after', '--fail-on-regression', 'ev-before', '--format', 'json');
+  const lb = await sob('leaderboard', 'ev-after', '--fail-on-regression', 'ev-before', '--format', 'json');
   assert.equal(lb.status, 3, lb.stderr);
   assert.equal(lb.stderr.split('\n').filter((l) => l.startsWith('gate failed')).length, 3);
   assert.equal(JSON.parse(lb.stdout)[0].value_accuracy, 0.7); // the table is still printed
 
-  const same = sob('leaderboard', 'ev-before', '--fail-on-regression', 'ev-before');
+  const same = await sob('leaderboard', 'ev-before', '--fail-on-regression', 'ev-before');
   assert.equal(same.status, 0, same.stderr);
   assert.match(same.stderr, /gates: all 7 checks hold/);
 
   // 2 wrong of 30: lower, but p after Holm over 7 tests is not below 0.05.
-  const s = sob(
+  const s = await sob(
     'score',
     'slight/response_m.jsonl',
     '--out',
@@ -164,7 +173,7 @@ test('--fail-on-regression: exit 3 when a metric is significantly worse, 0 again
   assert.equal(s.status, 0, s.stderr);
 });
 
-test('sob eval: --fail-under fails the skeleton baseline (exit 3) and holds for gold; regression against itself holds', () => {
+test('sob eval: --fail-under fails the skeleton baseline (exit 3) and holds for gold; regression against itself holds', async () => {
   const bench = join(tmp, 'bench');
   mkdirSync(bench, { recursive: true });
   writeFileSync(
@@ -172,7 +181,7 @@ test('sob eval: --fail-under fails the skeleton baseline (exit 3) and holds for 
     `${Array.from({ length: 6 }, (_, i) => JSON.stringify(record(i))).join('\n')}\n`,
   );
   const common = ['--benchmark', 'bench/records.jsonl', '--bootstrap-samples', '0', '--no-report'];
-  const gold = sob(
+  const gold = await sob(
     'eval',
     '--model',
     'baseline:gold',
@@ -187,7 +196,7 @@ test('sob eval: --fail-under fails the skeleton baseline (exit 3) and holds for 
   assert.match(md, /^### ✅ sob: every gate holds/);
   assert.match(md, /\| ✅ \| baseline_gold \| Value Accuracy \| 1\.000 \| 0\.8 \|/);
 
-  const sk = sob(
+  const sk = await sob(
     'eval',
     '--model',
     'baseline:skeleton',
@@ -200,7 +209,7 @@ test('sob eval: --fail-under fails the skeleton baseline (exit 3) and holds for 
   assert.equal(sk.status, 3, sk.stderr);
   assert.match(sk.stderr, /^gate failed: baseline_skeleton: value_accuracy 0\.000 < 0\.8$/m);
 
-  const again = sob(
+  const again = await sob(
     'eval',
     '--model',
     'baseline:gold',
@@ -214,8 +223,8 @@ test('sob eval: --fail-under fails the skeleton baseline (exit 3) and holds for 
   assert.match(again.stderr, /gates: all 7 checks hold/);
 });
 
-test('--fail-on-regression with no such folder: exit 2 before anything is asked or scored', () => {
-  const r = sob(
+test('--fail-on-regression with no such folder: exit 2 before anything is asked or scored', async () => {
+  const r = await sob(
     'eval',
     '--model',
     'baseline:gold',
