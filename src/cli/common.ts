@@ -2,8 +2,8 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { interruptible, log } from '../app/io.ts';
 import { UserError } from '../core/errors.ts';
-import { printable } from '../core/files.ts';
 import { MODALITIES, type Modality, SOURCES, type Source } from '../core/record.ts';
 
 export function intOption(name: string, min = 0): (v: string) => number {
@@ -38,40 +38,8 @@ export function choiceOption<T extends string>(choices: readonly T[]): (v: strin
   };
 }
 
-/** One progress line on stderr; a control character in it (a file name's newline) is escaped. */
-export function log(line: string): void {
-  process.stderr.write(`${printable(line)}\n`);
-}
-
-/**
- * Ctrl-C (SIGINT) and SIGTERM for a long command: the first stops it cleanly (the signal aborts,
- * work in flight is left for a resume, and the command exits 130); a second quits at once, 130.
- */
-export function interruptible(onFirst?: () => void): {
-  signal: AbortSignal;
-  interrupted: () => boolean;
-  dispose: () => void;
-} {
-  const controller = new AbortController();
-  let count = 0;
-  const handler = () => {
-    count++;
-    if (count > 1) process.exit(130);
-    onFirst?.();
-    log('stopping: waiting for nothing more to be written (Ctrl-C again to quit at once)');
-    controller.abort();
-  };
-  process.on('SIGINT', handler);
-  process.on('SIGTERM', handler);
-  return {
-    signal: controller.signal,
-    interrupted: () => controller.signal.aborted,
-    dispose: () => {
-      process.off('SIGINT', handler);
-      process.off('SIGTERM', handler);
-    },
-  };
-}
+// The progress log and the Ctrl-C handling live with the application functions that use them.
+export { interruptible, log };
 
 /**
  * --batch, --batch-fallback, --batch-poll-ms, --batch-deadline (sob run and sob eval). A `--batch-*` option given

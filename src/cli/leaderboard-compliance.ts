@@ -1,12 +1,10 @@
 /** `sob leaderboard --track compliance`: JSONSchemaBench's table from `<dir>/schema/<model>/`. */
 import { mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { UserError } from '../core/errors.ts';
 import { writeFileAtomic } from '../core/files.ts';
 import {
   type ComplianceFormat,
-  complianceMarkdown,
-  complianceTable,
   complianceText,
   hasSobResults,
   loadComplianceBoard,
@@ -46,27 +44,6 @@ export async function complianceLeaderboard(dir: string, flags: ComplianceFlags)
     writeFileAtomic(flags.out, body);
     log(`wrote ${flags.out}`);
   } else process.stdout.write(body);
-}
-
-/**
- * `sob eval`: the compliance table as `leaderboard-compliance.{md,csv,json}` in the eval
- * directory, and on stdout; returns the Markdown file's path, or null when there are no schema
- * results.
- */
-export async function writeComplianceLeaderboards(
-  evaluation: string,
-  evalDir: string,
-): Promise<string | null> {
-  const { board, folders, skipped } = loadComplianceBoard(evaluation);
-  for (const s of skipped) log(`skipped ${s.folder}: ${s.reason}`);
-  if (board.rows.length === 0) return null;
-  await attachComplianceUsage(board, folders);
-  const md = join(evalDir, 'leaderboard-compliance.md');
-  writeFileAtomic(md, `${complianceMarkdown(board)}\n`);
-  writeFileAtomic(join(evalDir, 'leaderboard-compliance.csv'), complianceText(board, 'csv'));
-  writeFileAtomic(join(evalDir, 'leaderboard-compliance.json'), `${complianceText(board, 'json')}\n`);
-  process.stdout.write(`${complianceTable(board)}\n`);
-  return md;
 }
 
 /** The value leaderboard asked of a folder that holds schema compliance results only: say so. */

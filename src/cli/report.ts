@@ -1,10 +1,10 @@
 /** `sob report`: one self-contained HTML report of an eval, a run or an evaluation folder. */
 import { existsSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { Command } from 'commander';
+import { runAccess } from '../app/run-access.ts';
 import { UserError } from '../core/errors.ts';
 import { MODALITIES } from '../core/record.ts';
-import type { RunAccess } from '../report/html.ts';
 import type { ScoreTarget } from '../scoring/score-files.ts';
 import { intOption, log } from './common.ts';
 
@@ -33,39 +33,6 @@ async function unscored(dir: string): Promise<ScoreTarget[]> {
       );
   }
   return [];
-}
-
-/**
- * What the report needs of run directories, from the runner: the model folder a run's scores are
- * named by, and the prompt it sent (its manifest's template, rendered as the runner renders it).
- */
-export async function runAccess(): Promise<RunAccess> {
-  const { readManifest, sanitizeModelId } = await import('../runner/run-dir.ts');
-  const { makeTemplate, renderPrompt } = await import('../runner/prompt.ts');
-  const manifestOf = (dir: string) => {
-    try {
-      return readManifest(dir);
-    } catch {
-      return undefined;
-    }
-  };
-  return {
-    modelDir: (runDir) => {
-      const m = manifestOf(runDir);
-      return typeof m?.model === 'string' ? sanitizeModelId(m.model) : undefined;
-    },
-    prompt: (file) => {
-      const p = manifestOf(dirname(file))?.prompt as { template?: unknown } | undefined;
-      if (typeof p?.template !== 'string') return undefined;
-      let template: ReturnType<typeof makeTemplate>;
-      try {
-        template = makeTemplate(p.template);
-      } catch {
-        return undefined;
-      }
-      return (f) => renderPrompt(template, f);
-    },
-  };
 }
 
 export function registerReport(program: Command): void {
