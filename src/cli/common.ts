@@ -1,7 +1,7 @@
 /** Shared CLI plumbing: option parsers that fail as usage errors, and stderr logging. */
-import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { evaluationDirOf } from '../app/evaluation-dir.ts';
 import { interruptible, log } from '../app/io.ts';
 import { UserError } from '../core/errors.ts';
 import { MODALITIES, type Modality, SOURCES, type Source } from '../core/record.ts';
@@ -38,8 +38,9 @@ export function choiceOption<T extends string>(choices: readonly T[]): (v: strin
   };
 }
 
-// The progress log and the Ctrl-C handling live with the application functions that use them.
-export { interruptible, log };
+// The progress log, the Ctrl-C handling and the evaluation folder a path stands for live with
+// the application functions that use them.
+export { evaluationDirOf, interruptible, log };
 
 /**
  * --batch, --batch-fallback, --batch-poll-ms, --batch-deadline (sob run and sob eval). A `--batch-*` option given
@@ -76,25 +77,6 @@ export function batchOptions(cmd: Command, batchHelp: string): Command {
       'stop waiting for the batches after this long: their records stay pending at the provider, and a re-run collects them (default: no deadline)',
       intOption('--batch-deadline', 1),
     );
-}
-
-/**
- * The evaluation folder to read: the one given, or, for a `sob eval` folder (`runs/` beside
- * `evaluation/`) or a run directory (`responses.jsonl` beside it), that `evaluation/`, said on
- * stderr. Any other folder is read as given.
- */
-export function evaluationDirOf(dir: string): string {
-  const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
-  if (!isDir(join(dir, 'evaluation')) || [...MODALITIES, 'schema'].some((m) => isDir(join(dir, m))))
-    return dir;
-  const kind = isDir(join(dir, 'runs'))
-    ? 'eval folder'
-    : existsSync(join(dir, 'responses.jsonl'))
-      ? 'run directory'
-      : undefined;
-  if (!kind) return dir;
-  log(`reading ${join(dir, 'evaluation')} (the scores of this ${kind})`);
-  return join(dir, 'evaluation');
 }
 
 export function numberOption(name: string, min: number, max: number): (v: string) => number {
