@@ -1,3 +1,4 @@
+/** `sob leaderboard`: the paper's unified, complexity-weighted, coverage-adjusted leaderboard. */
 import type { Command } from 'commander';
 import type { RankBy } from '../../metrics/lenient-leaderboard.ts';
 import { complianceLeaderboard, writeLeaderboard } from '../app/leaderboard.ts';
