@@ -12,9 +12,9 @@ import { UserError } from '../core/errors.ts';
 import { plainDirs } from '../core/files.ts';
 import { PACKAGE_ROOT } from '../core/paths.ts';
 import type { Source } from '../core/record.ts';
-import type { RunOptions } from '../runner/run.ts';
 import { applyGates, type Gates, rowSubjects } from './gates.ts';
 import { interruptible, log } from './io.ts';
+import type { AskSettings } from './run.ts';
 
 /** What `sob eval` was asked to do: its flags, read and checked by the command. */
 export interface EvalSettings {
@@ -27,20 +27,7 @@ export interface EvalSettings {
   /** The gates, checked after the leaderboard (parsed before anything runs). */
   gates: Gates;
   /** How each model is asked (the options `sob run` shares). */
-  ask: Pick<
-    RunOptions,
-    | 'source'
-    | 'limit'
-    | 'concurrency'
-    | 'temperature'
-    | 'maxTokens'
-    | 'timeoutMs'
-    | 'maxRetries'
-    | 'coverageLimits'
-    | 'cacheDir'
-    | 'skipInvalid'
-    | 'allowInvalidGroundTruth'
-  >;
+  ask: AskSettings;
   source?: Source;
   limit?: number;
   skipInvalid?: boolean;
