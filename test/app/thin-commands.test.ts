@@ -12,11 +12,6 @@ import { ROOT } from '../kit/cli.ts';
 /** The longest action today is sob leaderboard's (62 lines: its usage checks between flags). */
 const MAX_ACTION_LINES = 70;
 
-/** Actions not moved yet, each with its reason. */
-const NOT_YET: Record<string, string> = {
-  'src/cli/ocr.ts': 'sob ocr: its flags were being changed by other work when the rest moved',
-};
-
 test(`every src/cli action callback is at most ${MAX_ACTION_LINES} lines: the work is in src/app/`, () => {
   const out = execFileSync(
     process.execPath,
@@ -30,7 +25,7 @@ test(`every src/cli action callback is at most ${MAX_ACTION_LINES} lines: the wo
     .filter((m) => m !== null)
     .map((m) => ({ lines: Number(m[1]), file: m[2], line: Number(m[3]) }));
   assert.ok(callbacks.length > 20, `read ${callbacks.length} callbacks: the script's output changed?`);
-  const long = callbacks.filter((c) => c.lines > MAX_ACTION_LINES && !(c.file in NOT_YET));
+  const long = callbacks.filter((c) => c.lines > MAX_ACTION_LINES);
   assert.deepEqual(
     long.map((c) => `${c.file}:${c.line} ${c.lines} lines`),
     [],
