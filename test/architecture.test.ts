@@ -23,6 +23,7 @@ const PARTS = [
   'src/runner',
   'src/report',
   'src/scoring',
+  'src/app',
   'src/cli',
   'src/lib.ts',
 ] as const;
@@ -43,7 +44,18 @@ const MAY_IMPORT: Record<Part, readonly Part[]> = {
   // floor 3: the application layer for scoring (the metrics over files, and the LLM matcher that
   // asks a provider with the runner's backoff)
   'src/scoring': ['src/core', 'metrics', 'src/providers', 'src/runner'],
-  // floor 4: the commands and the library API; nothing imports src/cli
+  // floor 4: the use cases (one function per command), the commands and the library API;
+  // nothing imports src/cli, and nothing but src/cli and src/lib.ts imports src/app
+  'src/app': [
+    'src/core',
+    'metrics',
+    'sources',
+    'src/providers',
+    'judges',
+    'src/runner',
+    'src/report',
+    'src/scoring',
+  ],
   'src/cli': [
     'src/core',
     'metrics',
@@ -53,6 +65,7 @@ const MAY_IMPORT: Record<Part, readonly Part[]> = {
     'src/runner',
     'src/report',
     'src/scoring',
+    'src/app',
   ],
   'src/lib.ts': [
     'src/core',
@@ -63,6 +76,7 @@ const MAY_IMPORT: Record<Part, readonly Part[]> = {
     'src/runner',
     'src/report',
     'src/scoring',
+    'src/app',
   ],
 };
 

@@ -1,13 +1,12 @@
 /** `sob build`: raw sources (HotpotQA, PDFs, AMI meetings, SOB dataset rows) -> checked benchmark records. */
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import type { Command } from 'commander';
 // The registry is a table of lazy imports: registering the command loads no loader.
 import { checkBuildRequest, kindsHelp, LOADER_KINDS } from '../../sources/registry.ts';
+import { buildRecords } from '../app/build.ts';
 
 import { UserError } from '../core/errors.ts';
-import { type Modality, SOURCES } from '../core/record.ts';
-import { choiceOption, engineOption, intOption, log, modalityOption, type OcrEngineFlag } from './common.ts';
+import type { Modality } from '../core/record.ts';
+import { choiceOption, engineOption, intOption, modalityOption, type OcrEngineFlag } from './common.ts';
 
 interface BuildFlags {
   out: string;
@@ -160,75 +159,6 @@ build: pass --source.`,
       if (flags.map && kind !== 'records') throw new UserError('--map is for records inputs only', 2);
       const { parseFieldMap } = await import('../../sources/records.ts');
       const map = parseFieldMap(flags.map);
-      const started = Date.now();
-      log(`building ${kind} records${input === undefined ? '' : ` from ${input}`} -> ${flags.out}`);
-      // Loaded here, not at the top: the PDF side pulls in pdf.js and tesseract.js.
-      const { buildBenchmark } = await import('../../sources/build.ts');
-      // --engine openai:<model> / gemini:<model>: pages read by a vision-language model first.
-      const vlm = flags.engine?.includes(':');
-      const model = vlm
-        ? await (await import('../runner/vlm-pages.ts')).VlmPageReader.start(flags.engine!, {
-            providerOptions: flags.baseUrl ? { baseUrls: flags.baseUrl } : {},
-            cacheDir: join(
-              flags.cacheDir ?? join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'sob-eval'),
-              'ocr',
-              'vlm',
-            ),
-            log,
-          })
-        : undefined;
-      const local =
-        flags.engine && !vlm ? (flags.engine as 'both' | 'tesseract' | 'paddle') : flags.ocrEngine;
-      const { describeUncounted, uncountedLines } = await import('../../sources/manifest.ts');
-      const res = await buildBenchmark({
-        kind,
-        input,
-        out: flags.out,
-        annotations: flags.annotations,
-        append: flags.append,
-        upper: flags.upper,
-        config: flags.config,
-        source: flags.source,
-        map,
-        split: flags.split,
-        download: { endpoint: flags.hfEndpoint, cacheDir: flags.cacheDir, refresh: flags.refresh },
-        pdf: {
-          ...(flags.minOcrPass !== undefined
-            ? { minOcrPass: Number(flags.minOcrPass), ocrTests: flags.ocrTests }
-            : {}),
-          ...(flags.maxPages !== undefined ? { maxPages: flags.maxPages } : {}),
-          ...(flags.pageTimeout !== undefined ? { pageTimeoutMs: flags.pageTimeout * 1000 } : {}),
-          ...(local !== undefined ? { ocrEngine: local } : {}),
-          ...(model ? { model } : {}),
-        },
-        log,
-      }).finally(() => model?.close());
-      if (model)
-        log(
-          `${model.id}: ${model.stats.asked} request${model.stats.asked === 1 ? '' : 's'}, ${model.stats.cached} from cache, ${model.stats.failed} page${model.stats.failed === 1 ? '' : 's'} read locally instead`,
-        );
-      const per = SOURCES.map(
-        (m) => `${m} ${res.manifest.sources[m].records} (weight ${res.manifest.sources[m].weight})`,
-      ).join(', ');
-      const was = flags.append ? ` (${res.before} before + ${res.written} written)` : '';
-      process.stdout.write(
-        `${res.written} records written, ${res.rejected} rejected, ${res.warnings.length} warnings -> ${res.out}\n` +
-          `benchmark now holds ${res.manifest.records} records${was}: ${per}\n`,
-      );
-      const skipped = uncountedLines(res.uncounted);
-      if (skipped > 0) {
-        // Lines that were in the file before this build (ours always count): said, never silent.
-        process.stdout.write(
-          `${skipped} other lines of ${res.out} are not benchmark records and are not counted: ${describeUncounted(res.uncounted)}\n`,
-        );
-        log(
-          `warning: ${res.out} holds ${skipped} lines the manifest does not count (${describeUncounted(res.uncounted)})`,
-        );
-      }
-      log(
-        `manifest ${res.manifestFile}; rejected ${res.rejectedFile}; ${((Date.now() - started) / 1000).toFixed(2)} s`,
-      );
-      if (res.written === 0 && res.rejected > 0)
-        throw new UserError(`no record passed the checks: see ${res.rejectedFile}`);
+      await buildRecords({ ...flags, kind, input, map });
     });
 }

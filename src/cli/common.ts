@@ -1,9 +1,9 @@
 /** Shared CLI plumbing: option parsers that fail as usage errors, and stderr logging. */
-import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { evaluationDirOf } from '../app/evaluation-dir.ts';
+import { interruptible, log } from '../app/io.ts';
 import { UserError } from '../core/errors.ts';
-import { printable } from '../core/files.ts';
 import { MODALITIES, type Modality, SOURCES, type Source } from '../core/record.ts';
 
 export function intOption(name: string, min = 0): (v: string) => number {
@@ -38,40 +38,9 @@ export function choiceOption<T extends string>(choices: readonly T[]): (v: strin
   };
 }
 
-/** One progress line on stderr; a control character in it (a file name's newline) is escaped. */
-export function log(line: string): void {
-  process.stderr.write(`${printable(line)}\n`);
-}
-
-/**
- * Ctrl-C (SIGINT) and SIGTERM for a long command: the first stops it cleanly (the signal aborts,
- * work in flight is left for a resume, and the command exits 130); a second quits at once, 130.
- */
-export function interruptible(onFirst?: () => void): {
-  signal: AbortSignal;
-  interrupted: () => boolean;
-  dispose: () => void;
-} {
-  const controller = new AbortController();
-  let count = 0;
-  const handler = () => {
-    count++;
-    if (count > 1) process.exit(130);
-    onFirst?.();
-    log('stopping: waiting for nothing more to be written (Ctrl-C again to quit at once)');
-    controller.abort();
-  };
-  process.on('SIGINT', handler);
-  process.on('SIGTERM', handler);
-  return {
-    signal: controller.signal,
-    interrupted: () => controller.signal.aborted,
-    dispose: () => {
-      process.off('SIGINT', handler);
-      process.off('SIGTERM', handler);
-    },
-  };
-}
+// The progress log, the Ctrl-C handling and the evaluation folder a path stands for live with
+// the application functions that use them.
+export { evaluationDirOf, interruptible, log };
 
 /**
  * --batch, --batch-fallback, --batch-poll-ms, --batch-deadline (sob run and sob eval). A `--batch-*` option given
@@ -108,25 +77,6 @@ export function batchOptions(cmd: Command, batchHelp: string): Command {
       'stop waiting for the batches after this long: their records stay pending at the provider, and a re-run collects them (default: no deadline)',
       intOption('--batch-deadline', 1),
     );
-}
-
-/**
- * The evaluation folder to read: the one given, or, for a `sob eval` folder (`runs/` beside
- * `evaluation/`) or a run directory (`responses.jsonl` beside it), that `evaluation/`, said on
- * stderr. Any other folder is read as given.
- */
-export function evaluationDirOf(dir: string): string {
-  const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
-  if (!isDir(join(dir, 'evaluation')) || [...MODALITIES, 'schema'].some((m) => isDir(join(dir, m))))
-    return dir;
-  const kind = isDir(join(dir, 'runs'))
-    ? 'eval folder'
-    : existsSync(join(dir, 'responses.jsonl'))
-      ? 'run directory'
-      : undefined;
-  if (!kind) return dir;
-  log(`reading ${join(dir, 'evaluation')} (the scores of this ${kind})`);
-  return join(dir, 'evaluation');
 }
 
 export function numberOption(name: string, min: number, max: number): (v: string) => number {

@@ -1,11 +1,8 @@
 /** `sob judge`: deterministic checks, then LLM quality judges, then keep what passes. */
 import { type Command, Option } from 'commander';
+import { judgeBenchmark } from '../app/judge.ts';
 import { UserError } from '../core/errors.ts';
-import { choiceOption, interruptible, intOption, log } from './common.ts';
-
-const DIMS = ['accuracy', 'grounding', 'schema_quality'] as const;
-/** An agreement statistic; undefined ones (a judge with no spread) are NaN, shown as n/a. */
-const num = (v: number) => (Number.isFinite(v) ? v.toFixed(3) : 'n/a');
+import { choiceOption, intOption } from './common.ts';
 
 interface JudgeFlags {
   judge: string[];
@@ -102,96 +99,6 @@ judgment already made (same record id, judge and prompt hash) is not asked again
     )
     .action(async (records: string, flags: JudgeFlags) => {
       if (flags.judge.length === 0) throw new UserError('give at least one --judge <provider:model>', 2);
-      const { judgeRecords } = await import('../../judges/judge.ts');
-      const { checkRecord } = await import('../../sources/checks.ts');
-      const { backoffDelay, DEFAULT_BACKOFF, sleep } = await import('../core/retry.ts');
-      const { createProvider } = await import('../providers/index.ts');
-      const judges = await Promise.all(
-        flags.judge.map((id) => createProvider(id, { baseUrls: flags.baseUrl })),
-      );
-      const reviewer = flags.reviewer
-        ? await createProvider(flags.reviewer, { baseUrls: flags.baseUrl })
-        : undefined;
-      const { ProgressReporter } = await import('../runner/progress.ts');
-      const progress = new ProgressReporter(
-        process.stderr,
-        flags.progressIntervalMs,
-        Date.now,
-        'judgments: ',
-      );
-      const stop = interruptible(() => progress.clear());
-      const asProgress = (p: { total: number; done: number; failed: number; startedAt: number }) => ({
-        ...p,
-        resumed: 0,
-        errors: p.failed,
-        inputTokens: 0,
-        outputTokens: 0,
-        cost: 0,
-      });
-      let last: ReturnType<typeof asProgress> | undefined;
-      try {
-        const s = await judgeRecords({
-          records,
-          judges,
-          reviewer,
-          rejectFlagged: flags.rejectFlagged === true,
-          check: (r, seen) => checkRecord(r, { seenIds: seen }),
-          backoff: {
-            delay: (f, ra) => backoffDelay(f, { ...DEFAULT_BACKOFF, baseMs: flags.retryBaseMs }, ra),
-            sleep,
-          },
-          outDir: flags.out,
-          threshold: flags.threshold,
-          combine: flags.combine,
-          concurrency: flags.concurrency,
-          maxAttempts: flags.maxAttempts,
-          maxRetries: flags.maxRetries,
-          timeoutMs: flags.timeoutMs,
-          requireGrounding: !flags.allowUngrounded,
-          signal: stop.signal,
-          onProgress: (p) => {
-            last = asProgress(p);
-            progress.update(last);
-          },
-          log: (line) => {
-            progress.clear();
-            log(line);
-          },
-        });
-        if (last) progress.finish(last);
-        const per = Object.entries(s.per_source)
-          .map(([k, v]) => `${k} ${v.accepted}/${v.records}`)
-          .join(', ');
-        process.stdout.write(
-          `${s.accepted} accepted, ${s.rejected} rejected (${s.rejected_by_checks} by the checks, ${s.judge_errors} judge errors${reviewer ? `, ${s.flagged_by_reviewer} flagged by the reviewer` : ''}) -> ${flags.out}\n` +
-            (per ? `accepted per source: ${per}\n` : '') +
-            s.agreement
-              .map(
-                (a) =>
-                  `agreement ${a.a} ~ ${a.b} on ${a.n} records: kappa ${num(a.kappa)}, spearman ${DIMS.map((d) => `${d} ${num(a.spearman[d])}`).join(' ')}, mean |diff| ${DIMS.map((d) => `${d} ${num(a.mean_abs_diff[d])}`).join(' ')}`,
-              )
-              .join('\n') +
-            (s.agreement.length ? '\n' : ''),
-        );
-        if (s.records === 0) throw new UserError(`${records}: no records to judge (an empty file?)`);
-        if (s.rejected_by_checks === s.records)
-          throw new UserError(
-            `every record failed the deterministic checks (${s.records}; see ${flags.out}/rejected.jsonl, stage checks); no judge was asked`,
-          );
-        const judged = s.records - s.rejected_by_checks;
-        if (judged > 0 && s.judge_errors === judged)
-          throw new UserError(
-            `every record judged failed: ${s.judge_errors} judge error${s.judge_errors === 1 ? '' : 's'} (see ${flags.out}/rejected.jsonl, stage judge_error); re-run to ask again`,
-          );
-      } catch (e) {
-        if (!stop.interrupted()) throw e;
-        progress.clear();
-        log('interrupted: re-run the same command to resume');
-        process.exitCode = 130;
-      } finally {
-        progress.clear();
-        stop.dispose();
-        await Promise.all([...judges, ...(reviewer ? [reviewer] : [])].map((j) => j.close?.()));
-      }
+      await judgeBenchmark({ records, ...flags });
     });
 }

@@ -1,52 +1,15 @@
 /** `sob leaderboard`: the paper's unified, complexity-weighted, coverage-adjusted leaderboard. */
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import type { RankBy } from '../../metrics/lenient-leaderboard.ts';
-import { sourceRanks, sourceTable } from '../../metrics/ranks.ts';
+import { complianceLeaderboard, writeLeaderboard } from '../app/leaderboard.ts';
 import { UserError } from '../core/errors.ts';
-import { writeFileAtomic } from '../core/files.ts';
 import { MODALITIES, type Modality } from '../core/record.ts';
-import {
-  buildLeaderboard,
-  type EvaluationFolder,
-  loadEvaluation,
-  readDisplayNames,
-  type TotalsMode,
-  totalsLines,
-} from '../report/evaluation.ts';
-import { sensitivityText } from '../report/lenient.ts';
-import { sensitivityOf } from '../report/sensitivity.ts';
-import {
-  leaderboardCsv,
-  leaderboardJson,
-  leaderboardMarkdown,
-  leaderboardTable,
-  sourceTableText,
-} from '../report/tables.ts';
-import { choiceOption, evaluationDirOf, log, modalityOption } from './common.ts';
-import { applyGates, type GateFlags, gateOptions, parseGates, rowSubjects } from './gates.ts';
-import { complianceLeaderboard, refuseSobTrackOnComplianceOnly } from './leaderboard-compliance.ts';
+import type { TotalsMode } from '../report/evaluation.ts';
+import { choiceOption, evaluationDirOf, modalityOption } from './common.ts';
+import { type GateFlags, gateOptions, parseGates } from './gates.ts';
 
 const FORMATS = ['table', 'md', 'csv', 'json'] as const;
 const TOTALS = ['auto', 'sob', 'records'] as const satisfies readonly TotalsMode[];
-
-/** On stderr: every folder left out and why, the totals and their origin, what to be wary of. */
-export function logFolder(ev: EvaluationFolder): void {
-  for (const s of ev.skipped) log(`skipped ${s.folder}: ${s.reason}`);
-  log(`benchmark totals: ${totalsLines(ev).join('; ')}`);
-  for (const w of ev.warnings) log(`warning: ${w}`);
-}
-
-function emit(text: string, out: string | undefined): void {
-  const body = text.endsWith('\n') ? text : `${text}\n`;
-  if (out) {
-    // Never through a symlink: the file is replaced whole (temp + rename), its folder made if new.
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileAtomic(out, body);
-    log(`wrote ${out}`);
-  } else process.stdout.write(body);
-}
 
 export function registerLeaderboard(program: Command): void {
   const cmd = program
@@ -178,49 +141,19 @@ first token, time per output token and total time where the runs recorded them.`
           );
         if (flags.source && flags.table !== 'unified' && flags.source !== flags.table)
           throw new UserError(`--source ${flags.source} and --table ${flags.table} disagree`, 2);
-        refuseSobTrackOnComplianceOnly(dir);
-        const ev = await loadEvaluation(dir, { manifest: flags.manifest, totals: flags.benchmarkTotals });
-        const names = readDisplayNames(flags.names, dir);
-        const source = flags.source ?? (flags.table === 'unified' ? undefined : flags.table);
-        if (flags.sensitivity) {
-          logFolder(ev);
-          const s = sensitivityOf(ev, names, source, flags.rankBy);
-          log(
-            `${s.models.length} models re-ranked${source ? ` on ${source}` : ''}; ${s.models.filter((m) => m.max_shift > 0).length} move`,
-          );
-          emit(sensitivityText(s, flags.format), flags.out);
-          return;
-        }
-        if (source) {
-          // One source's table (the paper's Tables 4-6), sorted by Value Accuracy, with intervals.
-          for (const s of ev.skipped) log(`skipped ${s.folder}: ${s.reason}`);
-          const rows = sourceTable(ev.models, names, source);
-          if (rows.length === 0) throw new UserError(`no ${source} results under ${dir}`);
-          emit(sourceTableText(rows, sourceRanks(ev.models), flags.format), flags.out);
-          return;
-        }
-        const rows = buildLeaderboard(ev, names);
-        await (await import('../report/usage.ts')).attachUsage(rows, ev);
-        log(`${rows.length} models`);
-        logFolder(ev);
-        const ranks = flags.ranks ? sourceRanks(ev.models) : undefined;
-        const text =
-          flags.format === 'json'
-            ? leaderboardJson(rows, ranks)
-            : flags.format === 'csv'
-              ? leaderboardCsv(rows, ranks)
-              : flags.format === 'md'
-                ? leaderboardMarkdown(rows, ranks)
-                : leaderboardTable(rows, ranks);
-        emit(text, flags.out);
-        const { evaluationPairs } = await import('../report/gates.ts');
-        await applyGates(gates, {
-          command: `sob leaderboard ${dirArg}`,
-          subjects: rowSubjects(rows),
-          pairs: (baseline) => {
-            const p = evaluationPairs(dir, baseline);
-            return { pairs: p.pairs, unmatched: [...p.onlyCurrent, ...p.onlyBaseline] };
-          },
+        await writeLeaderboard({
+          dir,
+          dirArg,
+          gates,
+          format: flags.format,
+          out: flags.out,
+          names: flags.names,
+          manifest: flags.manifest,
+          benchmarkTotals: flags.benchmarkTotals,
+          source: flags.source ?? (flags.table === 'unified' ? undefined : flags.table),
+          ranks: flags.ranks,
+          sensitivity: flags.sensitivity,
+          rankBy: flags.rankBy,
         });
       },
     );

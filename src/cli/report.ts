@@ -1,72 +1,9 @@
 /** `sob report`: one self-contained HTML report of an eval, a run or an evaluation folder. */
-import { existsSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { statSync } from 'node:fs';
 import type { Command } from 'commander';
+import { writeHtmlReport } from '../app/report.ts';
 import { UserError } from '../core/errors.ts';
-import { MODALITIES } from '../core/record.ts';
-import type { RunAccess } from '../report/html.ts';
-import type { ScoreTarget } from '../scoring/score-files.ts';
-import { intOption, log } from './common.ts';
-
-/**
- * What is left to score before a report: a run directory (`sob run`) or an eval directory's runs
- * (`runs/<model>/`) whose `evaluation/` holds no summary yet. A scored run whose responses
- * changed since is named, not re-scored (its profile was the user's choice).
- */
-async function unscored(dir: string): Promise<ScoreTarget[]> {
-  const { scanSource } = await import('../report/evaluation.ts');
-  const { runsToReport } = await import('../scoring/run-targets.ts');
-  const evaluation = join(dir, 'evaluation');
-  const { scanCompliance } = await import('../report/compliance.ts');
-  const summaries = [
-    ...MODALITIES.flatMap((m) => scanSource(evaluation, m).folders),
-    ...scanCompliance(evaluation).folders,
-  ];
-  const runs = runsToReport(dir);
-  if (summaries.length === 0) return runs;
-  for (const t of runs) {
-    const mine = summaries.filter((f) => f.model === t.modelDir);
-    const newest = Math.max(0, ...mine.map((f) => statSync(join(f.path, 'eval_summary.json')).mtimeMs));
-    if (mine.length > 0 && existsSync(t.file) && statSync(t.file).mtimeMs > newest)
-      log(
-        `warning: ${t.file} changed after it was scored: run sob score on its run directory to score it again`,
-      );
-  }
-  return [];
-}
-
-/**
- * What the report needs of run directories, from the runner: the model folder a run's scores are
- * named by, and the prompt it sent (its manifest's template, rendered as the runner renders it).
- */
-export async function runAccess(): Promise<RunAccess> {
-  const { readManifest, sanitizeModelId } = await import('../runner/run-dir.ts');
-  const { makeTemplate, renderPrompt } = await import('../runner/prompt.ts');
-  const manifestOf = (dir: string) => {
-    try {
-      return readManifest(dir);
-    } catch {
-      return undefined;
-    }
-  };
-  return {
-    modelDir: (runDir) => {
-      const m = manifestOf(runDir);
-      return typeof m?.model === 'string' ? sanitizeModelId(m.model) : undefined;
-    },
-    prompt: (file) => {
-      const p = manifestOf(dirname(file))?.prompt;
-      if (typeof p?.template !== 'string') return undefined;
-      let template: ReturnType<typeof makeTemplate>;
-      try {
-        template = makeTemplate(p.template);
-      } catch {
-        return undefined;
-      }
-      return (f) => renderPrompt(template, f);
-    },
-  };
-}
+import { intOption } from './common.ts';
 
 export function registerReport(program: Command): void {
   program
@@ -117,39 +54,7 @@ The file needs no network: open it in any browser.`,
           isDir = false;
         }
         if (!isDir) throw new UserError(`no such directory: ${dir}`);
-        const started = Date.now();
-        const targets = await unscored(dir);
-        if (targets.length > 0) {
-          // An unscored run is scored first, as `sob score` would (a user's own benchmark: strict).
-          log(
-            `${dir}: not scored yet; scoring ${targets.length} response file${targets.length === 1 ? '' : 's'} first (strict profile; sob score --profile sob for parity)`,
-          );
-          const { scoreFiles } = await import('../scoring/score-files.ts');
-          const results = await scoreFiles(targets, {
-            outDir: join(dir, 'evaluation'),
-            summary: { bootstrapSamples: 1000, seed: 42, topKErrors: 20 },
-            profile: { profile: 'strict', assertFormats: false },
-            log,
-          });
-          const failed = results.find((r) => r.error);
-          if (failed) throw new UserError(`could not score ${dir}: ${failed.error}`);
-        }
-        const { writeReport } = await import('../report/html.ts');
-        const out = await writeReport({
-          dir,
-          out: flags.out ?? join(dir, 'report.html'),
-          responses: flags.responses,
-          names: flags.names,
-          samples: flags.samples,
-          maxDiffLeaves: flags.maxDiffLeaves,
-          log,
-          runs: await runAccess(),
-        });
-        const size = statSync(out).size;
-        log(
-          `report: ${out} (${(size / 1024).toFixed(0)} KB, ${((Date.now() - started) / 1000).toFixed(1)} s)`,
-        );
-        process.stdout.write(`${out}\n`);
+        await writeHtmlReport({ ...flags, dir });
       },
     );
 }

@@ -1,20 +1,7 @@
 /** `sob run`: ask one model every record of a benchmark into a resumable run directory. */
 import { type Command, Option } from 'commander';
-import { UserError } from '../core/errors.ts';
-import { createProvider } from '../providers/index.ts';
-import { ProgressReporter } from '../runner/progress.ts';
-import { loadTemplate } from '../runner/prompt.ts';
-import { runBenchmark } from '../runner/run.ts';
-import {
-  type AskFlags,
-  askOptions,
-  askSettings,
-  batchOptions,
-  interruptible,
-  intOption,
-  log,
-  numberOption,
-} from './common.ts';
+import { runModel } from '../app/run.ts';
+import { type AskFlags, askOptions, askSettings, batchOptions, intOption, numberOption } from './common.ts';
 
 interface RunFlags extends AskFlags {
   model: string;
@@ -95,72 +82,6 @@ leaves the batch running at the provider, and the same command later polls it an
 answers (it never submits the same records twice).`,
     )
     .action(async (flags: RunFlags) => {
-      // Flat rows a user wrote (id, context, question, schema, ground_truth) become records first,
-      // in runs/benchmarks/<name>-<hash of the file> (beside the run directory when one is given).
-      const { userBenchmark, userBenchmarkDir } = await import('../../sources/user-benchmark.ts');
-      const benchmark = (
-        await userBenchmark(flags.benchmark, userBenchmarkDir(flags.benchmark, flags.runDir), {
-          log,
-          skipInvalid: flags.skipInvalid,
-        })
-      ).path;
-      const provider = await createProvider(flags.model, {
-        baseUrls: flags.baseUrl,
-        maxResponseBytes: Math.round(flags.maxResponseMb * 1024 * 1024),
-        stream: flags.stream,
-      });
-      const template = loadTemplate(flags.promptTemplate);
-      const progress = new ProgressReporter(process.stderr, flags.progressIntervalMs);
-      const stop = interruptible(() => progress.clear());
-      try {
-        const res = await runBenchmark({
-          provider,
-          benchmark,
-          runDir: flags.runDir,
-          ...askSettings(flags),
-          constrained: flags.constrained,
-          template,
-          backoff: {
-            baseMs: flags.retryBaseMs,
-            maxMs: Math.max(flags.retryBaseMs, 60_000),
-            maxRetryAfterMs: 15 * 60_000,
-          },
-          batch: flags.batch
-            ? {
-                fallback: flags.batchFallback,
-                pollMs: flags.batchPollMs,
-                deadlineMs: flags.batchDeadline === undefined ? undefined : flags.batchDeadline * 1000,
-                maxRequests: flags.batchMaxRequests,
-                maxBytes:
-                  flags.batchMaxMb === undefined ? undefined : Math.round(flags.batchMaxMb * 1024 * 1024),
-              }
-            : undefined,
-          signal: stop.signal,
-          onProgress: (p) => progress.update(p),
-          log: (line) => {
-            progress.clear();
-            log(line);
-          },
-        });
-        progress.finish(res.progress);
-        const p = res.progress;
-        process.stdout.write(
-          `${res.runDir}\t${res.status}\t${p.done}/${p.total} answered\t${p.failed} failed\n`,
-        );
-        if (res.status === 'interrupted') {
-          log(`interrupted: ${p.done}/${p.total} answered; re-run the same command to resume`);
-          process.exitCode = 130;
-        } else if (res.status === 'incomplete') {
-          const pending = p.total - p.done - p.failed;
-          throw new UserError(
-            p.failed > 0
-              ? `${p.failed} record${p.failed === 1 ? '' : 's'} failed every attempt (see ${res.runDir}/errors.jsonl); re-run the same command to retry them`
-              : `${pending} record${pending === 1 ? '' : 's'} still pending in batches at the provider (--batch-deadline); re-run the same command to collect them`,
-          );
-        } else log(`done: ${res.runDir} (score it with: sob score ${res.runDir})`);
-      } finally {
-        progress.clear();
-        stop.dispose();
-      }
+      await runModel({ ...flags, ask: askSettings(flags) });
     });
 }

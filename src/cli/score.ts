@@ -1,29 +1,21 @@
 /** `sob score`: score response files (or folders of them) into the reference's evaluation layout. */
 import { existsSync, statSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { GATE_METRICS, type GateMetric } from '../../metrics/gates.ts';
+import { SCORED_GATE_METRICS, scoreTargets } from '../app/score.ts';
 import { UserError } from '../core/errors.ts';
-import type { EvalSummaryOut, SummaryOut } from '../core/formats/eval-summary.ts';
 import type { Modality } from '../core/record.ts';
 import { PROTOCOLS, type Protocol } from '../core/validator-protocols.ts';
-import { complianceScoreLine } from '../report/compliance.ts';
-import { LENIENT_SHOWN, lenientShown } from '../report/lenient.ts';
-import type { BenchmarkRef } from '../scoring/benchmark.ts';
-import { runBenchmarkOf, runsNamedBy } from '../scoring/run-targets.ts';
-import { defaultOutDir, expandInputs, type ScoreTarget, scoreFiles } from '../scoring/score-files.ts';
-import type { ProfileOptions } from '../scoring/score-line.ts';
 import {
   choiceOption,
   intOption,
-  log,
   modalityOption,
   recordCheckOptions,
   type ScoreOptionFlags,
   scoreOptions,
 } from './common.ts';
 
-import { applyGates, type GateFlags, gateOptions, parseGates } from './gates.ts';
+import { type GateFlags, gateOptions, parseGates } from './gates.ts';
 
 interface ScoreFlags extends ScoreOptionFlags, GateFlags {
   modality?: Modality;
@@ -42,43 +34,6 @@ interface ScoreFlags extends ScoreOptionFlags, GateFlags {
   judgeTimeout?: number;
   protocol: Protocol;
   remote: string[];
-}
-
-const SHOWN = [
-  ['schema_compliance', 'JSON Pass'],
-  ['leaf_value_em', 'Val.Acc.'],
-  ['value_token_f1', 'Faithful.'],
-  ['hier_path_recall', 'Path Rec.'],
-  ['path_set_f1', 'Str.Cov.'],
-  ['type_precision', 'Type Saf.'],
-  ['strict_json_em', 'Perfect'],
-] as const;
-
-/** Which profile scores what and why, in one line (printed before scoring). */
-export function profileLine(targets: ScoreTarget[]): string {
-  const groups = new Map<string, number>();
-  for (const t of targets) {
-    const key = `${t.profile?.profile ?? 'sob'} (${t.profile?.reason ?? 'the default'})`;
-    groups.set(key, (groups.get(key) ?? 0) + 1);
-  }
-  if (groups.size === 1) return `profile: ${[...groups.keys()][0]}`;
-  return `profile: ${[...groups].map(([k, n]) => `${k} for ${n} file${n === 1 ? '' : 's'}`).join('; ')}`;
-}
-
-/**
- * `--benchmark`: checked by the loader `sob run` uses (src/core/benchmark-records.ts); a record
- * it rejects stops the scoring (exit 2) or, with --skip-invalid, is left out.
- */
-async function checkedBenchmark(
-  path: string,
-  flags: { skipInvalid?: boolean; allowInvalidGroundTruth?: boolean },
-): Promise<BenchmarkRef> {
-  const { checkBenchmark, enforceCheck } = await import('../core/benchmark-records.ts');
-  const { resolveBenchmark } = await import('../runner/run.ts');
-  const file = resolve(resolveBenchmark(path));
-  const check = await checkBenchmark(file, { allowInvalidGroundTruth: flags.allowInvalidGroundTruth });
-  enforceCheck(check, { skipInvalid: flags.skipInvalid, log, what: 'was scored' });
-  return { path: file, exclude: check.rejected.map((r) => r.line) };
 }
 
 /** `--remote <uri-prefix>=<folder>`: the folder must exist. */
@@ -224,164 +179,30 @@ records (the compliance track) are not scored leniently.`,
           2,
         );
       }
-      // The profile follows the answers, never how their path is written: the answers of a sob
-      // run (its directory, or the responses.jsonl in it) are the user's own benchmark, strict,
-      // the reference's defects fixed; response files in the SOB layout get the sob profile,
-      // where parity is the point. Each profile carries its reason into the summary.
       const remotes = flags.remote.map(remoteFolder);
-      const profileOf = (p: 'sob' | 'strict', reason: string): ProfileOptions => ({
-        profile: p,
-        assertFormats: p === 'strict' && flags.assertFormats === true,
-        reason,
+      await scoreTargets({
+        inputs,
+        gates,
+        profile: flags.profile,
+        assertFormats: flags.assertFormats,
         protocol: flags.protocol,
         remotes,
-      });
-      const chosen = flags.profile ? profileOf(flags.profile, 'as asked') : undefined;
-      const runProfile =
-        chosen ??
-        profileOf(
-          'strict',
-          "the default for a run's answers (its directory or its responses.jsonl): your own benchmark, the reference's defects fixed; --profile sob for parity",
-        );
-      const fileProfile =
-        chosen ??
-        (flags.assertFormats
-          ? profileOf('strict', '--assert-formats is a strict-profile option')
-          : profileOf(
-              'sob',
-              'the default for response files: parity with the SOB reference; --profile strict fixes its quirks',
-            ));
-      // A run directory (manifest.json + responses.jsonl) is scored into its own evaluation/.
-      const targets: ScoreTarget[] = [];
-      // Flat rows a user wrote become records first (runs/benchmarks/<name>-<hash>), as sob run does.
-      let benchmarkPath = flags.benchmark ? resolve(flags.benchmark) : undefined;
-      if (benchmarkPath) {
-        const { userBenchmark, userBenchmarkDir } = await import('../../sources/user-benchmark.ts');
-        benchmarkPath = (
-          await userBenchmark(benchmarkPath, userBenchmarkDir(benchmarkPath), {
-            log,
-            skipInvalid: flags.skipInvalid,
-          })
-        ).path;
-      }
-      const benchmark = benchmarkPath ? await checkedBenchmark(benchmarkPath, flags) : undefined;
-      for (const input of inputs) {
-        const runs = runsNamedBy(input);
-        if (runs)
-          targets.push(
-            ...runs.map((t) => ({
-              ...(flags.out ? { file: t.file, modelDir: t.modelDir } : t),
-              profile: runProfile,
-              benchmark: benchmark ?? runBenchmarkOf(dirname(t.file), log),
-            })),
-          );
-        else targets.push(...expandInputs([input]).map((file) => ({ file, profile: fileProfile })));
-      }
-      const files = targets.map((t) => t.file);
-      const outDir = flags.out ?? defaultOutDir();
-      const started = Date.now();
-      log(
-        `scoring ${files.length} file${files.length === 1 ? '' : 's'} -> ${targets.every((t) => t.outDir) ? "each run directory's evaluation/" : outDir}`,
-      );
-      log(profileLine(targets));
-      let done = 0;
-      const match = flags.match
-        ? await (await import('../scoring/lenient-run.ts')).prepareLenientRun({
-            policy: flags.match,
-            judge: flags.matchJudge,
-            baseUrls: flags.baseUrl,
-            cacheDir: flags.matchCache ?? join('runs', '.judge-cache'),
-            concurrency: flags.judgeConcurrency,
-            judgeDeadlineMs: flags.judgeTimeout === undefined ? undefined : flags.judgeTimeout * 1000,
-            log,
-          })
-        : undefined;
-      const results = await scoreFiles(targets, {
-        outDir,
-        benchmark,
         modality: flags.modality,
-        summary: {
-          bootstrapSamples: flags.bootstrapSamples,
-          seed: flags.seed,
-          topKErrors: flags.topKErrors,
-        },
+        benchmark: flags.benchmark,
+        out: flags.out,
+        skipInvalid: flags.skipInvalid,
+        allowInvalidGroundTruth: flags.allowInvalidGroundTruth,
+        bootstrapSamples: flags.bootstrapSamples,
+        seed: flags.seed,
+        topKErrors: flags.topKErrors,
         jobs: flags.jobs,
         recordTimeoutMs: flags.recordTimeoutMs,
-        match,
-        log,
-      });
-      const header = ['file', 'source', 'n', ...SHOWN.map(([, h]) => h), ...(match ? LENIENT_SHOWN : [])];
-      const rows: string[][] = [];
-      const schemaLines: string[] = [];
-      let failures = 0;
-      for (const [i, r] of results.entries()) {
-        done++;
-        if (r.error) {
-          failures++;
-          log(`sob: ${r.error}`);
-        }
-        for (const o of r.outputs) {
-          if (o.modality === 'schema') {
-            // Schema records: the compliance track's numbers (src/report/compliance.ts).
-            schemaLines.push(
-              `${targets[i].modelDir ?? r.file.split('/').pop() ?? r.file}  schema  ${o.records}  ${complianceScoreLine(o.summary)}`,
-            );
-            continue;
-          }
-          const s = (o.summary as EvalSummaryOut).summary;
-          rows.push([
-            // A run directory's responses.jsonl is named by its model.
-            targets[i].modelDir ?? r.file.split('/').pop() ?? r.file,
-            o.modality,
-            String(o.records),
-            ...SHOWN.map(([k]) => s.overall_weighted.metrics[k].mean.toFixed(3)),
-            ...(match ? lenientShown(o.summary) : []),
-          ]);
-        }
-      }
-      const gated = results.flatMap((r) => r.outputs.filter((o) => o.modality !== 'schema'));
-      const { folderPair } = await import('../report/gates.ts');
-      const subjectOf = (o: (typeof gated)[number]) => `${o.modality}/${basename(o.dir)}`;
-      const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-      const fmt = (cs: string[]) =>
-        cs.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-      if (rows.length > 0) process.stdout.write(`${[fmt(header), ...rows.map(fmt)].join('\n')}\n`);
-      if (schemaLines.length > 0) process.stdout.write(`${schemaLines.join('\n')}\n`);
-      log(
-        `scored ${done - failures}/${files.length} files in ${((Date.now() - started) / 1000).toFixed(2)} s${rows.length > 0 ? ` (weighted means shown; ${profileLine(targets)})` : ''}`,
-      );
-      if (match?.judge) {
-        log(match.judge.summaryLine());
-        if (match.judge.fatal) {
-          log(`sob: judge ${match.judge.id}: ${match.judge.fatal}`);
-          failures++;
-        }
-      }
-      if (failures > 0) process.exitCode = 1;
-      await applyGates(gates, {
-        command: `sob score ${inputs.join(' ')}`,
-        subjects: gated.map((o) => ({ name: subjectOf(o), values: scoredValues(o.summary) })),
-        pairs: (baseline) => {
-          const pairs = gated.map((o) => folderPair(subjectOf(o), o.dir, baseline));
-          return {
-            pairs: pairs.filter((p) => p !== null),
-            unmatched: gated.filter((_, i) => pairs[i] === null).map(subjectOf),
-          };
-        },
-        seed: flags.seed,
+        match: flags.match,
+        matchJudge: flags.matchJudge,
+        baseUrl: flags.baseUrl,
+        matchCache: flags.matchCache,
+        judgeConcurrency: flags.judgeConcurrency,
+        judgeTimeout: flags.judgeTimeout,
       });
     });
-}
-
-/** `--fail-under` on a scored file: the seven metrics (Overall and coverage are leaderboard figures). */
-const SCORED_GATE_METRICS = Object.entries(GATE_METRICS)
-  .filter(([, v]) => v.field !== null)
-  .map(([k]) => k as GateMetric);
-
-/** A summary's weighted means by gate metric name. */
-function scoredValues(summary: SummaryOut): Partial<Record<GateMetric, number | null>> {
-  const s = summary.summary;
-  return Object.fromEntries(
-    SCORED_GATE_METRICS.map((m) => [m, s?.overall_weighted.metrics[GATE_METRICS[m].field!]?.mean ?? null]),
-  );
 }

@@ -1,0 +1,113 @@
+/**
+ * `sob build` as one use case: raw sources (HotpotQA, PDFs, AMI meetings, SOB dataset rows) ->
+ * checked benchmark records, with a page-reading model when one is named. The command
+ * (`src/cli/build.ts`) checks the flags against the kind, reads them into `BuildSettings` and
+ * calls `buildRecords`.
+ */
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { UserError } from '../core/errors.ts';
+import { type Modality, SOURCES } from '../core/record.ts';
+import { log } from './io.ts';
+
+/** What `sob build` was asked: the kind of source, its input and the build's options. */
+export interface BuildSettings {
+  kind: string;
+  input: string | undefined;
+  out: string;
+  annotations?: string;
+  append?: boolean;
+  upper?: boolean;
+  config?: string;
+  source?: Modality;
+  /** `--map`, parsed: a record field -> the column it is read from. */
+  map: Record<string, string>;
+  split?: string;
+  hfEndpoint?: string;
+  cacheDir?: string;
+  refresh?: boolean;
+  minOcrPass?: string;
+  ocrTests?: string;
+  maxPages?: number;
+  /** Seconds. */
+  pageTimeout?: number;
+  ocrEngine?: 'both' | 'tesseract' | 'paddle';
+  /** A local OCR engine, or `openai:<model>` / `gemini:<model>` (a page-reading model). */
+  engine?: string;
+  baseUrl?: string[];
+}
+
+/**
+ * Runs `sob build`: the counts on stdout, progress on stderr; no record passing the checks is an
+ * error (exit 1), after the rejected ones are written.
+ */
+export async function buildRecords(s: BuildSettings): Promise<void> {
+  const { kind, input, map } = s;
+  const started = Date.now();
+  log(`building ${kind} records${input === undefined ? '' : ` from ${input}`} -> ${s.out}`);
+  // Loaded here, not at the top: the PDF side pulls in pdf.js and tesseract.js.
+  const { buildBenchmark } = await import('../../sources/build.ts');
+  // --engine openai:<model> / gemini:<model>: pages read by a vision-language model first.
+  const vlm = s.engine?.includes(':');
+  const model = vlm
+    ? await (await import('../runner/vlm-pages.ts')).VlmPageReader.start(s.engine!, {
+        providerOptions: s.baseUrl ? { baseUrls: s.baseUrl } : {},
+        cacheDir: join(
+          s.cacheDir ?? join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'sob-eval'),
+          'ocr',
+          'vlm',
+        ),
+        log,
+      })
+    : undefined;
+  const local = s.engine && !vlm ? (s.engine as 'both' | 'tesseract' | 'paddle') : s.ocrEngine;
+  const { describeUncounted, uncountedLines } = await import('../../sources/manifest.ts');
+  const res = await buildBenchmark({
+    kind,
+    input,
+    out: s.out,
+    annotations: s.annotations,
+    append: s.append,
+    upper: s.upper,
+    config: s.config,
+    source: s.source,
+    map,
+    split: s.split,
+    download: { endpoint: s.hfEndpoint, cacheDir: s.cacheDir, refresh: s.refresh },
+    pdf: {
+      ...(s.minOcrPass !== undefined ? { minOcrPass: Number(s.minOcrPass), ocrTests: s.ocrTests } : {}),
+      ...(s.maxPages !== undefined ? { maxPages: s.maxPages } : {}),
+      ...(s.pageTimeout !== undefined ? { pageTimeoutMs: s.pageTimeout * 1000 } : {}),
+      ...(local !== undefined ? { ocrEngine: local } : {}),
+      ...(model ? { model } : {}),
+    },
+    log,
+  }).finally(() => model?.close());
+  if (model)
+    log(
+      `${model.id}: ${model.stats.asked} request${model.stats.asked === 1 ? '' : 's'}, ${model.stats.cached} from cache, ${model.stats.failed} page${model.stats.failed === 1 ? '' : 's'} read locally instead`,
+    );
+  const per = SOURCES.map(
+    (m) => `${m} ${res.manifest.sources[m].records} (weight ${res.manifest.sources[m].weight})`,
+  ).join(', ');
+  const was = s.append ? ` (${res.before} before + ${res.written} written)` : '';
+  process.stdout.write(
+    `${res.written} records written, ${res.rejected} rejected, ${res.warnings.length} warnings -> ${res.out}\n` +
+      `benchmark now holds ${res.manifest.records} records${was}: ${per}\n`,
+  );
+  const skipped = uncountedLines(res.uncounted);
+  if (skipped > 0) {
+    // Lines that were in the file before this build (ours always count): said, never silent.
+    process.stdout.write(
+      `${skipped} other lines of ${res.out} are not benchmark records and are not counted: ${describeUncounted(res.uncounted)}\n`,
+    );
+    log(
+      `warning: ${res.out} holds ${skipped} lines the manifest does not count (${describeUncounted(res.uncounted)})`,
+    );
+  }
+  log(
+    `manifest ${res.manifestFile}; rejected ${res.rejectedFile}; ${((Date.now() - started) / 1000).toFixed(2)} s`,
+  );
+  if (res.written === 0 && res.rejected > 0)
+    throw new UserError(`no record passed the checks: see ${res.rejectedFile}`);
+}
