@@ -14,6 +14,8 @@ interface PdfPage {
   page: number;
   markdown: string;
   method: string;
+  /** The OCR engine(s) that read it (tesseract, paddle, both), the page model's id, or null/absent for the text layer. */
+  engine?: string | null;
   /** Why the page was not transcribed (over the page cap or the time per page). */
   skipped?: string;
 }
@@ -108,6 +110,7 @@ async function ocrGate(
 export async function loadPdfs(input: string, opts: Record<string, unknown>): Promise<LoadResult> {
   const pdfToTranscripts = await importPdfPipeline();
   const gate = await ocrGate(opts);
+  const langs = Array.isArray(opts.langs) ? (opts.langs as string[]) : ['eng'];
   const result: LoadResult = { items: [], problems: [] };
   const isDir = statSync(input).isDirectory();
   for (const pdf of listPdfs(input)) {
@@ -148,6 +151,8 @@ export async function loadPdfs(input: string, opts: Record<string, unknown>): Pr
           source_pdf: name,
           page: p.page,
           ocr_method: p.method,
+          // The languages tesseract read the page in, as sob ocr's ocr_pages.jsonl records them.
+          ...(p.engine === 'tesseract' || p.engine === 'both' ? { ocr_languages: langs } : {}),
         },
       });
     }
@@ -160,6 +165,9 @@ export async function loadPdfs(input: string, opts: Record<string, unknown>): Pr
         source_pdf: name,
         pages: pages.length,
         ocr_methods: [...new Set(pages.map((p) => p.method))],
+        ...(pages.some((p) => p.engine === 'tesseract' || p.engine === 'both')
+          ? { ocr_languages: langs }
+          : {}),
       },
     });
   }

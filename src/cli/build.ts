@@ -28,6 +28,7 @@ interface BuildFlags {
   map?: string;
   engine?: OcrEngineFlag;
   baseUrl?: string[];
+  lang?: string;
 }
 
 export function registerBuild(program: Command): void {
@@ -104,6 +105,10 @@ export function registerBuild(program: Command): void {
       engineOption,
     )
     .option('--base-url <url...>', 'pdf with --engine openai:<model> or gemini:<model>: the server')
+    .option(
+      '--lang <langs>',
+      "pdf: as sob ocr --lang: tesseract languages joined by + (eng, fra: the traineddata packages installed), e.g. eng+fra (default eng); OCR'd pages record them (metadata.ocr_languages)",
+    )
     .addHelpText(
       'after',
       `
@@ -158,6 +163,12 @@ build: pass --source.`,
           2,
         );
       if (flags.map && kind !== 'records') throw new UserError('--map is for records inputs only', 2);
+      if (flags.lang !== undefined && kind !== 'pdf') throw new UserError('--lang is for pdf inputs only', 2);
+      // Checked before anything is read: an unknown language is a usage error naming the installed ones.
+      const langs =
+        flags.lang === undefined
+          ? undefined
+          : (await import('../../sources/pdf/ocr.ts')).parseLanguages(flags.lang);
       const { parseFieldMap } = await import('../../sources/records.ts');
       const map = parseFieldMap(flags.map);
       const started = Date.now();
@@ -199,6 +210,7 @@ build: pass --source.`,
           ...(flags.maxPages !== undefined ? { maxPages: flags.maxPages } : {}),
           ...(flags.pageTimeout !== undefined ? { pageTimeoutMs: flags.pageTimeout * 1000 } : {}),
           ...(local !== undefined ? { ocrEngine: local } : {}),
+          ...(langs ? { langs } : {}),
           ...(model ? { model } : {}),
         },
         log,
