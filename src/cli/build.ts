@@ -1,13 +1,21 @@
 /** `sob build`: raw sources (HotpotQA, PDFs, AMI meetings, SOB dataset rows) -> checked benchmark records. */
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 // The registry is a table of lazy imports: registering the command loads no loader.
 import { checkBuildRequest, kindsHelp, LOADER_KINDS } from '../../sources/registry.ts';
 
 import { UserError } from '../core/errors.ts';
 import { type Modality, SOURCES } from '../core/record.ts';
-import { choiceOption, engineOption, intOption, log, modalityOption, type OcrEngineFlag } from './common.ts';
+import {
+  batchOptions,
+  choiceOption,
+  engineOption,
+  intOption,
+  log,
+  modalityOption,
+  type OcrEngineFlag,
+} from './common.ts';
 
 interface BuildFlags {
   out: string;
@@ -29,10 +37,14 @@ interface BuildFlags {
   engine?: OcrEngineFlag;
   baseUrl?: string[];
   lang?: string;
+  batch?: boolean;
+  batchFallback: 'batch' | 'online';
+  batchPollMs: number;
+  batchDeadline?: number;
 }
 
 export function registerBuild(program: Command): void {
-  program
+  const cmd = program
     .command('build')
     .description(
       'build benchmark records from a raw source, check every record, write records + rejected.jsonl + manifest.json',
@@ -108,7 +120,11 @@ export function registerBuild(program: Command): void {
     .option(
       '--lang <langs>',
       "pdf: as sob ocr --lang: tesseract languages joined by + (eng, fra: the traineddata packages installed), e.g. eng+fra (default eng); OCR'd pages record them (metadata.ocr_languages)",
-    )
+    );
+  batchOptions(
+    cmd,
+    "pdf with --engine openai:<model> or gemini:<model>: every page sent through the provider's batch interface first (as sob ocr --batch); the batches are kept in vlm-batch/ beside --out, so a killed build collects them instead of sending them again",
+  )
     .addHelpText(
       'after',
       `
@@ -164,6 +180,11 @@ build: pass --source.`,
         );
       if (flags.map && kind !== 'records') throw new UserError('--map is for records inputs only', 2);
       if (flags.lang !== undefined && kind !== 'pdf') throw new UserError('--lang is for pdf inputs only', 2);
+      if (flags.batch && (kind !== 'pdf' || !flags.engine?.includes(':')))
+        throw new UserError(
+          '--batch is for pdf inputs read by a vision-language model (--engine openai:<model> or gemini:<model>)',
+          2,
+        );
       // Checked before anything is read: an unknown language is a usage error naming the installed ones.
       const langs =
         flags.lang === undefined
@@ -188,6 +209,32 @@ build: pass --source.`,
             log,
           })
         : undefined;
+      if (model && flags.batch && input !== undefined) {
+        // Every page's picture goes to the provider's batches first; the build then reads the
+        // pages from their answers (a page without one is read locally).
+        const { listPdfs } = await import('../../sources/pdf-pages.ts');
+        const { askPagesByBatch } = await import('../runner/vlm-batch.ts');
+        const { modelPictures } = await import('../../sources/pdf/model-pages.ts');
+        const { DEFAULT_MAX_PAGES } = await import('../../sources/pdf/index.ts');
+        const b = await askPagesByBatch(model, {
+          dir: join(dirname(flags.out), 'vlm-batch'),
+          settings: {
+            fallback: flags.batchFallback,
+            pollMs: flags.batchPollMs,
+            deadlineMs: flags.batchDeadline === undefined ? undefined : flags.batchDeadline * 1000,
+          },
+          pictures: (then) =>
+            modelPictures(listPdfs(input), {
+              longSide: model.longSide,
+              maxPages: flags.maxPages ?? DEFAULT_MAX_PAGES,
+              then,
+            }),
+          log,
+        });
+        log(
+          `${model.id}: batches done: ${b.submitted} picture${b.submitted === 1 ? '' : 's'} sent, ${b.collected} answer${b.collected === 1 ? '' : 's'} collected, ${b.failed} failed${b.pending > 0 ? `, ${b.pending} still pending at the provider (re-run to collect)` : ''}${b.fatal ? `; stopped: ${b.fatal.message}` : ''}`,
+        );
+      }
       const local =
         flags.engine && !vlm ? (flags.engine as 'both' | 'tesseract' | 'paddle') : flags.ocrEngine;
       const { describeUncounted, uncountedLines } = await import('../../sources/manifest.ts');

@@ -8,7 +8,7 @@ import { imageToPdf, listPdfs, oversizedImage } from '../../sources/pdf-pages.ts
 import { mapConcurrent } from '../core/concurrency.ts';
 import { errorMessage, UnreadableInput, UserError } from '../core/errors.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../core/files.ts';
-import { choiceOption, engineOption, intOption, log, type OcrEngineFlag } from './common.ts';
+import { batchOptions, choiceOption, engineOption, intOption, log, type OcrEngineFlag } from './common.ts';
 
 interface OcrFlags {
   out: string;
@@ -25,6 +25,10 @@ interface OcrFlags {
   pageTimeout: number;
   maxPixels: number;
   explain: boolean;
+  batch?: boolean;
+  batchFallback: 'batch' | 'online';
+  batchPollMs: number;
+  batchDeadline?: number;
 }
 
 interface PdfInput {
@@ -116,7 +120,7 @@ export function explainLine(name: string, p: PageTranscript): string {
 }
 
 export function registerOcr(program: Command): void {
-  program
+  const cmd = program
     .command('ocr')
     .description('transcribe PDFs page by page (text layer where it is real, OCR where it is not)')
     .argument(
@@ -174,7 +178,11 @@ export function registerOcr(program: Command): void {
     .option(
       '--explain',
       'print per page why it reads as it does (engine, text-layer score, layout decisions)',
-    )
+    );
+  batchOptions(
+    cmd,
+    "with --engine openai:<model> or gemini:<model>: every page sent through the provider's batch interface before any is transcribed (half the price, answers within 24 h); the batches are kept in <dir>/vlm-batch, so a killed run collects them instead of sending them again",
+  )
     .addHelpText(
       'after',
       `
@@ -206,6 +214,11 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
     .action(async (inputs: string[], flags: OcrFlags) => {
       if (existsSync(flags.out) && !statSync(flags.out).isDirectory())
         throw new UserError(`--out ${flags.out}: is a file; give a folder for the transcripts`, 2);
+      if (flags.batch && !flags.engine.includes(':'))
+        throw new UserError(
+          `--batch is for a vision-language model's pages (--engine openai:<model> or gemini:<model>), not --engine ${flags.engine}`,
+          2,
+        );
       const pdfs = expandPdfInputs(inputs);
       // Loaded here, not at the top: pdf.js and the OCR engines are heavy and change globals.
       const { checkTranscripts, formatOcrReport, loadOcrTests, pageKey } = await import(
@@ -266,13 +279,52 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
         writePagesLog();
         if (scratch) rmSync(scratch, { recursive: true, force: true });
         log(
-          `interrupted: ${finished} of ${pdfs.length} input${pdfs.length === 1 ? '' : 's'} transcribed (listed in ${join(flags.out, 'ocr_pages.jsonl')}); re-run the same command to do the rest${flags.cache ? " (pages already OCR'd come from the cache)" : ''}`,
+          `interrupted: ${finished} of ${pdfs.length} input${pdfs.length === 1 ? '' : 's'} transcribed (listed in ${join(flags.out, 'ocr_pages.jsonl')}); re-run the same command to do the rest${flags.cache ? " (pages already OCR'd come from the cache)" : ''}${flags.batch ? '; batches already at the provider keep running and are collected then, not sent again' : ''}`,
         );
         process.exit(130);
       };
       process.once('SIGINT', onSignal);
       process.once('SIGTERM', onSignal);
       try {
+        if (model && flags.batch) {
+          // Every page's picture goes to the provider's batches first; the pages are then read
+          // from their answers below (a page without one is read locally and says why).
+          const paths: string[] = [];
+          const relOf = new Map<string, string>();
+          for (const [i, pdf] of pdfs.entries()) {
+            let path = pdf.file;
+            if (pdf.image) {
+              if (oversizedImage(pdf.file, flags.maxPixels)) continue;
+              scratch ??= mkdtempSync(join(tmpdir(), 'sob-ocr-'));
+              path = join(scratch, `${i + 1}.pdf`);
+              if (await imageToPdf(pdf.file, path)) continue;
+            }
+            paths.push(path);
+            relOf.set(path, pdf.rel);
+          }
+          const { askPagesByBatch } = await import('../runner/vlm-batch.ts');
+          const { modelPictures } = await import('../../sources/pdf/model-pages.ts');
+          const b = await askPagesByBatch(model, {
+            dir: join(flags.out, 'vlm-batch'),
+            settings: {
+              fallback: flags.batchFallback,
+              pollMs: flags.batchPollMs,
+              deadlineMs: flags.batchDeadline === undefined ? undefined : flags.batchDeadline * 1000,
+            },
+            pictures: (then) =>
+              modelPictures(paths, {
+                longSide: model.longSide,
+                maxPages: flags.maxPages,
+                maxPixels: flags.maxPixels,
+                then,
+              }),
+            label: (p) => `${relOf.get(p.pdf) ?? p.pdf} page ${p.page}`,
+            log,
+          });
+          log(
+            `${model.id}: batches done: ${b.submitted} picture${b.submitted === 1 ? '' : 's'} sent, ${b.collected} answer${b.collected === 1 ? '' : 's'} collected, ${b.failed} failed${b.pending > 0 ? `, ${b.pending} still pending at the provider (re-run to collect)` : ''}${b.fatal ? `; stopped: ${errorMessage(b.fatal)}` : ''}`,
+          );
+        }
         const onPages = (pdf: PdfInput, pages: PageTranscript[]) => {
           finished++;
           for (const p of pages) {
@@ -401,7 +453,7 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
       if (model) {
         const st = model.stats;
         log(
-          `${model.id}: ${methods.vlm} page${methods.vlm === 1 ? '' : 's'} read (${st.asked} request${st.asked === 1 ? '' : 's'}, ${st.cached} from cache, ${st.reasked_rotated} asked again turned upright${st.cost > 0 ? `, $${st.cost.toFixed(4)}` : ''}); ${fallbacks} page${fallbacks === 1 ? '' : 's'} read by the local pipeline instead (named in ocr_pages.jsonl)`,
+          `${model.id}: ${methods.vlm} page${methods.vlm === 1 ? '' : 's'} read (${flags.batch ? `${st.batched} answered in batches, ` : ''}${st.asked} request${st.asked === 1 ? '' : 's'}, ${st.cached} from cache, ${st.reasked_rotated} asked again turned upright${st.cost > 0 ? `, $${st.cost.toFixed(4)}` : ''}); ${fallbacks} page${fallbacks === 1 ? '' : 's'} read by the local pipeline instead (named in ocr_pages.jsonl)`,
         );
       }
       log(
