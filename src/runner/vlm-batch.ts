@@ -75,6 +75,8 @@ class PageAnswers implements PageAnswerSource {
   readonly answers = new Map<string, { res: ProviderResponse; batch: string }>();
   /** Why a request has no answer (this session's failures). */
   readonly failures = new Map<string, string>();
+  /** Set when an error ended the batches for every page (a bad key, an unknown model). */
+  stopped?: string;
   private log?: AppendLog;
 
   constructor(
@@ -116,6 +118,7 @@ class PageAnswers implements PageAnswerSource {
   why(key: string): string {
     const failed = this.failures.get(key);
     if (failed) return failed;
+    if (this.stopped) return this.stopped;
     if (heldByBatches(this.dir).has(key))
       return 'still pending in a batch at the provider: re-run the same command to collect it';
     return 'no answer from its batch';
@@ -232,6 +235,7 @@ export async function askPagesByBatch(reader: VlmPageReader, o: PageBatchOptions
       result.submitted = countSubmitted(o.dir, session);
       if (fatal) {
         result.fatal = fatal;
+        store.stopped = `the batches stopped: ${fatal.errorClass}: ${errorMessage(fatal)}`;
         break;
       }
       if (signal.aborted || heldByBatches(o.dir).size > 0) break;

@@ -282,6 +282,41 @@ describe('sob ocr --engine openai:<model> --batch', () => {
     }
   });
 
+  test('a batch whose requests meet a 401: the batches stop, every page is read locally naming the error, exit 0', async () => {
+    const server = await startProtocolServer({
+      script: () => ({ kind: 'status', status: 401, message: 'invalid api key' }),
+    });
+    try {
+      const pdf = join(tmp, 'auth.pdf');
+      writeFileSync(pdf, await pagesPdf(2));
+      const out = join(tmp, 'out-auth');
+      const r = await sobEnv([
+        'ocr',
+        pdf,
+        '--out',
+        out,
+        '--engine',
+        'openai:olmocr-7b',
+        '--base-url',
+        server.openaiBaseUrl,
+        '--no-cache',
+        '--batch',
+        '--batch-poll-ms',
+        '5',
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(server.batches.length, 1, 'no follow-up batch after an auth error');
+      const pages = jsonLines(join(out, 'ocr_pages.jsonl'));
+      for (const p of pages) {
+        assert.equal(p.method, 'text-layer');
+        assert.match(p.fallback, /^openai:olmocr-7b: auth in its batch request: .*401/);
+      }
+      assert.match(r.stderr, /batches done: 2 pictures sent, 0 answers collected, 0 failed; stopped: .*401/);
+    } finally {
+      await server.close();
+    }
+  });
+
   test('--batch without a model engine, or a --batch-* option without --batch: exit 2, one line', async () => {
     const pdf = join(tmp, 'usage.pdf');
     writeFileSync(pdf, await pagesPdf(1));
