@@ -147,6 +147,7 @@ export async function askPagesByBatch(reader: VlmPageReader, o: PageBatchOptions
   const result: PageBatchResult = { submitted: 0, collected: 0, failed: 0, pending: 0 };
   const answered = new Set(store.answers.keys());
   const scratch = mkdtempSync(join(tmpdir(), 'sob-vlm-batch-'));
+  const started = Date.now();
   let note = '';
   try {
     // Rounds: all pages at turn 0 (and, for a page an earlier answer already called turned, its
@@ -189,7 +190,11 @@ export async function askPagesByBatch(reader: VlmPageReader, o: PageBatchOptions
         answered,
         constrained: false,
         maxRetries: o.maxRetries ?? 3,
-        settings: o.settings,
+        // --batch-deadline counts from this session's start, across the rounds.
+        settings:
+          o.settings.deadlineMs === undefined
+            ? o.settings
+            : { ...o.settings, deadlineMs: Math.max(1, o.settings.deadlineMs - (Date.now() - started)) },
         session,
         signal,
         record: (it, res, a) => {
