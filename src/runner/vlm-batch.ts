@@ -147,7 +147,8 @@ export async function askPagesByBatch(reader: VlmPageReader, o: PageBatchOptions
   const result: PageBatchResult = { submitted: 0, collected: 0, failed: 0, pending: 0 };
   const answered = new Set(store.answers.keys());
   const scratch = mkdtempSync(join(tmpdir(), 'sob-vlm-batch-'));
-  const started = Date.now();
+  /** When the first wait for batches began (--batch-deadline counts from it, across rounds). */
+  let started: number | undefined;
   let note = '';
   try {
     // Rounds: all pages at turn 0 (and, for a page an earlier answer already called turned, its
@@ -190,11 +191,14 @@ export async function askPagesByBatch(reader: VlmPageReader, o: PageBatchOptions
         answered,
         constrained: false,
         maxRetries: o.maxRetries ?? 3,
-        // --batch-deadline counts from this session's start, across the rounds.
+        // --batch-deadline counts from the first round's start, across the rounds.
         settings:
           o.settings.deadlineMs === undefined
             ? o.settings
-            : { ...o.settings, deadlineMs: Math.max(1, o.settings.deadlineMs - (Date.now() - started)) },
+            : {
+                ...o.settings,
+                deadlineMs: Math.max(1, o.settings.deadlineMs - (Date.now() - (started ??= Date.now()))),
+              },
         session,
         signal,
         record: (it, res, a) => {
