@@ -102,11 +102,26 @@ async function ppm(files: string[], work: (files: string[]) => Promise<unknown>)
   return ((files.length - 1) / (performance.now() - t0)) * 60_000;
 }
 
-async function pipeline(files: string[], name: OcrEngineName): Promise<number> {
+/** How the pipeline read the timed pages (a text-layer page with pictures of text is 'mixed': they are OCR'd). */
+const methods = new Map<string, string>();
+
+async function pipeline(files: string[], name: OcrEngineName, row: string): Promise<number> {
   const engine = new OcrEngine({ workers: WORKERS, cacheDir: null, engine: name });
+  const seen: Record<string, number> = {};
+  let call = 0;
   try {
-    return await ppm(files, (some) => pdfsToTranscripts(some, { engine, ocr: 'auto' }));
+    return await ppm(files, async (some) => {
+      const out = await pdfsToTranscripts(some, { engine, ocr: 'auto' });
+      // The second call is the timed one.
+      if (++call === 2) for (const p of out.flat()) seen[p.method] = (seen[p.method] ?? 0) + 1;
+    });
   } finally {
+    methods.set(
+      row,
+      Object.entries(seen)
+        .map(([m, n]) => `${n} ${m}`)
+        .join(', '),
+    );
     await engine.close();
   }
 }
@@ -159,14 +174,19 @@ try {
   process.stderr.write(`${text.length} pages of ${SET}, ${WORKERS} workers\n`);
   const poppler = await pdftotext(text);
   say('text layer', 'pdftotext (baseline)', poppler, poppler);
-  say('text layer', 'sob pipeline (text layer read)', await pipeline(text, 'tesseract'), poppler);
+  say(
+    'text layer',
+    'sob pipeline (text layer read)',
+    await pipeline(text, 'tesseract', 'sob pipeline (text layer read)'),
+    poppler,
+  );
   say('text layer', 'VLM engine, online (local server)', await vlm(text, false), poppler);
   say('text layer', 'VLM engine, --batch (local server)', await vlm(text, true), poppler);
   const native = await tesseractCli(scans);
   say('scanned', 'tesseract 5 CLI + pdftoppm (baseline)', native, native);
-  say('scanned', 'sob tesseract.js', await pipeline(scans, 'tesseract'), native);
-  say('scanned', 'sob PaddleOCR', await pipeline(scans, 'paddle'), native);
-  say('scanned', 'sob both (default)', await pipeline(scans, 'both'), native);
+  say('scanned', 'sob tesseract.js', await pipeline(scans, 'tesseract', 'sob tesseract.js'), native);
+  say('scanned', 'sob PaddleOCR', await pipeline(scans, 'paddle', 'sob PaddleOCR'), native);
+  say('scanned', 'sob both (default)', await pipeline(scans, 'both', 'sob both (default)'), native);
   say('scanned', 'VLM engine, online (local server)', await vlm(scans, false), native);
   // The baseline again at the end: how much the machine's load moved during the run.
   say('scanned', 'tesseract 5 CLI, again', await tesseractCli(scans), native);
@@ -181,7 +201,7 @@ process.stdout.write(
     rows
       .map(
         ([set, name, v, r]) =>
-          `${set.padEnd(10)}  ${name.padEnd(w)}  ${v.toFixed(1).padStart(8)}  ${r.toFixed(3).padStart(7)}`,
+          `${set.padEnd(10)}  ${name.padEnd(w)}  ${v.toFixed(1).padStart(8)}  ${r.toFixed(3).padStart(7)}${methods.has(name) ? `  (${methods.get(name)})` : ''}`,
       )
       .join('\n') +
     '\n',
