@@ -14,6 +14,8 @@ interface PdfPage {
   page: number;
   markdown: string;
   method: string;
+  /** The OCR engine(s) that read it (tesseract, paddle, both), the page model's id, or null/absent for the text layer. */
+  engine?: string | null;
   /** Why the page was not transcribed (over the page cap or the time per page). */
   skipped?: string;
 }
@@ -147,6 +149,7 @@ export async function loadPdfs(
 ): Promise<LoadResult> {
   const { pdfsToTranscripts, OcrEngine } = await importPdfPipeline();
   const gate = await ocrGate(opts);
+  const langs = Array.isArray(opts.langs) ? (opts.langs as string[]) : ['eng'];
   const result: LoadResult = { items: [], problems: [] };
   const isDir = statSync(input).isDirectory();
   // Only the PDFs, and of them the pages, that the annotations name are read (all without a list).
@@ -216,6 +219,8 @@ export async function loadPdfs(
           source_pdf: name,
           page: p.page,
           ocr_method: p.method,
+          // The languages tesseract read the page in, as sob ocr's ocr_pages.jsonl records them.
+          ...(p.engine === 'tesseract' || p.engine === 'both' ? { ocr_languages: langs } : {}),
         },
       });
     }
@@ -230,6 +235,9 @@ export async function loadPdfs(
         source_pdf: name,
         pages: pages.length,
         ocr_methods: [...new Set(pages.map((p) => p.method))],
+        ...(pages.some((p) => p.engine === 'tesseract' || p.engine === 'both')
+          ? { ocr_languages: langs }
+          : {}),
       },
     });
   }

@@ -267,6 +267,8 @@ export interface PdfTranscriptOptions {
   workers?: number;
   cacheDir?: string | null;
   ocrEngine?: OcrEngineName;
+  /** For a private engine: tesseract's languages (default English alone; `--lang eng+fra`). */
+  langs?: string[];
   /** 'auto' (default) picks per page; 'always' OCRs every page; 'never' reads text layers only. */
   ocr?: 'auto' | 'always' | 'never';
   /** Drop running headers/footers and page numbers (default true). */
@@ -696,7 +698,15 @@ export async function pdfToTranscripts(
   let own: OcrEngine | undefined;
   const engine = () => {
     if (opts.engine) return opts.engine;
-    own ??= new OcrEngine({ workers: opts.workers, cacheDir: opts.cacheDir, engine: opts.ocrEngine });
+    own ??= new OcrEngine({
+      workers: opts.workers,
+      cacheDir: opts.cacheDir,
+      engine: opts.ocrEngine,
+      // English alone keeps the settings (and the cache keys) as they were.
+      ...(opts.langs && opts.langs.join('+') !== 'eng'
+        ? { settings: { ...DEFAULT_OCR_SETTINGS, langs: opts.langs } }
+        : {}),
+    });
     return own;
   };
   let sha: string | undefined;

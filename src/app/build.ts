@@ -5,7 +5,7 @@
  * calls `buildRecords`.
  */
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { UserError } from '../core/errors.ts';
 import { type Modality, SOURCES } from '../core/record.ts';
 import { log } from './io.ts';
@@ -35,6 +35,14 @@ export interface BuildSettings {
   /** A local OCR engine, or `openai:<model>` / `gemini:<model>` (a page-reading model). */
   engine?: string;
   baseUrl?: string[];
+  /** `--lang`, parsed: the tesseract languages OCR'd pages are read in. */
+  langs?: string[];
+  /** `--batch` (with a page-reading model): every page through the provider's batches first. */
+  batch?: boolean;
+  batchFallback: 'batch' | 'online';
+  batchPollMs: number;
+  /** Seconds. */
+  batchDeadline?: number;
 }
 
 /**
@@ -60,6 +68,32 @@ export async function buildRecords(s: BuildSettings): Promise<void> {
         log,
       })
     : undefined;
+  if (model && s.batch && input !== undefined) {
+    // Every page's picture goes to the provider's batches first; the build then reads the
+    // pages from their answers (a page without one is read locally).
+    const { listPdfs } = await import('../../sources/pdf-pages.ts');
+    const { askPagesByBatch } = await import('../runner/vlm-batch.ts');
+    const { modelPictures } = await import('../../sources/pdf/model-pages.ts');
+    const { DEFAULT_MAX_PAGES } = await import('../../sources/pdf/index.ts');
+    const b = await askPagesByBatch(model, {
+      dir: join(dirname(s.out), 'vlm-batch'),
+      settings: {
+        fallback: s.batchFallback,
+        pollMs: s.batchPollMs,
+        deadlineMs: s.batchDeadline === undefined ? undefined : s.batchDeadline * 1000,
+      },
+      pictures: (then) =>
+        modelPictures(listPdfs(input), {
+          longSide: model.longSide,
+          maxPages: s.maxPages ?? DEFAULT_MAX_PAGES,
+          then,
+        }),
+      log,
+    });
+    log(
+      `${model.id}: batches done: ${b.submitted} picture${b.submitted === 1 ? '' : 's'} sent, ${b.collected} answer${b.collected === 1 ? '' : 's'} collected, ${b.failed} failed${b.pending > 0 ? `, ${b.pending} still pending at the provider (re-run to collect)` : ''}${b.fatal ? `; stopped: ${b.fatal.message}` : ''}`,
+    );
+  }
   const local = s.engine && !vlm ? (s.engine as 'both' | 'tesseract' | 'paddle') : s.ocrEngine;
   const { describeUncounted, uncountedLines } = await import('../../sources/manifest.ts');
   const res = await buildBenchmark({
@@ -78,6 +112,7 @@ export async function buildRecords(s: BuildSettings): Promise<void> {
       ...(s.minOcrPass !== undefined ? { minOcrPass: Number(s.minOcrPass), ocrTests: s.ocrTests } : {}),
       ...(s.maxPages !== undefined ? { maxPages: s.maxPages } : {}),
       ...(s.pageTimeout !== undefined ? { pageTimeoutMs: s.pageTimeout * 1000 } : {}),
+      ...(s.langs ? { langs: s.langs } : {}),
       ...(local !== undefined ? { ocrEngine: local } : {}),
       ...(model ? { model } : {}),
     },

@@ -35,6 +35,12 @@ export interface OcrSettings {
   pageTimeout: number;
   maxPixels: number;
   explain: boolean;
+  /** `--batch` (with a page-reading model): every page through the provider's batches first. */
+  batch?: boolean;
+  batchFallback: 'batch' | 'online';
+  batchPollMs: number;
+  /** Seconds. */
+  batchDeadline?: number;
 }
 
 interface PdfInput {
@@ -188,13 +194,52 @@ export async function transcribePdfs(s: OcrSettings): Promise<void> {
     writePagesLog();
     if (scratch) rmSync(scratch, { recursive: true, force: true });
     log(
-      `interrupted: ${finished} of ${pdfs.length} input${pdfs.length === 1 ? '' : 's'} transcribed (listed in ${join(s.out, 'ocr_pages.jsonl')}); re-run the same command to do the rest${s.cache ? " (pages already OCR'd come from the cache)" : ''}`,
+      `interrupted: ${finished} of ${pdfs.length} input${pdfs.length === 1 ? '' : 's'} transcribed (listed in ${join(s.out, 'ocr_pages.jsonl')}); re-run the same command to do the rest${s.cache ? " (pages already OCR'd come from the cache)" : ''}${s.batch ? '; batches already at the provider keep running and are collected then, not sent again' : ''}`,
     );
     process.exit(130);
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
+    if (model && s.batch) {
+      // Every page's picture goes to the provider's batches first; the pages are then read
+      // from their answers below (a page without one is read locally and says why).
+      const paths: string[] = [];
+      const relOf = new Map<string, string>();
+      for (const [i, pdf] of pdfs.entries()) {
+        let path = pdf.file;
+        if (pdf.image) {
+          if (oversizedImage(pdf.file, s.maxPixels)) continue;
+          scratch ??= mkdtempSync(join(tmpdir(), 'sob-ocr-'));
+          path = join(scratch, `${i + 1}.pdf`);
+          if (await imageToPdf(pdf.file, path)) continue;
+        }
+        paths.push(path);
+        relOf.set(path, pdf.rel);
+      }
+      const { askPagesByBatch } = await import('../runner/vlm-batch.ts');
+      const { modelPictures } = await import('../../sources/pdf/model-pages.ts');
+      const b = await askPagesByBatch(model, {
+        dir: join(s.out, 'vlm-batch'),
+        settings: {
+          fallback: s.batchFallback,
+          pollMs: s.batchPollMs,
+          deadlineMs: s.batchDeadline === undefined ? undefined : s.batchDeadline * 1000,
+        },
+        pictures: (then) =>
+          modelPictures(paths, {
+            longSide: model.longSide,
+            maxPages: s.maxPages,
+            maxPixels: s.maxPixels,
+            then,
+          }),
+        label: (p) => `${relOf.get(p.pdf) ?? p.pdf} page ${p.page}`,
+        log,
+      });
+      log(
+        `${model.id}: batches done: ${b.submitted} picture${b.submitted === 1 ? '' : 's'} sent, ${b.collected} answer${b.collected === 1 ? '' : 's'} collected, ${b.failed} failed${b.pending > 0 ? `, ${b.pending} still pending at the provider (re-run to collect)` : ''}${b.fatal ? `; stopped: ${errorMessage(b.fatal)}` : ''}`,
+      );
+    }
     const onPages = (pdf: PdfInput, pages: PageTranscript[]) => {
       finished++;
       for (const p of pages) {
@@ -320,7 +365,7 @@ export async function transcribePdfs(s: OcrSettings): Promise<void> {
   if (model) {
     const st = model.stats;
     log(
-      `${model.id}: ${methods.vlm} page${methods.vlm === 1 ? '' : 's'} read (${st.asked} request${st.asked === 1 ? '' : 's'}, ${st.cached} from cache, ${st.reasked_rotated} asked again turned upright${st.cost > 0 ? `, $${st.cost.toFixed(4)}` : ''}); ${fallbacks} page${fallbacks === 1 ? '' : 's'} read by the local pipeline instead (named in ocr_pages.jsonl)`,
+      `${model.id}: ${methods.vlm} page${methods.vlm === 1 ? '' : 's'} read (${s.batch ? `${st.batched} answered in batches, ` : ''}${st.asked} request${st.asked === 1 ? '' : 's'}, ${st.cached} from cache, ${st.reasked_rotated} asked again turned upright${st.cost > 0 ? `, $${st.cost.toFixed(4)}` : ''}); ${fallbacks} page${fallbacks === 1 ? '' : 's'} read by the local pipeline instead (named in ocr_pages.jsonl)`,
     );
   }
   log(

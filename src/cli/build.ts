@@ -6,7 +6,14 @@ import { buildRecords } from '../app/build.ts';
 
 import { UserError } from '../core/errors.ts';
 import type { Modality } from '../core/record.ts';
-import { choiceOption, engineOption, intOption, modalityOption, type OcrEngineFlag } from './common.ts';
+import {
+  batchOptions,
+  choiceOption,
+  engineOption,
+  intOption,
+  modalityOption,
+  type OcrEngineFlag,
+} from './common.ts';
 
 interface BuildFlags {
   out: string;
@@ -27,10 +34,15 @@ interface BuildFlags {
   map?: string;
   engine?: OcrEngineFlag;
   baseUrl?: string[];
+  lang?: string;
+  batch?: boolean;
+  batchFallback: 'batch' | 'online';
+  batchPollMs: number;
+  batchDeadline?: number;
 }
 
 export function registerBuild(program: Command): void {
-  program
+  const cmd = program
     .command('build')
     .description(
       'build benchmark records from a raw source, check every record, write records + rejected.jsonl + manifest.json',
@@ -103,6 +115,14 @@ export function registerBuild(program: Command): void {
       engineOption,
     )
     .option('--base-url <url...>', 'pdf with --engine openai:<model> or gemini:<model>: the server')
+    .option(
+      '--lang <langs>',
+      "pdf: as sob ocr --lang: tesseract languages joined by + (eng, fra: the traineddata packages installed), e.g. eng+fra (default eng); OCR'd pages record them (metadata.ocr_languages)",
+    );
+  batchOptions(
+    cmd,
+    "pdf with --engine openai:<model> or gemini:<model>: every page sent through the provider's batch interface first (as sob ocr --batch); the batches are kept in vlm-batch/ beside --out, so a killed build collects them instead of sending them again",
+  )
     .addHelpText(
       'after',
       `
@@ -157,8 +177,19 @@ build: pass --source.`,
           2,
         );
       if (flags.map && kind !== 'records') throw new UserError('--map is for records inputs only', 2);
+      if (flags.lang !== undefined && kind !== 'pdf') throw new UserError('--lang is for pdf inputs only', 2);
+      if (flags.batch && (kind !== 'pdf' || !flags.engine?.includes(':')))
+        throw new UserError(
+          '--batch is for pdf inputs read by a vision-language model (--engine openai:<model> or gemini:<model>)',
+          2,
+        );
+      // Checked before anything is read: an unknown language is a usage error naming the installed ones.
+      const langs =
+        flags.lang === undefined
+          ? undefined
+          : (await import('../../sources/pdf/ocr.ts')).parseLanguages(flags.lang);
       const { parseFieldMap } = await import('../../sources/records.ts');
       const map = parseFieldMap(flags.map);
-      await buildRecords({ ...flags, kind, input, map });
+      await buildRecords({ ...flags, kind, input, map, langs });
     });
 }

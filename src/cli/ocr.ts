@@ -3,7 +3,7 @@ import { existsSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { transcribePdfs } from '../app/ocr.ts';
 import { UserError } from '../core/errors.ts';
-import { choiceOption, engineOption, intOption, type OcrEngineFlag } from './common.ts';
+import { batchOptions, choiceOption, engineOption, intOption, type OcrEngineFlag } from './common.ts';
 
 // Listing the inputs and the --explain line are the use case's (src/app/ocr.ts).
 export { expandPdfInputs, explainLine } from '../app/ocr.ts';
@@ -23,10 +23,14 @@ interface OcrFlags {
   pageTimeout: number;
   maxPixels: number;
   explain: boolean;
+  batch?: boolean;
+  batchFallback: 'batch' | 'online';
+  batchPollMs: number;
+  batchDeadline?: number;
 }
 
 export function registerOcr(program: Command): void {
-  program
+  const cmd = program
     .command('ocr')
     .description('transcribe PDFs page by page (text layer where it is real, OCR where it is not)')
     .argument(
@@ -84,7 +88,11 @@ export function registerOcr(program: Command): void {
     .option(
       '--explain',
       'print per page why it reads as it does (engine, text-layer score, layout decisions)',
-    )
+    );
+  batchOptions(
+    cmd,
+    "with --engine openai:<model> or gemini:<model>: every page sent through the provider's batch interface before any is transcribed (half the price, answers within 24 h); the batches are kept in <dir>/vlm-batch, so a killed run collects them instead of sending them again",
+  )
     .addHelpText(
       'after',
       `
@@ -116,6 +124,11 @@ Tests whose PDF is not among the inputs are left out; a test for an input page w
     .action(async (inputs: string[], flags: OcrFlags) => {
       if (existsSync(flags.out) && !statSync(flags.out).isDirectory())
         throw new UserError(`--out ${flags.out}: is a file; give a folder for the transcripts`, 2);
+      if (flags.batch && !flags.engine.includes(':'))
+        throw new UserError(
+          `--batch is for a vision-language model's pages (--engine openai:<model> or gemini:<model>), not --engine ${flags.engine}`,
+          2,
+        );
       await transcribePdfs({ ...flags, inputs });
     });
 }

@@ -99,10 +99,22 @@ export interface VlmOptions {
   log?: (line: string) => void;
 }
 
+/**
+ * Answers a provider's batch gave (`--batch`, src/runner/vlm-batch.ts), by request key: a reader
+ * given them answers pages from them (and its cache) and asks nothing online.
+ */
+export interface PageAnswerSource {
+  answer(key: string): { res: ProviderResponse; batch: string } | undefined;
+  /** Why a page has no answer (its batch request failed, or is still pending at the provider). */
+  why(key: string): string;
+}
+
 /** Counts for the summary line and `bench/ocr.ts`. */
 export interface VlmStats {
   asked: number;
   cached: number;
+  /** Answers taken from a batch (`--batch`). */
+  batched: number;
   reasked_rotated: number;
   failed: number;
   input_tokens: number;
@@ -116,6 +128,7 @@ export class VlmPageReader implements PageModel {
   readonly stats: VlmStats = {
     asked: 0,
     cached: 0,
+    batched: 0,
     reasked_rotated: 0,
     failed: 0,
     input_tokens: 0,
@@ -124,6 +137,7 @@ export class VlmPageReader implements PageModel {
   };
   private readonly cache?: ResponseCache;
   private fatal?: ProviderError;
+  private batch?: PageAnswerSource;
 
   private constructor(
     private readonly provider: Provider,
@@ -140,12 +154,19 @@ export class VlmPageReader implements PageModel {
     return this.provider.id;
   }
 
-  /** One answer, through the cache and the retry loop; the last error when every attempt failed. */
-  private async ask(
-    png: Buffer,
-    label: string,
-  ): Promise<{ res?: ProviderResponse; error?: ProviderError; cached: boolean; key?: string }> {
-    const base: Omit<ProviderRequest, 'signal'> = {
+  /** The provider (its batch interface, for `src/runner/vlm-batch.ts`). */
+  get model(): Provider {
+    return this.provider;
+  }
+
+  /** From now on pages are answered from these batch answers (and the cache), never online. */
+  useBatchAnswers(source: PageAnswerSource): void {
+    this.batch = source;
+  }
+
+  /** The request for one picture of a page: olmOCR's prompt, the picture after it. */
+  request(png: Buffer, label: string): Omit<ProviderRequest, 'signal'> {
+    return {
       recordId: label,
       system: '',
       user: OLMOCR_PROMPT,
@@ -156,17 +177,61 @@ export class VlmPageReader implements PageModel {
       groundTruth: null,
       images: [{ mime: 'image/png', data: png }],
     };
-    const key = this.cache
-      ? cacheKey(this.provider.id, this.provider.describe(), {
-          ...base,
-          signal: new AbortController().signal,
-        })
-      : undefined;
-    const hit = key ? this.cache!.get(key) : undefined;
+  }
+
+  /** The request's key: the model, its endpoints, the prompt and the picture's hash (the cache's key). */
+  keyOf(req: Omit<ProviderRequest, 'signal'>): string {
+    return cacheKey(this.provider.id, this.provider.describe(), {
+      ...req,
+      signal: new AbortController().signal,
+    });
+  }
+
+  /** An answer the response cache holds for this key (counted as nothing). */
+  cachedAnswer(key: string): ProviderResponse | undefined {
+    return this.cache?.get(key);
+  }
+
+  /** Keeps an answer in the response cache (when there is one). */
+  keep(key: string, res: ProviderResponse): void {
+    this.cache?.set(key, res);
+  }
+
+  /** One answer: from the batch answers when given, else through the cache and the retry loop. */
+  private async ask(
+    png: Buffer,
+    label: string,
+  ): Promise<{
+    res?: ProviderResponse;
+    error?: ProviderError;
+    cached: boolean;
+    key?: string;
+    batch?: string;
+    why?: string;
+  }> {
+    const base = this.request(png, label);
+    const key = this.cache || this.batch ? this.keyOf(base) : undefined;
+    if (this.batch && key) {
+      const got = this.batch.answer(key);
+      if (got) {
+        this.stats.batched++;
+        return { res: got.res, cached: true, key, batch: got.batch };
+      }
+    }
+    const hit = key ? this.cache?.get(key) : undefined;
     if (hit) {
       this.stats.cached++;
       return { res: hit, cached: true, key };
     }
+    if (this.batch && key) return { cached: false, why: this.batch.why(key) };
+    return this.askOnline(base, key);
+  }
+
+  /** One answer through the retry loop; the last error when every attempt failed. */
+  async askOnline(
+    base: Omit<ProviderRequest, 'signal'>,
+    key?: string,
+  ): Promise<{ res?: ProviderResponse; error?: ProviderError; cached: boolean; key?: string }> {
     let last: ProviderError | undefined;
     const r = await retrying(
       async ({ signal }) => {
@@ -214,6 +279,7 @@ export class VlmPageReader implements PageModel {
     const label = `${where.pdf} page ${where.page}`;
     let turn = 0;
     let asks = 0;
+    let batch: string | undefined;
     for (let round = 0; round < 2; round++) {
       const png = await render(turn);
       // An answer without front matter is asked once more before the page falls back.
@@ -222,14 +288,17 @@ export class VlmPageReader implements PageModel {
       for (let tries = 0; tries < 2 && !parsed; tries++) {
         const got = await this.ask(png, label);
         asks++;
+        if (got.batch) batch = got.batch;
         if (!got.res) {
-          why = `${got.error?.errorClass ?? 'error'}: ${got.error ? errorMessage(got.error) : 'no answer'}`;
+          why =
+            got.why ??
+            `${got.error?.errorClass ?? 'error'}: ${got.error ? errorMessage(got.error) : 'no answer'}`;
           break;
         }
         // Kept: answers and refusals (the model's word on this page); never errors or an
         // answer without front matter (asked again, and again on a re-run).
         const keep = () => {
-          if (got.key && !got.cached) this.cache!.set(got.key, got.res!);
+          if (got.key && !got.cached) this.cache?.set(got.key, got.res!);
         };
         if (got.res.finishReason === 'refusal') {
           keep();
@@ -239,10 +308,13 @@ export class VlmPageReader implements PageModel {
         parsed = parseOlmocrAnswer(got.res.text);
         if (parsed) keep();
         else why = `no olmOCR front matter in the answer ("${oneLine(got.res.text).slice(0, 60)}")`;
+        // A batch's answer is the one there is: asking it again gives the same.
+        if (got.batch) break;
       }
+      const where = batch ? { batch } : {};
       if (!parsed) {
         this.stats.failed++;
-        return { failed: `${this.provider.id}: ${why}`, info: { asks, turn } };
+        return { failed: `${this.provider.id}: ${why}`, info: { asks, turn, ...where } };
       }
       const f = parsed.front;
       if (round === 0 && !f.is_rotation_valid && f.rotation_correction !== 0) {
@@ -252,7 +324,7 @@ export class VlmPageReader implements PageModel {
       }
       return {
         markdown: parsed.body,
-        info: { asks, turn, front_matter: f },
+        info: { asks, turn, front_matter: f, ...where },
       };
     }
     /* c8 ignore next */

@@ -6,7 +6,7 @@
  * installed ones.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -75,5 +75,102 @@ describe('sob ocr --lang', () => {
       r.stderr,
       'sob: --lang eng+xyz: no traineddata for xyz; installed: eng, fra (join them with +, e.g. eng+fra)\n',
     );
+  });
+});
+
+describe('sob build pdf --lang', () => {
+  test("eng+fra: the scanned French page's record reads the accented words (recall >= 0.9) and records its languages; English alone records eng", async () => {
+    // The scan as a PDF of one image page (no text layer): the build OCRs it.
+    const dir = join(tmp, 'build-pdfs');
+    mkdirSync(dir, { recursive: true });
+    const doc = await PDFDocument.create();
+    const img = await doc.embedPng(readFileSync(png));
+    doc.addPage([612, 792]).drawImage(img, { x: 0, y: 0, width: 612, height: 792 });
+    writeFileSync(join(dir, 'lettre.pdf'), await doc.save());
+    const ann = join(tmp, 'build-ann.jsonl');
+    writeFileSync(
+      ann,
+      `${JSON.stringify({
+        source_id: 'lettre_pg1',
+        question: 'Who received a letter, from whom, and where did the pupils study?',
+        json_schema: {
+          type: 'object',
+          properties: { who: { type: 'string' }, from: { type: 'string' }, where: { type: 'string' } },
+          required: ['who', 'from', 'where'],
+        },
+        ground_truth: { who: 'Le garçon', from: 'sa soeur', where: "l'école" },
+      })}\n`,
+    );
+    // The OCR cache of the builds in this test's folder, not the user's.
+    process.env.XDG_CACHE_HOME = join(tmp, 'xdg');
+    const build = async (lang: string | undefined) => {
+      const out = join(tmp, `build-${lang ?? 'default'}`, 'records.jsonl');
+      const r = await sobAsync(
+        [
+          'build',
+          'pdf',
+          dir,
+          '--annotations',
+          ann,
+          '--out',
+          out,
+          '--engine',
+          'tesseract',
+          ...(lang ? ['--lang', lang] : []),
+        ],
+        tmp,
+        170_000,
+      );
+      assert.equal(r.code, 0, r.stderr);
+      return readFileSync(out, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
+    };
+    const fra = await build('eng+fra');
+    assert.equal(fra.length, 1);
+    assert.deepEqual(fra[0].metadata.ocr_languages, ['eng', 'fra']);
+    assert.equal(fra[0].metadata.ocr_method, 'ocr');
+    const recallFra = accentRecall(fra[0].input.context);
+    assert.ok(recallFra >= 0.9, `eng+fra: ${recallFra.toFixed(2)}`);
+    const eng = await build(undefined);
+    assert.deepEqual(eng[0].metadata.ocr_languages, ['eng']);
+    const recallEng = accentRecall(eng[0].input.context);
+    assert.ok(recallEng <= 0.6, `eng: ${recallEng.toFixed(2)}`);
+  });
+
+  test('an unknown language: exit 2 naming the installed ones; --lang on another kind: exit 2', async () => {
+    const r = await sobAsync(
+      [
+        'build',
+        'pdf',
+        tmp,
+        '--annotations',
+        join(tmp, 'none.jsonl'),
+        '--out',
+        join(tmp, 'x.jsonl'),
+        '--lang',
+        'eng+xyz',
+      ],
+      tmp,
+    );
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /--lang eng\+xyz: no traineddata for xyz; installed: eng, fra/);
+    const h = await sobAsync(
+      [
+        'build',
+        'ami',
+        tmp,
+        '--annotations',
+        join(tmp, 'none.jsonl'),
+        '--out',
+        join(tmp, 'y.jsonl'),
+        '--lang',
+        'fra',
+      ],
+      tmp,
+    );
+    assert.equal(h.code, 2, h.stderr);
+    assert.match(h.stderr, /--lang is for pdf inputs only/);
   });
 });

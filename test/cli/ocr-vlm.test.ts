@@ -13,58 +13,15 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { OLMOCR_PROMPT, parseOlmocrAnswer } from '../../src/runner/vlm-pages.ts';
 import { type Outcome, type SeenRequest, startProtocolServer } from '../helpers/protocol-server.ts';
 import { ROOT, sobAsync } from '../helpers/sob-async.ts';
+import { front, jsonLines, pageOf, pagesPdf, pictureOf } from '../helpers/vlm-pages.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'ocr-vlm-test-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
 const env = { OPENAI_API_KEY: 'sk-vlm', GEMINI_API_KEY: 'gm-vlm' };
-
-/** Page k (1-based) is 500 + 20k points wide and 792 high, and says "Local text of page k". */
-async function pagesPdf(n: number): Promise<Uint8Array> {
-  const doc = await PDFDocument.create({ updateMetadata: false });
-  const font = await doc.embedFont(StandardFonts.Helvetica);
-  for (let k = 1; k <= n; k++) {
-    const page = doc.addPage([500 + 20 * k, 792]);
-    page.drawText(`Local text of page ${k}, read from its text layer.`, { x: 60, y: 700, size: 14, font });
-    page.drawText('A second line so the text layer is trusted as the page text.', {
-      x: 60,
-      y: 680,
-      size: 14,
-      font,
-    });
-  }
-  return doc.save();
-}
-
-/** The picture a request carries: its PNG size, from the data URL's IHDR. */
-function pictureOf(req: SeenRequest): { width: number; height: number } | undefined {
-  const b64 = /data:image\/png;base64,([A-Za-z0-9+/=]+)/.exec(req.userText)?.[1];
-  if (!b64) return undefined;
-  const png = Buffer.from(b64, 'base64');
-  return { width: png.readUInt32BE(16), height: png.readUInt32BE(20) };
-}
-
-/** Which page a picture shows (its short side is the page's width at 1,288 px for 792 pt), and whether it is turned. */
-function pageOf(req: SeenRequest): { page: number; turned: boolean } {
-  const p = pictureOf(req);
-  if (!p) return { page: 0, turned: false };
-  const short = Math.min(p.width, p.height);
-  return { page: Math.round((short * (792 / 1288) - 500) / 20), turned: p.width > p.height };
-}
-
-const front = (valid: boolean, correction: number) =>
-  `---\nprimary_language: en\nis_rotation_valid: ${valid ? 'True' : 'False'}\nrotation_correction: ${correction}\nis_table: False\nis_diagram: False\n---\n`;
-
-// biome-ignore lint/suspicious/noExplicitAny: JSON lines read back and checked field by field
-const jsonLines = (file: string): any[] =>
-  readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
 
 describe('olmOCR answers', () => {
   test('front matter read (True/False, integers, null); no front matter or a bad rotation is no answer', () => {
