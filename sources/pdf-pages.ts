@@ -34,6 +34,7 @@ interface PdfPipeline {
     workers?: number;
     cacheDir?: string | null;
     engine?: string;
+    langs?: string[];
   }) => { workers: number; close(): Promise<void> };
 }
 
@@ -164,6 +165,7 @@ export async function loadPdfs(
     workers: opts.workers as number | undefined,
     cacheDir: opts.cacheDir as string | null | undefined,
     engine: opts.ocrEngine as string | undefined,
+    langs,
   });
   let read: PdfPage[][];
   try {

@@ -135,12 +135,19 @@ export class OcrEngine {
       workers?: number;
       cacheDir?: string | null;
       settings?: OcrSettings;
+      /** Tesseract languages (`--lang`), when no `settings` are given; English alone by default. */
+      langs?: string[];
       startTimeoutMs?: number;
       engine?: OcrEngineName;
     } = {},
   ) {
     this.workers = Math.max(1, opts.workers ?? availableParallelism());
-    this.settings = opts.settings ?? DEFAULT_OCR_SETTINGS;
+    // English alone keeps the settings (and the cache keys) as they were.
+    this.settings =
+      opts.settings ??
+      (opts.langs && opts.langs.join('+') !== 'eng'
+        ? { ...DEFAULT_OCR_SETTINGS, langs: opts.langs }
+        : DEFAULT_OCR_SETTINGS);
     this.engine = opts.engine ?? 'both';
     if (opts.cacheDir !== null) this.cache = new OcrCache(opts.cacheDir ?? OcrCache.defaultDir());
     this.startTimeoutMs = opts.startTimeoutMs ?? 60_000;
@@ -702,10 +709,7 @@ export async function pdfToTranscripts(
       workers: opts.workers,
       cacheDir: opts.cacheDir,
       engine: opts.ocrEngine,
-      // English alone keeps the settings (and the cache keys) as they were.
-      ...(opts.langs && opts.langs.join('+') !== 'eng'
-        ? { settings: { ...DEFAULT_OCR_SETTINGS, langs: opts.langs } }
-        : {}),
+      langs: opts.langs,
     });
     return own;
   };
