@@ -72,7 +72,7 @@ export async function buildRecords(s: BuildSettings): Promise<void> {
     // Every page's picture goes to the provider's batches first; the build then reads the
     // pages from their answers (a page without one is read locally).
     const { listPdfs } = await import('../../sources/pdf-pages.ts');
-    const { askPagesByBatch } = await import('../runner/vlm-batch.ts');
+    const { askPagesByBatch, pageBatchLine } = await import('../runner/vlm-batch.ts');
     const { modelPictures } = await import('../../sources/pdf/model-pages.ts');
     const { DEFAULT_MAX_PAGES } = await import('../../sources/pdf/index.ts');
     const b = await askPagesByBatch(model, {
@@ -90,9 +90,7 @@ export async function buildRecords(s: BuildSettings): Promise<void> {
         }),
       log,
     });
-    log(
-      `${model.id}: batches done: ${b.submitted} picture${b.submitted === 1 ? '' : 's'} sent, ${b.collected} answer${b.collected === 1 ? '' : 's'} collected, ${b.failed} failed${b.pending > 0 ? `, ${b.pending} still pending at the provider (re-run to collect)` : ''}${b.fatal ? `; stopped: ${b.fatal.message}` : ''}`,
-    );
+    log(pageBatchLine(model.id, b));
   }
   const local = s.engine && !vlm ? (s.engine as 'both' | 'tesseract' | 'paddle') : s.ocrEngine;
   const { describeUncounted, uncountedLines } = await import('../../sources/manifest.ts');

@@ -217,7 +217,7 @@ export async function transcribePdfs(s: OcrSettings): Promise<void> {
         paths.push(path);
         relOf.set(path, pdf.rel);
       }
-      const { askPagesByBatch } = await import('../runner/vlm-batch.ts');
+      const { askPagesByBatch, pageBatchLine } = await import('../runner/vlm-batch.ts');
       const { modelPictures } = await import('../../sources/pdf/model-pages.ts');
       const b = await askPagesByBatch(model, {
         dir: join(s.out, 'vlm-batch'),
@@ -236,9 +236,7 @@ export async function transcribePdfs(s: OcrSettings): Promise<void> {
         label: (p) => `${relOf.get(p.pdf) ?? p.pdf} page ${p.page}`,
         log,
       });
-      log(
-        `${model.id}: batches done: ${b.submitted} picture${b.submitted === 1 ? '' : 's'} sent, ${b.collected} answer${b.collected === 1 ? '' : 's'} collected, ${b.failed} failed${b.pending > 0 ? `, ${b.pending} still pending at the provider (re-run to collect)` : ''}${b.fatal ? `; stopped: ${errorMessage(b.fatal)}` : ''}`,
-      );
+      log(pageBatchLine(model.id, b));
     }
     const onPages = (pdf: PdfInput, pages: PageTranscript[]) => {
       finished++;

@@ -129,6 +129,12 @@ class PageAnswers implements PageAnswerSource {
   }
 }
 
+/** The line a command prints when the page batches are done. */
+export function pageBatchLine(modelId: string, b: PageBatchResult): string {
+  const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`;
+  return `${modelId}: batches done: ${n(b.submitted, 'picture')} sent, ${n(b.collected, 'answer')} collected, ${b.failed} failed${b.pending > 0 ? `, ${b.pending} still pending at the provider (re-run to collect)` : ''}${b.fatal ? `; stopped: ${errorMessage(b.fatal)}` : ''}`;
+}
+
 /**
  * Sends every page the reader has no answer for through the provider's batch interface, waits
  * for the batches (polling, follow-up rounds, the deadline: `runBatches`), and hands the reader
