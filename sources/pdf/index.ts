@@ -906,6 +906,16 @@ export interface PdfsHooks {
   onError?: (pdfPath: string, error: unknown) => void;
   /** The pages to read of each PDF (`PdfTranscriptOptions.pages`); undefined: every page. */
   pagesOf?: (pdfPath: string) => ReadonlySet<number> | undefined;
+  /**
+   * Turns an input into the PDF to read (`sob ocr`: an image into a one-page scratch PDF), or
+   * into the pages that stand for it unread (an image too large to decode); called inside the
+   * input's turn, so conversions run as many at once as readings. A throw goes to `onError`.
+   */
+  open?: (input: string) => Promise<string | PageTranscript[]>;
+  /** Options of one input's reading on top of the shared ones (its own `log`). */
+  optionsOf?: (input: string, pdfPath: string) => Partial<PdfTranscriptOptions>;
+  /** Checked before each input is started: true takes no more (the ones in flight finish). */
+  stop?: () => boolean;
 }
 
 /**
@@ -919,19 +929,27 @@ export async function pdfsToTranscripts(
 ): Promise<PageTranscript[][]> {
   return mapConcurrent(
     pdfPaths,
-    async (pdfPath) => {
+    async (input) => {
       let pages: PageTranscript[];
       try {
-        pages = await pdfToTranscripts(pdfPath, { ...opts, pages: hooks.pagesOf?.(pdfPath) ?? opts.pages });
+        const opened = hooks.open ? await hooks.open(input) : input;
+        pages =
+          typeof opened === 'string'
+            ? await pdfToTranscripts(opened, {
+                ...opts,
+                pages: hooks.pagesOf?.(input) ?? opts.pages,
+                ...hooks.optionsOf?.(input, opened),
+              })
+            : opened;
       } catch (e) {
         if (!hooks.onError) throw e;
-        hooks.onError(pdfPath, e);
+        hooks.onError(input, e);
         return [];
       }
-      hooks.onEach?.(pdfPath, pages);
+      hooks.onEach?.(input, pages);
       return pages;
     },
-    { concurrency: opts.engine.workers + 1 },
+    { concurrency: opts.engine.workers + 1, stop: hooks.stop },
   );
 }
 

@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
 import type { OcrEngineName, PageTranscript, TranscriptMethod } from '../../sources/pdf/index.ts';
 import { imageToPdf, listPdfs, oversizedImage } from '../../sources/pdf-pages.ts';
-import { mapConcurrent } from '../core/concurrency.ts';
 import { errorMessage, UnreadableInput, UserError } from '../core/errors.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../core/files.ts';
 import { ocrPageLineText } from '../core/formats/ocr-pages.ts';
@@ -142,7 +141,7 @@ export async function transcribePdfs(s: OcrSettings): Promise<void> {
   const { checkTranscripts, formatOcrReport, loadOcrTests, pageKey } = await import(
     '../../sources/ocr-check.ts'
   );
-  const { OcrCache, OcrEngine, pdfToTranscripts } = await import('../../sources/pdf/index.ts');
+  const { OcrCache, OcrEngine, pdfsToTranscripts } = await import('../../sources/pdf/index.ts');
   const tests = s.tests ? await loadOcrTests(s.tests) : undefined;
   const local = s.engine.includes(':') ? 'both' : (s.engine as OcrEngineName);
   const { DEFAULT_OCR_SETTINGS, parseLanguages } = await import('../../sources/pdf/ocr.ts');
@@ -275,70 +274,73 @@ export async function transcribePdfs(s: OcrSettings): Promise<void> {
         `${pdf.rel}: ${done.length} page${done.length === 1 ? '' : 's'} (${[...new Set(done.map((p) => p.method))].join(', ') || 'none'})${left > 0 ? `, ${left} skipped` : ''}`,
       );
     };
-    // PDFs in parallel (one more than the OCR workers, so pdf.js reads while OCR runs). A PDF
-    // that cannot be opened (not a PDF, truncated, password-protected) is named and skipped:
-    // the others are still transcribed, and `ocr_pages.jsonl` says why it has no pages.
+    // Every input through the one multi-PDF driver: several in flight at once (one more than
+    // the OCR workers, so pdf.js reads while OCR runs), one engine for all. An input that cannot
+    // be opened (not a PDF, truncated, password-protected) is named and skipped: the others are
+    // still transcribed, and `ocr_pages.jsonl` says why it has no pages.
     let failure: unknown;
-    const readOne = async (pdf: (typeof pdfs)[number], i: number) => {
-      try {
-        let path = pdf.file;
-        if (pdf.image) {
+    // The driver's inputs are the inputs' indices: one entry each, whatever their paths.
+    const inputOf = (key: string) => ({ pdf: pdfs[Number(key)], i: Number(key) });
+    await pdfsToTranscripts(
+      pdfs.map((_, i) => String(i)),
+      {
+        engine,
+        ocr: s.ocr,
+        dropMargins: s.margins,
+        maxPages: s.maxPages,
+        pageTimeoutMs: s.pageTimeout * 1000,
+        maxPixels: s.maxPixels,
+        model,
+        explain: s.explain,
+      },
+      {
+        open: async (key) => {
+          const { pdf, i } = inputOf(key);
+          if (!pdf.image) return pdf.file;
           // Measured on its header first: a 1 MB PNG may declare 30,000 px square (3.6 GB decoded).
           const big = oversizedImage(pdf.file, s.maxPixels);
           if (big) {
             log(`${pdf.file}: page 1 skipped: ${big}`);
-            onPages(pdf, [{ page: 1, markdown: '', method: 'ocr', skipped: big }]);
-            return;
+            return [{ page: 1, markdown: '', method: 'ocr', skipped: big }];
           }
           scratch ??= mkdtempSync(join(tmpdir(), 'sob-ocr-'));
-          path = join(scratch, `${i + 1}.pdf`);
+          const path = join(scratch, `${i + 1}.pdf`);
           const bad = await imageToPdf(pdf.file, path);
           if (bad) throw new UnreadableInput(pdf.file, bad);
-        }
-        const own = path;
-        onPages(
-          pdf,
-          await pdfToTranscripts(path, {
-            engine,
-            ocr: s.ocr,
-            dropMargins: s.margins,
-            maxPages: s.maxPages,
-            pageTimeoutMs: s.pageTimeout * 1000,
-            maxPixels: s.maxPixels,
-            model,
-            explain: s.explain,
-            // An image's pages are logged under the image's name, not the scratch PDF's.
-            log: (line) => log(line.split(own).join(pdf.file)),
-          }),
-        );
-      } catch (e) {
-        // Our own errors (an OCR engine that cannot start, a cache that cannot be written)
-        // stop the run: every input would meet them. An error inside one PDF (pdf.js on a
-        // circular page tree, arrays nested too deep to parse) is that PDF's alone: it is
-        // named, and the others are still read; the run then ends with exit 1 naming it.
-        if (e instanceof UserError && !(e instanceof UnreadableInput)) {
-          failure ??= e;
-          return;
-        }
-        finished++;
-        if (e instanceof UnreadableInput) {
-          const why = e.reason;
-          unreadable.push(pdf.rel);
-          lastReason = `${pdf.file}: ${why}`;
-          if (pdfs.length > 1) log(`${pdf.file}: skipped: ${why}`);
-          pagesLog.push(ocrPageLineText({ pdf: pdf.rel, page: null, skipped: why }));
-        } else {
-          const why = `failed while reading: ${oneLine(errorMessage(e))}`;
-          failed.push(pdf.rel);
-          log(`${pdf.file}: ${why}`);
-          pagesLog.push(ocrPageLineText({ pdf: pdf.rel, page: null, skipped: why }));
-        }
-      }
-    };
-    await mapConcurrent(pdfs, readOne, {
-      concurrency: engine.workers + 1,
-      stop: () => failure !== undefined,
-    });
+          return path;
+        },
+        // An image's pages are logged under the image's name, not the scratch PDF's.
+        optionsOf: (key, path) => ({
+          log: (line: string) => log(line.split(path).join(inputOf(key).pdf.file)),
+        }),
+        onEach: (key, pages) => onPages(inputOf(key).pdf, pages),
+        onError: (key, e) => {
+          const { pdf } = inputOf(key);
+          // Our own errors (an OCR engine that cannot start, a cache that cannot be written)
+          // stop the run: every input would meet them. An error inside one PDF (pdf.js on a
+          // circular page tree, arrays nested too deep to parse) is that PDF's alone: it is
+          // named, and the others are still read; the run then ends with exit 1 naming it.
+          if (e instanceof UserError && !(e instanceof UnreadableInput)) {
+            failure ??= e;
+            return;
+          }
+          finished++;
+          if (e instanceof UnreadableInput) {
+            const why = e.reason;
+            unreadable.push(pdf.rel);
+            lastReason = `${pdf.file}: ${why}`;
+            if (pdfs.length > 1) log(`${pdf.file}: skipped: ${why}`);
+            pagesLog.push(ocrPageLineText({ pdf: pdf.rel, page: null, skipped: why }));
+          } else {
+            const why = `failed while reading: ${oneLine(errorMessage(e))}`;
+            failed.push(pdf.rel);
+            log(`${pdf.file}: ${why}`);
+            pagesLog.push(ocrPageLineText({ pdf: pdf.rel, page: null, skipped: why }));
+          }
+        },
+        stop: () => failure !== undefined,
+      },
+    );
     if (failure !== undefined) throw failure;
   } finally {
     process.off('SIGINT', onSignal);
