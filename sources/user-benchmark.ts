@@ -14,10 +14,7 @@ import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { UserError } from '../src/core/errors.ts';
-import { RECORD_FIELDS } from './records.ts';
-
-const NESTED_KEYS = ['metadata', 'input', 'output', 'eval_info'];
-const FLAT_KEYS = new Set(Object.values(RECORD_FIELDS).flat());
+import { isFlatRow } from '../src/core/record-checks.ts';
 
 /** The first non-blank line of a text file (read as a stream: a large file is not loaded). */
 async function firstLine(file: string): Promise<string | undefined> {
@@ -43,15 +40,11 @@ export async function holdsFlatRows(file: string): Promise<boolean> {
   const line = await firstLine(file);
   if (line === undefined) return false;
   if (ext === '.json' && line.trimStart().startsWith('[')) return true;
-  let row: unknown;
   try {
-    row = JSON.parse(line);
+    return isFlatRow(JSON.parse(line));
   } catch {
     return false; // not JSON: the benchmark reader names the line
   }
-  if (row === null || typeof row !== 'object' || Array.isArray(row)) return false;
-  const keys = Object.keys(row);
-  return !keys.some((k) => NESTED_KEYS.includes(k)) && keys.some((k) => FLAT_KEYS.has(k));
 }
 
 export interface UserBenchmark {

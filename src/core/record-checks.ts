@@ -165,6 +165,13 @@ export function didYouMean(key: string, known: readonly string[], maxEdits?: num
 /** The fields of a flat row (`sob build records`' input), as a user writes them. */
 const FLAT_ROW_KEYS = ['id', 'record_id', 'context', 'question', 'schema', 'json_schema', 'ground_truth'];
 
+/** A flat row, not a record: none of a record's sections, and one of a row's fields. */
+export function isFlatRow(candidate: unknown): boolean {
+  if (!isObj(candidate)) return false;
+  const keys = Object.keys(candidate);
+  return !keys.some((k) => KNOWN_KEYS.record.includes(k)) && keys.some((k) => FLAT_ROW_KEYS.includes(k));
+}
+
 /**
  * Keys a record holds that no reader knows, each as one reason: "unknown key `ground_truht` in
  * output; did you mean `ground_truth`?". A misspelt key would otherwise read as a missing value
@@ -174,10 +181,9 @@ export function unknownKeys(candidate: unknown): string[] {
   const out: string[] = [];
   if (!isObj(candidate)) return out;
   // A flat row (the input of `sob build records`) among records: one reason, not one per key.
-  const keys = Object.keys(candidate);
-  if (!keys.some((k) => KNOWN_KEYS.record.includes(k)) && keys.some((k) => FLAT_ROW_KEYS.includes(k)))
+  if (isFlatRow(candidate))
     return [
-      `a flat row (${keys.join(', ')}), not a record: \`sob eval\`, \`sob run\` and \`sob score\` read a file of flat rows as \`sob build records\` does, but a file mixing rows and records is not read; write this one as a record (metadata, input, output: docs/records.md) or the whole file as rows`,
+      `a flat row (${Object.keys(candidate).join(', ')}), not a record: \`sob eval\`, \`sob run\` and \`sob score\` read a file of flat rows as \`sob build records\` does, but a file mixing rows and records is not read; write this one as a record (metadata, input, output: docs/records.md) or the whole file as rows`,
     ];
   const check = (block: string, obj: unknown) => {
     if (!isObj(obj)) return;
