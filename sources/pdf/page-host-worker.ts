@@ -47,7 +47,7 @@ async function handle(op: string, a: any): Promise<{ value: unknown; transfer?: 
     case 'blank':
       return { value: await pageOf(a.page).blank() };
     case 'png': {
-      const png = await pageOf(a.page).png(a.scale, a.rotation);
+      const png = await pageOf(a.page).png(a.scale, a.rotation, a.clip);
       const bytes = new Uint8Array(png);
       return { value: bytes, transfer: [bytes.buffer] };
     }

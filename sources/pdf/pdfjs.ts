@@ -327,14 +327,47 @@ async function renderPage<T>(
   }
 }
 
-/** Renders a page at `scale` pixels per point; returns PNG bytes. */
+/**
+ * Renders a page at `scale` pixels per point; returns PNG bytes: of the whole page, or of the
+ * rectangle `clip` alone (points, in the frame the page is rendered in; `clipPixels` says where).
+ */
 export function renderPagePng(
   doc: PdfDocument,
   page: PdfPage,
   scale: number,
   rotation = page.rotate,
+  clip?: Rect,
 ): Promise<Buffer> {
-  return renderPage(doc, page, scale, (cc) => cc.canvas.toBuffer('image/png'), rotation);
+  return renderPage(
+    doc,
+    page,
+    scale,
+    (cc) => {
+      if (!clip) return cc.canvas.toBuffer('image/png');
+      const r = clipPixels(clip, scale, cc.canvas);
+      const factory = (doc as unknown as { canvasFactory: CanvasFactory }).canvasFactory;
+      const part = factory.create(r.x1 - r.x0, r.y1 - r.y0);
+      try {
+        part.context.putImageData(cc.context.getImageData(r.x0, r.y0, r.x1 - r.x0, r.y1 - r.y0), 0, 0);
+        return part.canvas.toBuffer('image/png');
+      } finally {
+        factory.destroy(part);
+      }
+    },
+    rotation,
+  );
+}
+
+/** The pixels of `clip` (points) in a page rendered at `scale` as `canvas` (at least one pixel). */
+export function clipPixels(clip: Rect, scale: number, canvas: { width: number; height: number }): Rect {
+  const x0 = Math.min(canvas.width - 1, Math.max(0, Math.floor(clip.x0 * scale)));
+  const y0 = Math.min(canvas.height - 1, Math.max(0, Math.floor(clip.y0 * scale)));
+  return {
+    x0,
+    y0,
+    x1: Math.max(x0 + 1, Math.min(canvas.width, Math.ceil(clip.x1 * scale))),
+    y1: Math.max(y0 + 1, Math.min(canvas.height, Math.ceil(clip.y1 * scale))),
+  };
 }
 
 /** Renders a page at `scale` pixels per point; returns its RGBA pixels. */
@@ -385,6 +418,7 @@ interface CanvasAndContext {
     fillStyle: string;
     fillRect(x: number, y: number, w: number, h: number): void;
     getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray };
+    putImageData(image: unknown, x: number, y: number): void;
   };
 }
 
@@ -403,7 +437,7 @@ export interface PageSource {
   textLayer(): Promise<TextLayer>;
   /** Whether it renders as one colour (`renderedBlank`). */
   blank(): Promise<boolean>;
-  png(scale: number, rotation: number): Promise<Buffer>;
+  png(scale: number, rotation: number, clip?: Rect): Promise<Buffer>;
   rgba(scale: number, rotation: number): Promise<{ data: Uint8Array; width: number; height: number }>;
 }
 
@@ -415,7 +449,7 @@ export function pageSource(doc: PdfDocument, page: PdfPage): PageSource {
     drawing: (rotation = page.rotate) => pageDrawing(page, rotation),
     textLayer: () => pageTextLayer(page),
     blank: () => renderedBlank(doc, page),
-    png: (scale, rotation) => renderPagePng(doc, page, scale, rotation),
+    png: (scale, rotation, clip) => renderPagePng(doc, page, scale, rotation, clip),
     rgba: (scale, rotation) => renderPageRgba(doc, page, scale, rotation),
   };
 }
