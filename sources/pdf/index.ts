@@ -254,7 +254,7 @@ export class OcrEngine {
     page: number,
     scale: number,
     geometry: { width: number; height: number },
-    render: { png: (scale: number) => Promise<Buffer>; rgba: (scale: number) => Promise<RgbaImage> },
+    render: { pnm: (scale: number) => Promise<Buffer>; rgba: (scale: number) => Promise<RgbaImage> },
     /** 'mixed': only pictures of text on a page with a text layer; 'both' reads those with tesseract alone. */
     kind: 'ocr' | 'mixed' = 'ocr',
     /** Quarter turns (degrees) the renders are turned from the page's /Rotate: part of the cache key. */
@@ -275,7 +275,7 @@ export class OcrEngine {
       return {
         page: await (read
           ? Promise.resolve(read)
-          : this.tesseract(pdfSha, page, scale, () => render.png(scale), turn)),
+          : this.tesseract(pdfSha, page, scale, () => render.pnm(scale), turn)),
         engine: 'tesseract',
       };
     if (this.engine === 'paddle')
@@ -286,7 +286,7 @@ export class OcrEngine {
         engine: 'paddle',
       };
     const [t, p] = await Promise.all([
-      read ? Promise.resolve(read) : this.tesseract(pdfSha, page, scale, () => render.png(scale), turn),
+      read ? Promise.resolve(read) : this.tesseract(pdfSha, page, scale, () => render.pnm(scale), turn),
       this.paddleRead(pdfSha, page, paddleScale, () => render.rgba(paddleScale), turn),
     ]);
     const c = combineReadings(t, toTesseract(p));
@@ -671,7 +671,7 @@ export async function readPage(
             pdfSha(),
             pageNo,
             scale,
-            () => page.png(scale, (rotation + t) % 360),
+            () => page.pnm(scale, (rotation + t) % 360),
             (turn + t) % 360,
           ),
         )
@@ -700,7 +700,7 @@ export async function readPage(
         scale,
         base,
         clip,
-        () => page.png(scale, frame, clip),
+        () => page.pnm(scale, frame, clip),
         turn,
       );
       // Each picture's line, paragraph and block numbers apart from the others'.
@@ -722,7 +722,7 @@ export async function readPage(
     scale,
     { width: base.width, height: base.height },
     {
-      png: (s) => page.png(s, frame),
+      pnm: (s) => page.pnm(s, frame),
       rgba: (s) => page.rgba(s, frame),
     },
     method === 'mixed' ? 'mixed' : 'ocr',

@@ -159,8 +159,9 @@ export class OcrPool {
     return new OcrPool(scheduler, n, settings, opts.pageTimeoutMs ?? 300_000);
   }
 
-  async recognize(png: Buffer): Promise<OcrPage> {
-    const job = this.scheduler.addJob('recognize', png, {}, { blocks: true, text: false });
+  /** `image`: encoded bytes leptonica reads (PNG, netpbm, ...). */
+  async recognize(image: Buffer): Promise<OcrPage> {
+    const job = this.scheduler.addJob('recognize', image, {}, { blocks: true, text: false });
     const res = await withTimeout(job, this.pageTimeoutMs, 'recognising a page');
     return { words: wordsOf(res.data) };
   }

@@ -46,9 +46,9 @@ async function handle(op: string, a: any): Promise<{ value: unknown; transfer?: 
       return { value: await pageOf(a.page).textLayer() };
     case 'blank':
       return { value: await pageOf(a.page).blank() };
-    case 'png': {
-      const png = await pageOf(a.page).png(a.scale, a.rotation, a.clip);
-      const bytes = new Uint8Array(png);
+    case 'pnm': {
+      const image = await pageOf(a.page).pnm(a.scale, a.rotation, a.clip);
+      const bytes = new Uint8Array(image);
       return { value: bytes, transfer: [bytes.buffer] };
     }
     case 'rgba': {

@@ -110,8 +110,8 @@ export class PageHost {
         this.call('drawing', at(pageNo, { rotation })) as Promise<PageDrawing>,
       textLayer: () => this.call('textLayer', at(pageNo)) as Promise<TextLayer>,
       blank: () => this.call('blank', at(pageNo)) as Promise<boolean>,
-      png: async (scale, rotation, clip) => {
-        const bytes = (await this.call('png', at(pageNo, { scale, rotation, clip }))) as Uint8Array;
+      pnm: async (scale, rotation, clip) => {
+        const bytes = (await this.call('pnm', at(pageNo, { scale, rotation, clip }))) as Uint8Array;
         return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
       },
       rgba: (scale, rotation) =>
