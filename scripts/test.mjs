@@ -19,10 +19,13 @@
  *   node scripts/test.mjs --list                the files of each tier, in the order they start
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '..');
+/** The run's OCR cache folder, named to every test file in SOB_TEST_OCR_CACHE. */
+let ocrCache = '';
 
 /**
  * Run alone, after the rest, with why. A file listed here that no longer exists is ignored.
@@ -34,29 +37,25 @@ export const SERIAL = {
   'test/providers/skeleton-limits.test.ts': 'SIGTERM stops a run within 10 s (10.7 s in parallel)',
   'test/scoring/bad-input.test.ts':
     'a 50 MB answer validated within the default record time budget; a ReDoS run under 30 s',
-  'test/sources/pdf.test.ts':
-    'OCRs the olmOCR sample on every core, each page under the 180 s page limit (one page went over it with 3 other files beside it)',
-  'test/sources/pdf-orbit.test.ts': 'OCRs orbit-bench-en on every core, under the same page limit',
 };
 
 /**
  * Started first in the parallel tier, longest first (CPU seconds of each file alone,
  * `node scripts/test-times.mjs`; ocr-vlm and suite-cli also wait on timers); the rest follow in
- * path order.
+ * path order. The OCR data sets come first: pdf-cli and ocr-gate, which read pages of the olmOCR
+ * sample again, start later and find them in the run's OCR cache (test/kit/ocr-cache.ts).
  */
 export const SLOW_FIRST = [
   'test/sources/pdf.test.ts',
-  'test/cli/ocr-turned.test.ts',
   'test/sources/pdf-orbit.test.ts',
+  'test/cli/ocr-turned.test.ts',
   'test/scoring/crash.test.ts',
   'test/schema/suite-cli.test.ts',
   'test/sources/paddle.test.ts',
-  'test/sources/pdf-cli.test.ts',
   'test/compliance/instance.test.ts',
   'test/sources/pdf-generated.test.ts',
   'test/cli/ocr-vlm.test.ts',
   'test/sources/schemabench.test.ts',
-  'test/sources/ocr-gate.test.ts',
   'test/sources/examples-pdf.test.ts',
   'test/schema/instance.test.ts',
   'test/cli/ocr-inputs.test.ts',
@@ -114,6 +113,7 @@ function runTier(files, concurrency) {
       const child = spawn(process.execPath, ['--import', 'tsx', '--test-reporter=spec', file], {
         cwd: ROOT,
         stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, SOB_TEST_OCR_CACHE: ocrCache },
       });
       let out = '';
       let err = '';
@@ -178,6 +178,10 @@ async function main() {
   const total = { pass: 0, fail: 0, skipped: 0 };
   let failed = false;
   const started = performance.now();
+  // One OCR cache for the whole run (test/kit/ocr-cache.ts), removed when it ends.
+  ocrCache = mkdtempSync(join(tmpdir(), 'sob-test-ocr-'));
+  process.on('exit', () => rmSync(ocrCache, { recursive: true, force: true }));
+  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
   for (const [name, files, n] of runs) {
     const t0 = performance.now();
     console.log(`# tier ${name}: ${files.length} files, ${Math.min(n, files.length)} at once`);

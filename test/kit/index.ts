@@ -5,6 +5,7 @@
  */
 export * from './cli.ts';
 export * from './fixtures.ts';
+export * from './ocr-cache.ts';
 export * from './pdf-fixtures.ts';
 export * from './protocol-server.ts';
 export * from './shared-data.ts';

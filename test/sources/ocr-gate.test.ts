@@ -8,6 +8,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { sharedOcrCache } from '../kit/ocr-cache.ts';
 import { needsData, sharedData } from '../kit/shared-data.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -40,7 +41,7 @@ function build(extra: string[]) {
       join(tmp, 'ann.jsonl'),
       ...extra,
     ],
-    { encoding: 'utf8', env: { ...process.env, XDG_CACHE_HOME: join(tmp, 'cache') }, timeout: 300_000 },
+    { encoding: 'utf8', env: { ...process.env, XDG_CACHE_HOME: sharedOcrCache().home }, timeout: 300_000 },
   );
 }
 

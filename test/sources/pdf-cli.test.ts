@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { sobAsync } from '../helpers/sob-async.ts';
+import { sharedOcrCache } from '../kit/ocr-cache.ts';
 import { needsData, sharedData } from '../kit/shared-data.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -24,8 +25,9 @@ describe('sob ocr', { skip: needsData('olmocr-bench') }, () => {
       out,
       '--tests',
       join(DATA, 'dataset.jsonl'),
+      // The run's OCR cache: pdf.test.ts has usually read these pages already.
       '--cache-dir',
-      join(tmp, 'cache'),
+      sharedOcrCache().ocr,
     ]);
     assert.equal(r.code, 0, r.stderr);
     // Named after the PDF's path relative to the input folder, without .pdf, plus _pg<N>.md.

@@ -3,7 +3,7 @@
  * 160, absent 143, order 159, table 73), the larger set it was developed on: pass rates printed
  * per test type, each asserted at the floor reached. Real pdf.js, tesseract.js and PaddleOCR (142
  * pages read from their text layer, 17 with pictures of text, 1 scan); OCR results are cached in
- * a temp folder for this file's run only.
+ * the test run's OCR cache (test/kit/ocr-cache.ts).
  *
  * For scale, on the same pages: pdftotext (poppler) passes 0.597 of the present/absent/order
  * tests and no table test (bench/ocr.ts measures both in one run). Some tests of the set
@@ -13,8 +13,8 @@
  * category.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
@@ -24,13 +24,13 @@ import {
   type OcrCheckReport,
 } from '../../sources/ocr-check.ts';
 import { OcrEngine, type PageTranscript, pdfsToTranscripts } from '../../sources/pdf/index.ts';
+import { sharedOcrCache } from '../kit/ocr-cache.ts';
 import { needsData, sharedData } from '../kit/shared-data.ts';
 
 const SKIP = needsData('orbit-bench-en');
 const DATA = sharedData('orbit-bench-en');
 const PDFS = join(DATA, 'pdfs');
-const cacheDir = mkdtempSync(join(tmpdir(), 'sob-orbit-test-'));
-const engine = new OcrEngine({ workers: availableParallelism(), cacheDir });
+const engine = new OcrEngine({ workers: availableParallelism(), cacheDir: sharedOcrCache().ocr });
 const pages = new Map<string, PageTranscript>();
 let report: OcrCheckReport;
 
@@ -41,7 +41,8 @@ before(async () => {
     .sort();
   const out = await pdfsToTranscripts(
     files.map((f) => join(PDFS, f)),
-    { engine },
+    // The page limit is not under test here: no page may be skipped on a machine busy with other tests.
+    { engine, pageTimeoutMs: 900_000 },
   );
   files.forEach((f, i) => {
     pages.set(f, out[i][0]);
@@ -57,7 +58,6 @@ before(async () => {
 
 after(async () => {
   await engine.close();
-  rmSync(cacheDir, { recursive: true, force: true });
 });
 
 describe('orbit-bench-en through the PDF pipeline', { skip: SKIP }, () => {
