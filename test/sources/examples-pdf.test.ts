@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { checkRecord } from '../../sources/checks.ts';
 import { openPdf, pageDrawing, pageTextLayer } from '../../sources/pdf/pdfjs.ts';
+import { sharedOcrCache } from '../kit/ocr-cache.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const EXAMPLES = join(ROOT, 'sources/examples/pdf');
@@ -67,8 +68,8 @@ describe('example PDFs', () => {
 
   test('sob build pdf makes 6 checked image records; only the scan has ungrounded values, at most 3', async () => {
     const out = join(tmp, 'build/records.jsonl');
-    // A private OCR cache, so the scan is really OCR'd and the user's cache is left alone.
-    const env = { ...process.env, XDG_CACHE_HOME: join(tmp, 'cache') };
+    // The run's OCR cache (the scan is OCR'd once per run, here or by paddle.test.ts), not the user's.
+    const env = { ...process.env, XDG_CACHE_HOME: sharedOcrCache().home };
     const r = await run(
       [
         'bin/sob.js',

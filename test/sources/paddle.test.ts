@@ -11,6 +11,7 @@ import { pdfToTranscripts } from '../../sources/pdf/index.ts';
 import type { OcrPage, OcrWord } from '../../sources/pdf/ocr.ts';
 import { PaddleEngine } from '../../sources/pdf/paddle.ts';
 import { openPdf, renderPageRgba } from '../../sources/pdf/pdfjs.ts';
+import { sharedOcrCache } from '../kit/ocr-cache.ts';
 
 const SCAN = join(import.meta.dirname, '../../sources/examples/pdf/scan.pdf');
 
@@ -91,11 +92,14 @@ describe('PaddleOCR on a scanned page', () => {
   });
 
   test('through the pipeline: engine paddle, and both engines combined', async () => {
-    const paddle = await pdfToTranscripts(SCAN, { ocrEngine: 'paddle', cacheDir: null, explain: true });
+    // The run's OCR cache: the readings engine paddle makes (tesseract's upright probe and
+    // PaddleOCR's) are the two that both engines combine, and examples-pdf.test.ts builds this scan.
+    const cacheDir = sharedOcrCache().ocr;
+    const paddle = await pdfToTranscripts(SCAN, { ocrEngine: 'paddle', cacheDir, explain: true });
     assert.equal(paddle[0].method, 'ocr');
     assert.equal(paddle[0].engine, 'paddle');
     assert.match(paddle[0].markdown, /Halloran/);
-    const both = await pdfToTranscripts(SCAN, { ocrEngine: 'both', cacheDir: null, explain: true });
+    const both = await pdfToTranscripts(SCAN, { ocrEngine: 'both', cacheDir, explain: true });
     assert.equal(both[0].engine, 'both');
     const c = both[0].explain?.combine;
     assert.ok(c && c.paddleLines >= 15 && c.tesseractKept + c.respaced + c.paddleOnly === c.paddleLines);
