@@ -255,8 +255,6 @@ export class OcrEngine {
     scale: number,
     geometry: { width: number; height: number },
     render: { pnm: (scale: number) => Promise<Buffer>; rgba: (scale: number) => Promise<RgbaImage> },
-    /** 'mixed': only pictures of text on a page with a text layer; 'both' reads those with tesseract alone. */
-    kind: 'ocr' | 'mixed' = 'ocr',
     /** Quarter turns (degrees) the renders are turned from the page's /Rotate: part of the cache key. */
     turn = 0,
     /** tesseract's reading of this render, when already made (the orientation probe's). */
@@ -269,9 +267,7 @@ export class OcrEngine {
         words: p.words.map((w) => ({ ...w, x0: w.x0 * k, x1: w.x1 * k, y0: w.y0 * k, y1: w.y1 * k })),
       };
     };
-    // Measured (bench/ocr.ts): on pages with a text layer, the combination changes nothing the
-    // tests see and costs PaddleOCR's full-page pass; it pays on scans and handwriting.
-    if (this.engine === 'tesseract' || (this.engine === 'both' && kind === 'mixed'))
+    if (this.engine === 'tesseract')
       return {
         page: await (read
           ? Promise.resolve(read)
@@ -687,10 +683,13 @@ export async function readPage(
   if (probe) base.turnsTried = probe.tried;
   opts.signal?.throwIfAborted();
   if (method === 'mixed' && eng.engine !== 'paddle') {
-    // Only the pictures are read (each with a margin, so a word across its edge is read whole):
-    // the words kept are those on a picture where the text layer has nothing. Reading the
-    // pictures alone, not the whole page, took orbit-bench-en's 17 mixed pages from 92 to 54
-    // CPU-seconds with the same pass rates (bench/ocr.ts).
+    // Only the pictures are read, by tesseract alone (each with a margin, so a word across its
+    // edge is read whole): the words kept are those on a picture where the text layer has
+    // nothing. Reading the pictures alone, not the whole page, took orbit-bench-en (17 mixed
+    // pages) from 92 to 60 CPU-seconds with the same pass rates. With both engines, PaddleOCR is
+    // not asked (measured, bench/ocr.ts: on pages with a text layer the combination changes
+    // nothing the tests see and costs PaddleOCR's full-page pass; it pays on scans and
+    // handwriting).
     const words: OcrWord[] = [];
     const pictures = mergeOverlapping((evidence?.images ?? []).map((r) => grow(r, 12)));
     for (const [i, clip] of pictures.entries()) {
@@ -708,13 +707,8 @@ export async function readPage(
       for (const w of read.words)
         words.push({ ...w, line: w.line + apart, par: w.par + apart, block: w.block + apart });
     }
-    const extra = ocrBoxes({ words }, scale, 60).filter(
-      (w) =>
-        /\p{L}.*\p{L}|\p{N}/u.test(w.text) &&
-        (evidence?.images ?? []).some((r) => overlaps(r, boxRect(w))) &&
-        !layer.boxes.some((b) => overlaps(boxRect(b), boxRect(w))),
-    );
-    return { ...base, engine: 'tesseract', boxes: [...layer.boxes, ...extra], sizesAreEstimates: false };
+    const boxes = withPictureWords(layer.boxes, { words }, scale, evidence?.images ?? []);
+    return { ...base, engine: 'tesseract', boxes, sizesAreEstimates: false };
   }
   const ocr = await eng.recognize(
     pdfSha(),
@@ -725,21 +719,27 @@ export async function readPage(
       pnm: (s) => page.pnm(s, frame),
       rgba: (s) => page.rgba(s, frame),
     },
-    method === 'mixed' ? 'mixed' : 'ocr',
     (turn + (probe?.turn ?? 0)) % 360,
     probe?.reading,
   );
   const common = { ...base, engine: ocr.engine, combine: ocr.combine };
   if (method === 'ocr') return { ...common, boxes: ocrBoxes(ocr.page, scale), sizesAreEstimates: true };
-  // Mixed: the text layer, plus confident OCR'd words on images where the text layer has nothing.
-  const images = evidence?.images ?? [];
-  const extra = ocrBoxes(ocr.page, scale, 60).filter(
+  const boxes = withPictureWords(layer.boxes, ocr.page, scale, evidence?.images ?? []);
+  return { ...common, boxes, sizesAreEstimates: false };
+}
+
+/**
+ * A mixed page's words: its text layer, plus the confident OCR'd words (60 or more, with two
+ * letters or a digit) lying on its pictures where the text layer has nothing.
+ */
+function withPictureWords(layer: TextBox[], ocr: OcrPage, scale: number, pictures: Rect[]): TextBox[] {
+  const extra = ocrBoxes(ocr, scale, 60).filter(
     (w) =>
       /\p{L}.*\p{L}|\p{N}/u.test(w.text) &&
-      images.some((r) => overlaps(r, boxRect(w))) &&
-      !layer.boxes.some((b) => overlaps(boxRect(b), boxRect(w))),
+      pictures.some((r) => overlaps(r, boxRect(w))) &&
+      !layer.some((b) => overlaps(boxRect(b), boxRect(w))),
   );
-  return { ...common, boxes: [...layer.boxes, ...extra], sizesAreEstimates: false };
+  return [...layer, ...extra];
 }
 
 /**
