@@ -169,6 +169,16 @@ export class OcrEngine {
     return result;
   }
 
+  /** tesseract.js on what `render` draws, its workers started at the first call. */
+  private async recognizeTesseract(render: () => Promise<Buffer>): Promise<OcrPage> {
+    this.pool ??= OcrPool.start({
+      workers: this.workers,
+      settings: this.settings,
+      startTimeoutMs: this.startTimeoutMs,
+    });
+    return (await this.pool).recognize(await render());
+  }
+
   /** tesseract.js on the page rendered at `scale` (words in its pixels). */
   tesseract(
     pdfSha: string,
@@ -178,14 +188,7 @@ export class OcrEngine {
     turn = 0,
   ): Promise<OcrPage> {
     const key = this.cache?.key(pdfSha, page, scale, turn ? { ...this.settings, turn } : this.settings);
-    return this.cachedRead(key, async () => {
-      this.pool ??= OcrPool.start({
-        workers: this.workers,
-        settings: this.settings,
-        startTimeoutMs: this.startTimeoutMs,
-      });
-      return (await this.pool).recognize(await render());
-    });
+    return this.cachedRead(key, () => this.recognizeTesseract(render));
   }
 
   /**
@@ -206,14 +209,9 @@ export class OcrEngine {
       height: Math.ceil(geometry.height * scale),
     });
     const settings = { ...this.settings, ...(turn ? { turn } : {}), clip: [at.x0, at.y0, at.x1, at.y1] };
-    const read = await this.cachedRead(this.cache?.key(pdfSha, page, scale, settings), async () => {
-      this.pool ??= OcrPool.start({
-        workers: this.workers,
-        settings: this.settings,
-        startTimeoutMs: this.startTimeoutMs,
-      });
-      return (await this.pool).recognize(await render());
-    });
+    const read = await this.cachedRead(this.cache?.key(pdfSha, page, scale, settings), () =>
+      this.recognizeTesseract(render),
+    );
     const moved = (w: OcrWord) => ({
       ...w,
       x0: w.x0 + at.x0,
