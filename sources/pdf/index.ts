@@ -588,29 +588,32 @@ export const TURN_PROBE_SHARE = 0.6;
 /**
  * The quarter turn (degrees clockwise) that shows a page OCR'd whole upright, and tesseract's
  * reading at that turn. The reading as rendered is kept when at least 60% of its letters (and
- * 10 or more) are in confident words; otherwise the page is read turned by 90, 270 and 180
- * degrees and the turn with the most confident letters wins, if it has 20 or more and 1.5 times
- * those of the reading as rendered (a page of faint or handwritten text stays as it is). The
- * extra readings are paid only on such pages (`turnsTried`; bench/ocr-turns.ts measures them).
+ * 10 or more) are in confident words; otherwise the page is read at each of the four turns at
+ * half the scale (a quarter of the pixels: the turns are only compared) and the turn with the
+ * most confident letters wins, if it has 20 or more and 1.5 times those of the page as rendered
+ * at that scale (a page of faint or handwritten text stays as it is); a winning turn is then
+ * read at the full scale. The extra readings are paid only on such pages (`turnsTried`;
+ * bench/ocr-turns.ts measures them).
  */
 export async function uprightTurn(
-  read: (turn: number) => Promise<OcrPage>,
+  read: (turn: number, scale: 'full' | 'half') => Promise<OcrPage>,
 ): Promise<{ turn: number; reading: OcrPage; tried: number }> {
-  const first = await read(0);
+  const first = await read(0, 'full');
   const s0 = confidentLetters(first);
   if (s0.confident >= 10 && s0.confident >= TURN_PROBE_SHARE * s0.all)
     return { turn: 0, reading: first, tried: 1 };
-  let best = { turn: 0, reading: first, score: s0.confident };
-  // The three turns at once: the pool's workers read them side by side.
-  const turns = [90, 270, 180];
-  const readings = await Promise.all(turns.map((t) => read(t)));
-  readings.forEach((reading, i) => {
-    const score = confidentLetters(reading).confident;
-    if (score > best.score) best = { turn: turns[i], reading, score };
+  // The four turns at once: the pool's workers read them side by side.
+  const turns = [0, 90, 270, 180];
+  const scores = (await Promise.all(turns.map((t) => read(t, 'half')))).map(
+    (r) => confidentLetters(r).confident,
+  );
+  let best = 0;
+  scores.forEach((score, i) => {
+    if (score > scores[best]) best = i;
   });
-  if (best.turn !== 0 && (best.score < 20 || best.score < 1.5 * s0.confident))
+  if (best === 0 || scores[best] < 20 || scores[best] < 1.5 * scores[0])
     return { turn: 0, reading: first, tried: 4 };
-  return { turn: best.turn, reading: best.reading, tried: 4 };
+  return { turn: turns[best], reading: await read(turns[best], 'full'), tried: 4 };
 }
 
 export async function readPage(
@@ -660,15 +663,16 @@ export async function readPage(
   opts.signal?.throwIfAborted();
   const probe =
     method === 'ocr' && opts.findUpright !== false
-      ? await uprightTurn((t) =>
-          eng.tesseract(
+      ? await uprightTurn((t, at) => {
+          const s = at === 'full' ? scale : scale / 2;
+          return eng.tesseract(
             pdfSha(),
             pageNo,
-            scale,
-            () => page.pnm(scale, (rotation + t) % 360),
+            s,
+            () => page.pnm(s, (rotation + t) % 360),
             (turn + t) % 360,
-          ),
-        )
+          );
+        })
       : undefined;
   const frame = (rotation + (probe?.turn ?? 0)) % 360;
   if (probe && probe.turn !== 0) {

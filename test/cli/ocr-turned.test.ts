@@ -127,7 +127,7 @@ test('a landscape page whose text is drawn at 90 degrees reads in its text direc
   assert.deepEqual(r.pages[0].explain?.rotation, { page: 0, read: 90 });
 });
 
-test('a scan of sideways text is OCR-read turned upright, at the cost of 3 more readings', async () => {
+test('a scan of sideways text is OCR-read turned upright, at the cost of 4 readings at half the scale and one more', async () => {
   const r = await ocr('scanside', await scannedPdf(await turnedPdf('text', 1)), ['--engine', 'tesseract']);
   assert.equal(r.pages[0].method, 'ocr', r.stderr);
   assert.deepEqual(r.pages[0].explain?.rotation, { page: 0, read: 90 });
@@ -136,6 +136,8 @@ test('a scan of sideways text is OCR-read turned upright, at the cost of 3 more 
     r.stderr,
     /read at rotation 90 \(its \/Rotate is 0; of 4 turns tried, tesseract read most there\)/,
   );
+  // As rendered, the four turns at half the scale, then the winner at full scale.
+  assert.match(r.stderr, /\(OCR: 6 recognised, 0 from cache\)/);
   const md = r.md(1);
   const at = positions(md).filter((p) => p >= 0);
   assert.ok(at.length >= 18, `only ${at.length} of 20 lines read:\n${md}`);
