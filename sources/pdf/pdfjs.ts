@@ -3,12 +3,22 @@
  * images are drawn, and a rendering of it as PNG (with the canvas pdf.js brings,
  * `doc.canvasFactory`). Coordinates are PDF points with the origin at the page's top left.
  */
+// First (a bare import stays where it is): keeps the engine's own push and JSON functions
+// before pdf.js replaces them (natives.ts).
+import './natives.ts';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { getDocument, OPS, Util } from 'pdfjs-dist/legacy/build/pdf.mjs';
+// pdf.js's worker code, loaded now (its fake worker takes it from globalThis.pdfjsWorker instead
+// of importing it at the first document), so the natives are put back after both.
+import * as pdfjsWorker from 'pdfjs-dist/legacy/build/pdf.worker.mjs';
 import type { PDFDocumentProxy, PDFPageProxy } from 'pdfjs-dist/types/src/display/api.js';
 import type { TextBox } from './layout.ts';
+import { restoreNatives } from './natives.ts';
+
+(globalThis as { pdfjsWorker?: unknown }).pdfjsWorker = pdfjsWorker;
+restoreNatives();
 
 const require = createRequire(import.meta.url);
 const PDFJS_DIR = dirname(require.resolve('pdfjs-dist/package.json'));
