@@ -10,26 +10,13 @@
  *
  * This module must be evaluated before pdfjs-dist: `pdfjs.ts` imports it first.
  */
-const push = Array.prototype.push;
-const { stringify, parse } = JSON;
+const kept = [
+  [Array.prototype, 'push', Array.prototype.push],
+  [JSON, 'stringify', JSON.stringify],
+  [JSON, 'parse', JSON.parse],
+] as const;
 
 export function restoreNatives(): void {
-  Object.defineProperty(Array.prototype, 'push', {
-    value: push,
-    writable: true,
-    enumerable: false,
-    configurable: true,
-  });
-  Object.defineProperty(JSON, 'stringify', {
-    value: stringify,
-    writable: true,
-    enumerable: false,
-    configurable: true,
-  });
-  Object.defineProperty(JSON, 'parse', {
-    value: parse,
-    writable: true,
-    enumerable: false,
-    configurable: true,
-  });
+  for (const [owner, name, value] of kept)
+    Object.defineProperty(owner, name, { value, writable: true, enumerable: false, configurable: true });
 }

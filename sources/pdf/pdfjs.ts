@@ -1,7 +1,7 @@
 /**
  * pdf.js (legacy build, runs in Node): a page's text layer as positioned boxes, where its
- * images are drawn, and a rendering of it as PNG (with the canvas pdf.js brings,
- * `doc.canvasFactory`). Coordinates are PDF points with the origin at the page's top left.
+ * images are drawn, and a rendering of it as PNG, RGBA or (for tesseract) netpbm (with the canvas
+ * pdf.js brings, `doc.canvasFactory`). Coordinates are PDF points with the origin at the page's top left.
  */
 // First (a bare import stays where it is): keeps the engine's own push and JSON functions
 // before pdf.js replaces them (natives.ts).
@@ -462,7 +462,6 @@ interface CanvasAndContext {
     fillStyle: string;
     fillRect(x: number, y: number, w: number, h: number): void;
     getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray };
-    putImageData(image: unknown, x: number, y: number): void;
   };
 }
 

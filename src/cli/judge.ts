@@ -1,25 +1,11 @@
 /** `sob judge`: deterministic checks, then LLM quality judges, then keep what passes. */
 import { type Command, Option } from 'commander';
-import { judgeBenchmark } from '../app/judge.ts';
+import { type JudgeSettings, judgeBenchmark } from '../app/judge.ts';
 import { UserError } from '../core/errors.ts';
 import { choiceOption, intOption } from './common.ts';
 
-interface JudgeFlags {
-  judge: string[];
-  threshold: number;
-  combine: 'all' | 'majority' | 'mean';
-  out: string;
-  concurrency: number;
-  baseUrl: string[];
-  maxAttempts: number;
-  maxRetries: number;
-  timeoutMs: number;
-  allowUngrounded?: boolean;
-  reviewer?: string;
-  rejectFlagged?: boolean;
-  retryBaseMs: number;
-  progressIntervalMs: number;
-}
+/** The flags are the settings, less the records (the argument). */
+type JudgeFlags = Omit<JudgeSettings, 'records'>;
 
 export function registerJudge(program: Command): void {
   program
