@@ -479,7 +479,7 @@ function userParts(
 ): { text?: string; inlineData?: { mimeType: string; data: string } }[] {
   return [
     { text: req.user },
-    ...(req.images ?? []).map((img) => ({
+    ...(req.attachments ?? []).map((img) => ({
       inlineData: { mimeType: img.mime, data: img.data.toString('base64') },
     })),
   ];

@@ -177,10 +177,10 @@ export class OpenAIProvider implements Provider {
     messages.push({
       role: 'user',
       // olmOCR's order: the instruction, then the page as a data URL.
-      content: req.images?.length
+      content: req.attachments?.length
         ? [
             { type: 'text', text: req.user },
-            ...req.images.map((img) => ({
+            ...req.attachments.map((img) => ({
               type: 'image_url' as const,
               image_url: { url: `data:${img.mime};base64,${img.data.toString('base64')}` },
             })),

@@ -58,8 +58,54 @@ export interface ProviderRequest {
   onFirstToken?: () => void;
   /** The record's ground truth (lossless); only the gold baseline reads it. */
   groundTruth: PyValue;
-  /** Pictures sent after the user text (a page for a vision model to read, `sob ocr --engine`). */
-  images?: { mime: 'image/png' | 'image/jpeg'; data: Buffer }[];
+  /**
+   * Documents sent after the user text, each as the provider's API takes it natively: a page for a
+   * vision model to read (`sob ocr --engine`), a record's attachments (`--input document|both`).
+   */
+  attachments?: ProviderAttachment[];
+}
+
+/** The kinds of document a record may carry (docs/records.md "Attachments"). */
+export const ATTACHMENT_KINDS = ['image', 'pdf', 'audio'] as const;
+export type AttachmentKind = (typeof ATTACHMENT_KINDS)[number];
+
+/**
+ * One document as a provider sends it: its bytes, read for this request only (the runner reads the
+ * file when it asks, so a benchmark's documents are never all held at once).
+ */
+export interface ProviderAttachment {
+  kind: AttachmentKind;
+  /** `image/png`, `image/jpeg`, `image/webp`, `image/gif`, `application/pdf`, `audio/wav`, `audio/mpeg`, ... */
+  mime: string;
+  data: Buffer;
+  /** sha256 of `data`, lower-case hex (cache keys, logs). */
+  sha256: string;
+  /** A file name for APIs that want one (OpenAI's `file` part); the record's file name. */
+  name?: string;
+  /** For a PDF: its page count (the page-limit policy). */
+  pages?: number;
+}
+
+/**
+ * What a provider accepts natively per request (docs/providers.md "Documents"): the runner holds a
+ * request's attachments to these by one stated policy (an image downscaled to the edge, a PDF over
+ * the page or byte limit sent as page images or refused), recorded per record, never cut silently.
+ */
+export interface DocumentLimits {
+  /** Kinds the API takes at all. */
+  kinds: readonly AttachmentKind[];
+  /** Longest image edge in pixels. */
+  maxImageEdge: number;
+  /** Largest image, bytes. */
+  maxImageBytes: number;
+  /** Most pages of one PDF. */
+  maxPdfPages: number;
+  /** Largest PDF, bytes. */
+  maxPdfBytes: number;
+  /** Largest request body once encoded, bytes (inline data counted as base64). */
+  maxRequestBytes: number;
+  /** Where these numbers come from (the provider's documentation page). */
+  source: string;
 }
 
 export interface ProviderResponse {
@@ -134,6 +180,8 @@ export interface Provider {
   close?(): Promise<void>;
   /** The provider's batch interface, where it has one (`sob run --batch`). */
   readonly batch?: BatchApi;
+  /** What it accepts natively (`--input document|both`); absent: text only. */
+  readonly documentLimits?: DocumentLimits;
 }
 
 /** A classified failure. `text` keeps what the model said when there was an answer (truncated, refusal). */

@@ -30,8 +30,8 @@ export function cacheKey(model: string, settings: Record<string, unknown>, req: 
       schema: req.constrained ? req.schema : null,
       temperature: req.temperature,
       max_tokens: req.maxTokens,
-      // Pictures by their hash (absent for text-only requests, so their keys stay as they were).
-      ...(req.images?.length ? { images: req.images.map((i) => sha256(i.data)) } : {}),
+      // Documents by their hash (absent for text-only requests, so their keys stay as they were).
+      ...(req.attachments?.length ? { images: req.attachments.map((i) => i.sha256) } : {}),
     }),
   );
 }

@@ -26,6 +26,7 @@ import {
   RETRYABLE,
 } from '../providers/types.ts';
 import { cacheKey, ResponseCache } from './cache.ts';
+import { sha256 } from './prompt.ts';
 
 /** olmOCR's render size: the longest side of the page image, in pixels. */
 export const OLMOCR_LONGEST_SIDE = 1288;
@@ -175,7 +176,7 @@ export class VlmPageReader implements PageModel {
       temperature: this.opts.temperature ?? 0.1,
       maxTokens: this.opts.maxTokens ?? 8000,
       groundTruth: null,
-      images: [{ mime: 'image/png', data: png }],
+      attachments: [{ kind: 'image', mime: 'image/png', data: png, sha256: sha256(png) }],
     };
   }
 
