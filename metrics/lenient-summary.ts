@@ -16,6 +16,7 @@ import type {
   MetricOut,
 } from '../src/core/formats/eval-summary.ts';
 import { compareCodePoints } from '../src/core/pyjson.ts';
+import type { BootstrapMethod } from './poisson-bootstrap.ts';
 import { bootstrapIntervals, Column, type Intervals, mean } from './summary.ts';
 
 /** The side file of `sob score --match` beside `eval_records.jsonl`: one line per row, same order. */
@@ -148,11 +149,16 @@ export function lenientBootstrapInput(
 }
 
 /** Computes a block's intervals here (one file alone: the same numbers as many at once). */
-function lenientIntervals(d: LenientData, samples: number, seed: number): LenientIntervals {
+function lenientIntervals(
+  d: LenientData,
+  samples: number,
+  seed: number,
+  method: BootstrapMethod,
+): LenientIntervals {
   const out: Partial<LenientIntervals> = {};
   for (const [key, noJudge, weighted, offset] of LENIENT_BOOTSTRAPS) {
     const input = lenientBootstrapInput(d, noJudge, weighted);
-    if (input) out[key] = bootstrapIntervals([input], seed + offset, samples)[0];
+    if (input) out[key] = bootstrapIntervals([input], seed + offset, samples, true, method)[0];
   }
   return out as LenientIntervals;
 }
@@ -206,11 +212,11 @@ export function lossBreakdown(d: LenientData): LossOut {
 /** The summary's `lenient` block (bigints are ints, numbers floats, as `buildSummary` writes). */
 export function buildLenientSummary(
   d: LenientData,
-  opts: { bootstrapSamples: number; seed: number },
+  opts: { bootstrapSamples: number; seed: number; method?: BootstrapMethod },
   given?: LenientIntervals,
 ): LenientSummaryOut {
   const samples = Math.max(0, opts.bootstrapSamples);
-  const iv = given ?? lenientIntervals(d, samples, opts.seed);
+  const iv = given ?? lenientIntervals(d, samples, opts.seed, opts.method ?? 'cpython');
   const out: LenientSummaryOut = {
     policy: d.policy,
     judge: d.judge,

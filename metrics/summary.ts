@@ -15,6 +15,12 @@ import type {
 import { compareCodePoints } from '../src/core/pyjson.ts';
 import { PyRandom } from '../src/core/pyrandom.ts';
 import { LANES, SumsKernel } from './bootstrap-sums.ts';
+import {
+  type BootstrapMethod,
+  type BootstrapMethodChoice,
+  bootstrapMethodFor,
+  poissonEstimates,
+} from './poisson-bootstrap.ts';
 import type { Explanation, RecordScore } from './record.ts';
 import { DIFFICULTY_WEIGHTS, WEIGHT_FIELD_PRIORITY } from './weights.ts';
 
@@ -100,6 +106,8 @@ export interface SummaryOptions {
   profile?: 'sob' | 'strict';
   /** Why that profile was chosen, written as `profile_reason` (ours; omitted when unset). */
   profileReason?: string;
+  /** How resamples are drawn (`auto`: see `bootstrapMethodFor`); the `sob` profile is always CPython's. */
+  bootstrapMethod?: BootstrapMethodChoice;
 }
 
 export const DEFAULT_SUMMARY_OPTIONS: SummaryOptions = {
@@ -384,6 +392,8 @@ export function bootstrapIntervals(
   samplesAsked: number,
   /** false: the JavaScript loop even where WebAssembly runs (tests compare the two). */
   wasm = true,
+  /** `poisson`: the strict profile's resampling for large summaries (metrics/poisson-bootstrap.ts). */
+  method: BootstrapMethod = 'cpython',
 ): Intervals[] {
   // The passes, in the order the generator is used: the columns (all inputs have as many).
   const passes = inputs[0]?.columns.length ?? PASSES;
@@ -391,6 +401,14 @@ export function bootstrapIntervals(
   const n = inputs[0]?.columns[0]?.length ?? 0;
   const samples = Math.max(0, samplesAsked);
   if (n === 0 || samples === 0) return out;
+  if (method === 'poisson') {
+    const est = poissonEstimates(inputs, seed, samples);
+    est.forEach((e, f) => {
+      for (let p = 0; p < passes; p++)
+        [out[f].low[p], out[f].high[p]] = percentileBounds(e.subarray(p * samples, (p + 1) * samples));
+    });
+    return out;
+  }
   const F = inputs.length;
   const rng = new PyRandom(seed);
   // Inputs with equal weights share their resamples' total weight (the same sum, in the same
@@ -536,6 +554,11 @@ export function withCategories(input: BootstrapInput): BootstrapInput {
   return { columns: [...input.columns, ...categoryColumns(input)], weights: input.weights };
 }
 
+/** The resampling a summary of `n` records uses under these options. */
+export function summaryBootstrapMethod(opts: SummaryOptions, n: number): BootstrapMethod {
+  return bootstrapMethodFor(opts.bootstrapMethod, opts.profile, n);
+}
+
 export interface Interval {
   mean: number;
   low: number;
@@ -550,7 +573,10 @@ function summarize(
 ): { metrics: Interval[]; categories: Interval[] } {
   const weights = weighted ? acc.weights : null;
   const input = bootstrapInput(acc, weighted);
-  const iv = given ?? bootstrapIntervals([input], opts.seed + (weighted ? 1 : 0), opts.bootstrapSamples)[0];
+  const method = summaryBootstrapMethod(opts, acc.weights.length);
+  const iv =
+    given ??
+    bootstrapIntervals([input], opts.seed + (weighted ? 1 : 0), opts.bootstrapSamples, true, method)[0];
   const at = (p: number): Interval => ({
     mean: mean(input.columns[p], weights),
     low: iv.low[p],
@@ -633,6 +659,10 @@ export function buildSummary(
     response_file: responseFile,
     ...(opts.profile ? { profile: opts.profile } : {}),
     ...(opts.profileReason ? { profile_reason: opts.profileReason } : {}),
+    // Named only when it is not the reference's draws (so a summary that is is unchanged).
+    ...(opts.bootstrapSamples > 0 && summaryBootstrapMethod(opts, acc.weights.length) === 'poisson'
+      ? { bootstrap_method: 'poisson' }
+      : {}),
     num_records: BigInt(acc.weights.length),
     model_ids: [...acc.modelIds].sort(compareCodePoints),
     data_quality: intCounts(acc.dataQuality),

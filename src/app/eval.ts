@@ -38,6 +38,8 @@ export interface EvalSettings {
   constrained: boolean;
   profile?: 'sob' | 'strict';
   bootstrapSamples: number;
+  /** How resamples are drawn (`auto`: Poisson for strict summaries over 50,000 records). */
+  bootstrapMethod?: 'auto' | 'cpython' | 'poisson';
   seed: number;
   match?: string;
   epochs: number;
@@ -196,7 +198,12 @@ export async function evaluate(s: EvalSettings): Promise<void> {
       ],
       {
         outDir,
-        summary: { bootstrapSamples: s.bootstrapSamples, seed: s.seed, topKErrors: 20 },
+        summary: {
+          bootstrapSamples: s.bootstrapSamples,
+          bootstrapMethod: s.bootstrapMethod,
+          seed: s.seed,
+          topKErrors: 20,
+        },
         // The user's own benchmark: the strict profile unless asked (the gold baseline scores 1.000).
         profile: { profile, assertFormats: false, reason: profileReason },
         match,

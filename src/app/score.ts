@@ -35,6 +35,8 @@ export interface ScoreSettings {
   skipInvalid?: boolean;
   allowInvalidGroundTruth?: boolean;
   bootstrapSamples: number;
+  /** How resamples are drawn (`auto`: Poisson for strict summaries over 50,000 records). */
+  bootstrapMethod?: 'auto' | 'cpython' | 'poisson';
   seed: number;
   topKErrors: number;
   jobs?: number;
@@ -169,6 +171,7 @@ export async function scoreTargets(s: ScoreSettings): Promise<void> {
     modality: s.modality,
     summary: {
       bootstrapSamples: s.bootstrapSamples,
+      bootstrapMethod: s.bootstrapMethod,
       seed: s.seed,
       topKErrors: s.topKErrors,
     },

@@ -217,6 +217,7 @@ export function askSettings(flags: AskFlags) {
 export interface ScoreOptionFlags {
   profile?: 'sob' | 'strict';
   bootstrapSamples: number;
+  bootstrapMethod: 'auto' | 'cpython' | 'poisson';
   seed: number;
   match?: string;
 }
@@ -234,10 +235,25 @@ export function scoreOptions(cmd: Command, profileHelp: string): Command {
       intOption('--bootstrap-samples'),
       1000,
     )
+    .option(
+      '--bootstrap-method <m>',
+      "how resamples are drawn: cpython (the reference's draws), poisson (the Poisson bootstrap: strict only, reproducible, far faster), auto (poisson for strict summaries over 50,000 records)",
+      choiceOption(['auto', 'cpython', 'poisson'] as const),
+      'auto',
+    )
     .option('--seed <n>', 'bootstrap seed (the weighted summary uses seed + 1)', intOption('--seed'), 42)
     .option(
       '--match <policy>',
       'lenient matching beside the seven metrics: "default" or a policy file (JSON or YAML)',
+    );
+}
+
+/** The sob profile reproduces the reference's draws: the Poisson bootstrap is refused with it. */
+export function refuseSobPoisson(flags: Pick<ScoreOptionFlags, 'profile' | 'bootstrapMethod'>): void {
+  if (flags.profile === 'sob' && flags.bootstrapMethod === 'poisson')
+    throw new UserError(
+      '--bootstrap-method poisson needs --profile strict (the sob profile draws as the reference does, for parity)',
+      2,
     );
 }
 

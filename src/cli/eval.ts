@@ -13,6 +13,7 @@ import {
   askSettings,
   batchOptions,
   intOption,
+  refuseSobPoisson,
   type ScoreOptionFlags,
   scoreOptions,
 } from './common.ts';
@@ -94,6 +95,7 @@ to the provider's structured-output mode, where declared coverage means somethin
       flags.benchmark ??= positional;
       const evalDir = resolve(flags.evalDir);
       const gates = parseGates(flags);
+      refuseSobPoisson(flags);
       const { evaluate } = await import('../app/eval.ts');
       await evaluate({
         models: flags.model,
@@ -111,6 +113,7 @@ to the provider's structured-output mode, where declared coverage means somethin
         constrained: flags.constrained,
         profile: flags.profile,
         bootstrapSamples: flags.bootstrapSamples,
+        bootstrapMethod: flags.bootstrapMethod,
         seed: flags.seed,
         match: flags.match,
         epochs: flags.epochs,

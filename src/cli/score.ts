@@ -11,6 +11,7 @@ import {
   intOption,
   modalityOption,
   recordCheckOptions,
+  refuseSobPoisson,
   type ScoreOptionFlags,
   scoreOptions,
 } from './common.ts';
@@ -179,6 +180,7 @@ records (the compliance track) are not scored leniently.`,
           2,
         );
       }
+      refuseSobPoisson(flags);
       const remotes = flags.remote.map(remoteFolder);
       await scoreTargets({
         inputs,
@@ -193,6 +195,7 @@ records (the compliance track) are not scored leniently.`,
         skipInvalid: flags.skipInvalid,
         allowInvalidGroundTruth: flags.allowInvalidGroundTruth,
         bootstrapSamples: flags.bootstrapSamples,
+        bootstrapMethod: flags.bootstrapMethod,
         seed: flags.seed,
         topKErrors: flags.topKErrors,
         jobs: flags.jobs,

@@ -9,10 +9,12 @@ import {
   type LenientIntervals,
   lenientBootstrapInput,
 } from '../../metrics/lenient-summary.ts';
+import type { BootstrapMethod } from '../../metrics/poisson-bootstrap.ts';
 import {
   type BootstrapInput,
   bootstrapIntervals,
   type Intervals,
+  summaryBootstrapMethod,
   withCategories,
 } from '../../metrics/summary.ts';
 import type { FolderIntervals, Pending } from './folder-committer.ts';
@@ -29,6 +31,8 @@ export interface BootstrapTask {
   inputs: BootstrapInput[];
   /** SOB metric columns (their categories are added where the bootstrap runs). */
   categories: boolean;
+  /** How its resamples are drawn (the same for every folder of the group). */
+  method: BootstrapMethod;
   done: (intervals: Intervals[]) => void;
 }
 
@@ -113,6 +117,7 @@ export class BootstrapBatcher {
   /** The tasks of one group of folders of equal size; the folders commit when all are in. */
   private queueGroup(group: Pending[]): void {
     const { seed, bootstrapSamples: samples } = group[0].opts;
+    const method = summaryBootstrapMethod(group[0].opts, group[0].data.weights.length);
     const got: { plain?: Intervals[]; weighted?: Intervals[] } = {};
     // `--match`: each folder's lenient intervals, four generators of their own.
     const lenientGot = group.map((p) => (p.lenient ? ({} as Partial<LenientIntervals>) : undefined));
@@ -143,7 +148,7 @@ export class BootstrapBatcher {
       };
       // Nothing to draw: no need for a worker.
       if (samples <= 0 || group[0].data.weights.length === 0)
-        whenDone(bootstrapIntervals(taskInputs({ inputs, categories }), taskSeed, samples));
+        whenDone(bootstrapIntervals(taskInputs({ inputs, categories }), taskSeed, samples, true, method));
       else {
         this.left++;
         this.tasks.push({
@@ -151,6 +156,7 @@ export class BootstrapBatcher {
           samples,
           inputs,
           categories,
+          method,
           done: (iv) => {
             this.left--;
             whenDone(iv);

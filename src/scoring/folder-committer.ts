@@ -9,7 +9,12 @@ import {
   type LenientData,
   type LenientIntervals,
 } from '../../metrics/lenient-summary.ts';
-import type { Intervals, SummaryData, SummaryOptions } from '../../metrics/summary.ts';
+import {
+  type Intervals,
+  type SummaryData,
+  type SummaryOptions,
+  summaryBootstrapMethod,
+} from '../../metrics/summary.ts';
 import { errorMessage } from '../core/errors.ts';
 import { evalSummaryText, type SummaryOut } from '../core/formats/eval-summary.ts';
 import type { Modality, Source } from '../core/record.ts';
@@ -115,7 +120,12 @@ export class FolderCommitter {
       // The SOB summary, with the compliance track's block when the folder has its records.
       summary = summarizeJob({ data, responseFile: st.target.file, opts: p.opts, track: p.track, intervals });
       // `--match`: the lenient block, from its own generators.
-      if (p.lenient) summary.lenient = buildLenientSummary(p.lenient, p.opts, lenientIv);
+      if (p.lenient)
+        summary.lenient = buildLenientSummary(
+          p.lenient,
+          { ...p.opts, method: summaryBootstrapMethod(p.opts, p.data.weights.length) },
+          lenientIv,
+        );
       files['eval_summary.json'] = evalSummaryText(summary);
       const bench = st.benchmarkIds(this.modality);
       if (st.benchmark && bench)

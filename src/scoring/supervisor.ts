@@ -180,7 +180,7 @@ class WorkerSupervisor {
   private taskDone(iv: Intervals[] | null): void {
     const t = this.task!;
     this.task = null;
-    t.done(iv ?? bootstrapIntervals(taskInputs(t), t.seed, t.samples));
+    t.done(iv ?? bootstrapIntervals(taskInputs(t), t.seed, t.samples, true, t.method));
     this.next();
   }
 
@@ -348,6 +348,7 @@ class WorkerSupervisor {
         seed: task.seed,
         samples: task.samples,
         categories: task.categories,
+        method: task.method,
       } satisfies WorkerRequest);
       return;
     }

@@ -6,6 +6,7 @@
  */
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import type { JudgeVerdict, UnsettledPair } from '../../metrics/match/judge.ts';
+import type { BootstrapMethod } from '../../metrics/poisson-bootstrap.ts';
 import {
   type BootstrapInput,
   bootstrapIntervals,
@@ -50,7 +51,14 @@ export interface WorkerJob {
 export type WorkerRequest =
   | { type: 'score'; job: WorkerJob }
   /** `categories`: the inputs are SOB summaries' metric columns (their categories are added here). */
-  | { type: 'bootstrap'; inputs: BootstrapInput[]; seed: number; samples: number; categories: boolean }
+  | {
+      type: 'bootstrap';
+      inputs: BootstrapInput[];
+      seed: number;
+      samples: number;
+      categories: boolean;
+      method: BootstrapMethod;
+    }
   | { type: 'verdicts'; id: number; verdicts: [string, JudgeVerdict][] };
 
 export type WorkerMessage =
@@ -289,7 +297,7 @@ port.on('message', (req: WorkerRequest) => {
     // The bootstrap of many files at once (see bootstrapIntervals), off the main thread.
     try {
       const inputs = req.categories ? req.inputs.map(withCategories) : req.inputs;
-      const intervals = bootstrapIntervals(inputs, req.seed, req.samples);
+      const intervals = bootstrapIntervals(inputs, req.seed, req.samples, true, req.method);
       port.postMessage(
         { type: 'intervals', intervals } satisfies WorkerMessage,
         intervals.flatMap((iv) => [iv.low.buffer as ArrayBuffer, iv.high.buffer as ArrayBuffer]),

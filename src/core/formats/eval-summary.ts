@@ -23,6 +23,8 @@ export interface EvalSummary {
   response_file?: string;
   profile?: string;
   profile_reason?: string;
+  /** `poisson` when the strict profile resampled with the Poisson bootstrap (absent: CPython's draws). */
+  bootstrap_method?: string;
   num_records: number;
   model_ids?: string[];
   data_quality?: Record<string, unknown>;
