@@ -53,20 +53,39 @@ export interface Taxonomy {
 }
 
 export function taxonomy(rows: TaxonomyRow[], examples = 3, topPaths = 10): Taxonomy {
-  const classes = Object.fromEntries(
+  const acc = new TaxonomyAccumulator(examples, topPaths);
+  for (const r of rows) acc.add(r);
+  return acc.result();
+}
+
+/** `taxonomy`, row by row: what a report of any size keeps of its rows (counts, not the rows). */
+export class TaxonomyAccumulator {
+  private readonly classes = Object.fromEntries(
     ERROR_CLASSES.map((c) => [c, { count: 0, rate: 0, examples: [] as string[] }]),
   ) as Taxonomy['classes'];
-  const missing = new Map<string, number>();
-  for (const r of rows) {
-    const c = classes[classify(r)];
+  private readonly missing = new Map<string, number>();
+  private n = 0;
+
+  constructor(
+    private readonly examples = 3,
+    private readonly topPaths = 10,
+  ) {}
+
+  add(r: TaxonomyRow): void {
+    this.n++;
+    const c = this.classes[classify(r)];
     c.count++;
-    if (c.examples.length < examples) c.examples.push(r.record_id);
-    for (const p of r.missing_gt_paths ?? []) missing.set(p, (missing.get(p) ?? 0) + 1);
+    if (c.examples.length < this.examples) c.examples.push(r.record_id);
+    for (const p of r.missing_gt_paths ?? []) this.missing.set(p, (this.missing.get(p) ?? 0) + 1);
   }
-  for (const c of ERROR_CLASSES) classes[c].rate = rows.length ? classes[c].count / rows.length : 0;
-  const topMissingPaths = [...missing.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, topPaths)
-    .map(([path, count]) => ({ path, count }));
-  return { n: rows.length, classes, topMissingPaths };
+
+  result(): Taxonomy {
+    const { classes, n } = this;
+    for (const c of ERROR_CLASSES) classes[c].rate = n ? classes[c].count / n : 0;
+    const topMissingPaths = [...this.missing.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, this.topPaths)
+      .map(([path, count]) => ({ path, count }));
+    return { n, classes, topMissingPaths };
+  }
 }

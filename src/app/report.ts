@@ -21,6 +21,8 @@ export interface ReportSettings {
   names?: string;
   samples: number;
   maxDiffLeaves: number;
+  /** Past this many records the page embeds a stated sample (default 10,000). */
+  maxRecords?: number;
 }
 
 /**
@@ -78,6 +80,7 @@ export async function writeHtmlReport(s: ReportSettings): Promise<void> {
     names: s.names,
     samples: s.samples,
     maxDiffLeaves: s.maxDiffLeaves,
+    maxRecords: s.maxRecords,
     log,
     runs: await runAccess(),
   });

@@ -25,6 +25,12 @@ export function registerReport(program: Command): void {
       400_000,
     )
     .option(
+      '--max-records <n>',
+      'embed every record up to this many; past it, a quarter of it per model with the lowest Value Accuracy and a seeded random half (2,500 and 5,000 at 10,000; the rule is stated on the page)',
+      intOption('--max-records', 1),
+      10_000,
+    )
+    .option(
       '--samples <n>',
       'bootstrap resamples for the pairwise comparison',
       intOption('--samples', 1),
@@ -45,7 +51,14 @@ The file needs no network: open it in any browser.`,
     .action(
       async (
         dir: string,
-        flags: { out?: string; responses?: string; names?: string; samples: number; maxDiffLeaves: number },
+        flags: {
+          out?: string;
+          responses?: string;
+          names?: string;
+          samples: number;
+          maxDiffLeaves: number;
+          maxRecords: number;
+        },
       ) => {
         let isDir = false;
         try {

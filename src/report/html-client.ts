@@ -92,6 +92,9 @@ app.appendChild(el('h1',{text:'sob-eval report'}));
 var H={el:el,sortable:sortable,clipped:clipped,section:section};
 if(D.compliance&&!D.leaderboard.length){SOB_COMPLIANCE.render(D,app,H);return;}
 app.appendChild(el('p',{class:'muted',text:D.models.length+' models, '+D.records.length+' records; generated '+D.generated+' from '+D.where}));
+// Past the embedding limit: the sampling rule, stated where the record counts are.
+var SMP=D.sampling;function samplingText(){return 'This evaluation has '+SMP.records+' records, more than the '+SMP.limit+' a page embeds: the page holds '+SMP.embedded+' of them, the '+SMP.worst+' with the lowest Value Accuracy per model and a seeded random sample of '+SMP.random+' (seed '+SMP.seed+', by a hash of the record id). The leaderboard, per-source tables and error taxonomy count every record; the pairwise matrix uses the random sample; every record is in the evaluation folder, in eval_records.jsonl.';}
+if(SMP)app.appendChild(el('p',{class:'note',id:'sampling',text:samplingText()}));
 // Which profile scored these numbers, and why (each summary's profile_reason).
 if(D.profile)app.appendChild(el('p',{id:'profile',class:'muted',text:D.profile}));
 if(D.skipped.length||D.warnings.length){
@@ -217,7 +220,7 @@ if(D.matrix){var m=D.matrix,tb=el('table',{id:'pairwise'});
   cp.appendChild(card);}
 
 // Drill-down
-var dr=section('drill','Records','Filter, then click a record for its context, question, schema and the leaf-by-leaf diff of ground truth against the answer.');
+var dr=section('drill','Records','Filter, then click a record for its context, question, schema and the leaf-by-leaf diff of ground truth against the answer.');if(SMP)dr.appendChild(el('p',{class:'note',id:'drill-sampling',text:samplingText()}));
 function options(id,all,list){return el('select',{id:id},[el('option',{value:'',text:all})].concat(list.map(function(o){return el('option',{value:o[0],text:o[1]});})));}
 var fModel=options('f-model','all models',D.models.map(function(m,i){return [m,nameOf(i)];}));
 var fSource=options('f-source','all sources',SOURCES.map(function(s){return [s,s];}));

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { flattenLeaves } from '../../metrics/paths.ts';
 import { coverageGate } from '../../metrics/record.ts';
-import { classify, ERROR_CLASSES, type TaxonomyRow, taxonomy } from '../../metrics/taxonomy.ts';
+import { classify, ERROR_CLASSES, TaxonomyAccumulator, type TaxonomyRow } from '../../metrics/taxonomy.ts';
 import { pyEquals, tokenF1 } from '../../metrics/values.ts';
 import { UserError } from '../core/errors.ts';
 import { writeFileAtomic } from '../core/files.ts';
@@ -27,6 +27,7 @@ import { explainRow } from './explain.ts';
 import { REPORT_CLIENT, REPORT_CSS } from './html-client.ts';
 import { LenientReport } from './lenient-report.ts';
 import { shortNames } from './names.ts';
+import { REPORT_MAX_RECORDS, sampleRecords, sampleSizes } from './sample.ts';
 import { attachUsage } from './usage.ts';
 
 export interface ReportOptions {
@@ -40,6 +41,8 @@ export interface ReportOptions {
   samples?: number;
   /** At most this many diff leaves are embedded (wrong answers first); default 400,000. */
   maxDiffLeaves?: number;
+  /** Past this many records the page embeds a sample of them (src/report/sample.ts); default 10,000. */
+  maxRecords?: number;
   /** Where to say which folders were left out and what to be wary of (stderr in the CLI). */
   log?: (line: string) => void;
   /** What only the runner knows of a run directory (its model folder name, its prompt). */
@@ -265,6 +268,27 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
   const modelIndex = new Map(models.map((m, i) => [m, i]));
   const display = models.map((m) => names.get(m) ?? m);
 
+  // Past the limit, the records embedded are a stated sample (the rest stay in the folder's files).
+  const maxRecords = opts.maxRecords ?? REPORT_MAX_RECORDS;
+  let recordsIn = 0;
+  for (const m of MODALITIES) {
+    let most = 0;
+    for (const sources of ev.models.values()) most = Math.max(most, sources[m]?.records ?? 0);
+    recordsIn += most;
+  }
+  const rowFiles = models.flatMap((model, mi) =>
+    MODALITIES.map((m) => ({
+      model: mi,
+      m,
+      file: join(layout.evalDir, m, model, 'eval_records.jsonl'),
+    })).filter((f) => ev.models.get(model)?.[f.m] !== undefined && existsSync(f.file)),
+  );
+  const sample = recordsIn > maxRecords ? await sampleRecords(rowFiles, sampleSizes(maxRecords)) : undefined;
+  if (sample)
+    opts.log?.(
+      `report: ${recordsIn} records is over ${maxRecords}: the page embeds ${sample.keep.size} of them (the ${sample.worst} with the lowest Value Accuracy per model and a seeded random ${sample.randomSize}); the rest are in the evaluation folder's eval_records.jsonl`,
+    );
+
   // Records: one entry per record id (shared by every model), rows per model and source.
   const recIndex = new Map<string, number>();
   const records: ReportRecord[] = [];
@@ -291,7 +315,7 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
       const file = join(layout.evalDir, m, model, 'eval_records.jsonl');
       if (ev.models.get(model)?.[m] === undefined || !existsSync(file)) continue;
       const list: unknown[][] = [];
-      const tRows: TaxonomyRow[] = [];
+      const tax = new TaxonomyAccumulator();
       const mr: ModelRows = { name: display[mi], rows: new Map() };
       for await (const l of readJsonl(file)) {
         if (!l.ok || !(l.value instanceof Map)) continue;
@@ -312,7 +336,9 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
             ? (r.get('missing_gt_paths') as PyValue[]).map((p) => String(p))
             : undefined,
         };
-        tRows.push(row);
+        tax.add(row);
+        // Past the limit: counted in the taxonomy, embedded only when sampled.
+        if (sample && !sample.keep.has(id)) continue;
         const idx = recordOf(id, m, String(r.get('schema_complexity') ?? 'unknown'));
         lenient.row(mi, idx, r);
         const values = METRIC_KEYS.map((k) => num(r.get(k)));
@@ -330,10 +356,12 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
         const comp = compactCompliance(toPlain(r.get('compliance') ?? null));
         if (comp) [shown[10], shown[11]] = [quirks.length > 0 ? quirks : 0, comp];
         list.push(shown);
-        if (!mr.rows.has(id)) mr.rows.set(id, { values, weight: num(r.get('difficulty_weight')) });
+        // The pairwise matrix, past the limit, on the random sample only (the worst would bias it).
+        if (!mr.rows.has(id) && (!sample || sample.random.has(id)))
+          mr.rows.set(id, { values, weight: num(r.get('difficulty_weight')) });
       }
       rows.push([mi, m, list]);
-      taxa.push([mi, m, taxonomy(tRows)]);
+      taxa.push([mi, m, tax.result()]);
       (forMatrix[m] ??= []).push(mr);
     }
   }
@@ -500,6 +528,18 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
     profile: profileHeader(ev.info),
     diffsOmitted,
     maxDiffLeaves: maxLeaves,
+    ...(sample
+      ? {
+          sampling: {
+            records: recordsIn,
+            limit: maxRecords,
+            embedded: records.length,
+            worst: sample.worst,
+            random: sample.randomSize,
+            seed: sample.seed,
+          },
+        }
+      : {}),
     compliance,
   };
 }
