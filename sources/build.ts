@@ -102,7 +102,10 @@ export interface BuildResult {
   manifestFile: string;
   written: number;
   rejected: number;
+  /** The first 10,000 warnings (a build of any size holds no more). */
   warnings: BuildWarning[];
+  /** All of them. */
+  warningCount: number;
   manifest: BenchmarkManifest;
   /** Per source item: its id and context length in tokens (AMI: tokenizer `ws-punct-v1`). */
   contexts: { id: string; tokens?: number; chars: number }[];
@@ -126,6 +129,8 @@ async function existingIds(file: string): Promise<Set<string>> {
 interface Loaded {
   candidates: Candidate[];
   problems: Problem[];
+  /** A record loader's rows one at a time, after `candidates` (see RecordLoadResult). */
+  stream?: AsyncIterable<{ candidate: Candidate } | { problem: Problem }>;
   contexts: BuildResult['contexts'];
   checks: CheckMode;
 }
@@ -167,7 +172,7 @@ export async function buildBenchmark(opts: BuildOptions): Promise<BuildResult> {
   // beside it (the lock, manifest.json and rejected.jsonl would go into its folder).
   refuseNonFile(out, 'records file');
   // 1. Candidates
-  const { candidates, problems, contexts, checks } = await loadCandidates(opts, log);
+  const loaded = await loadCandidates(opts, log);
 
   // 2. Checks and output, record by record. One build at a time per benchmark folder.
   const dir = dirname(out);
@@ -176,7 +181,7 @@ export async function buildBenchmark(opts: BuildOptions): Promise<BuildResult> {
   try {
     const stale = removeStaleTemps(dir);
     if (stale > 0) log(`removed ${stale} temp files left by an interrupted build in ${dir}`);
-    return await writeOutputs(opts, out, problems, candidates, contexts, checks, log);
+    return await writeOutputs(opts, out, loaded, log);
   } finally {
     lock.release();
   }
@@ -185,12 +190,10 @@ export async function buildBenchmark(opts: BuildOptions): Promise<BuildResult> {
 async function writeOutputs(
   opts: BuildOptions,
   out: string,
-  problems: Problem[],
-  candidates: Candidate[],
-  contexts: BuildResult['contexts'],
-  checks: CheckMode,
+  loaded: Loaded,
   log: (line: string) => void,
 ): Promise<BuildResult> {
+  const { problems, candidates, contexts, checks, stream } = loaded;
   const rejectedFile = join(dirname(out), 'rejected.jsonl');
   const manifestFile = manifestPathFor(out);
   // Refused before anything is read or written: a link must not decide where output goes.
@@ -215,6 +218,7 @@ async function writeOutputs(
   /** Records of this build whose schema_complexity was derived from the schema. */
   let derived = 0;
   const warnings: BuildWarning[] = [];
+  let warningCount = 0;
   const maxLogged = opts.maxWarningsLogged ?? 50;
   const reject = (p: Problem) => {
     rejected++;
@@ -227,18 +231,19 @@ async function writeOutputs(
   let after: Awaited<ReturnType<typeof totalsOfFile>>;
   try {
     for (const p of problems) reject(p);
-    for (const c of candidates) {
+    const accept = (c: Candidate) => {
       const res = checkRecord(c.record, { seenIds, mode: checks });
       const id =
         res.record?.metadata.record_id ??
         (c.record as { metadata?: { record_id?: string } })?.metadata?.record_id;
       if (!res.ok || !res.record) {
         reject({ origin: c.origin, record_id: id, reasons: res.errors, record: c.record });
-        continue;
+        return;
       }
       for (const w of res.warnings) {
-        warnings.push({ record_id: res.record.metadata.record_id, warning: w });
-        if (warnings.length <= maxLogged) log(`warning: ${res.record.metadata.record_id}: ${w}`);
+        warningCount++;
+        if (warnings.length < 10_000) warnings.push({ record_id: res.record.metadata.record_id, warning: w });
+        if (warningCount <= maxLogged) log(`warning: ${res.record.metadata.record_id}: ${w}`);
       }
       const rec = c.record as { metadata: Record<string, unknown> };
       if (rec.metadata.schema_complexity === undefined) {
@@ -258,11 +263,17 @@ async function writeOutputs(
           record_id: id,
           reasons: [`nested too deeply to write as JSON (${e.message})`],
         });
-        continue;
+        return;
       }
       records.write(`${line}\n`);
       written++;
-    }
+    };
+    for (const c of candidates) accept(c);
+    if (stream)
+      for await (const x of stream) {
+        if ('problem' in x) reject(x.problem);
+        else accept(x.candidate);
+      }
     // 3. The totals over the whole records file, taken before it replaces the old one.
     after = await totalsOfFile(records.path);
     // Every record this build wrote has a source and a complexity, so the counts must add up.
@@ -278,7 +289,7 @@ async function writeOutputs(
   }
   records.commit();
   rejects.commit();
-  if (warnings.length > maxLogged) log(`... and ${warnings.length - maxLogged} more warnings`);
+  if (warningCount > maxLogged) log(`... and ${warningCount - maxLogged} more warnings`);
   const manifest = makeManifest(after.totals, basename(out), after.uncounted);
   // Said in the manifest, so a reader knows which weights the records stated and which the tool
   // derived (an append adds to what the manifest said before).
@@ -292,6 +303,7 @@ async function writeOutputs(
     written,
     rejected,
     warnings,
+    warningCount,
     manifest,
     contexts,
     before,

@@ -16,7 +16,7 @@ import { UserError } from '../src/core/errors.ts';
 import type { PyValue } from '../src/core/pyjson.ts';
 import { didYouMean } from '../src/core/record-checks.ts';
 import { readCsv } from './csv.ts';
-import { type RawRow, readSobFile, sobRowLossless, sobRowToRecord } from './sob-rows.ts';
+import { type RawRow, readSobFile, sobRowLossless, sobRowToRecord, streamJsonlRows } from './sob-rows.ts';
 import type { Candidate, Problem, RecordLoader } from './types.ts';
 
 /** Our fields, each with the names it is also found under. */
@@ -177,11 +177,14 @@ export function recordCandidates(
  * A `--map` naming a column that no row has is the user's typo, not every row's fault: one usage
  * line (exit 2) naming the nearest column, before any row is read into a record.
  */
-function checkMappedColumns(file: string, rows: RawRow[], map: Record<string, string>): void {
-  if (rows.length === 0) return;
+function checkMappedColumns(file: string, rows: Iterable<RawRow>, map: Record<string, string>): void {
   const columns = new Set<string>();
-  for (const { row } of rows)
+  let any = false;
+  for (const { row } of rows) {
+    any = true;
     if (row !== null && typeof row === 'object') for (const k of Object.keys(row)) columns.add(k);
+  }
+  if (!any) return;
   for (const [field, col] of Object.entries(map)) {
     if (columns.has(col)) continue;
     const near = didYouMean(col, [...columns]);
@@ -192,16 +195,56 @@ function checkMappedColumns(file: string, rows: RawRow[], map: Record<string, st
   }
 }
 
+/** The columns of a JSONL file's rows, read as a stream (for `checkMappedColumns`). */
+async function jsonlColumns(file: string): Promise<RawRow[]> {
+  const columns = new Set<string>();
+  for await (const { row } of streamJsonlRows(file))
+    if (row !== null && typeof row === 'object' && !('__parseError' in row))
+      for (const k of Object.keys(row)) columns.add(k);
+  return columns.size === 0
+    ? []
+    : [{ origin: file, row: Object.fromEntries([...columns].map((c) => [c, 1])) }];
+}
+
+/** `recordCandidates` one JSONL row at a time. */
+async function* streamRecordCandidates(
+  input: string,
+  map: Record<string, string>,
+  source: string,
+  log: (line: string) => void,
+): AsyncGenerator<{ candidate: Candidate } | { problem: Problem }> {
+  if (Object.keys(map).length > 0) checkMappedColumns(input, await jsonlColumns(input), map);
+  let n = 0;
+  for await (const raw of streamJsonlRows(input)) {
+    n++;
+    const { candidates, problems } = recordCandidates([raw], map, source);
+    for (const problem of problems) yield { problem };
+    for (const candidate of candidates) yield { candidate };
+  }
+  log(
+    `read ${n} rows from ${input}${
+      Object.keys(map).length
+        ? ` (mapped: ${Object.entries(map)
+            .map(([f, c]) => `${f}=${c}`)
+            .join(', ')})`
+        : ''
+    }; a row without a source is ${source}`,
+  );
+}
+
 export const loader: RecordLoader = {
   produces: 'records',
   checks: 'records',
   loadRecords: async (input, ctx) => {
     if (input === undefined) throw new UserError('records needs an <input>: a JSONL, JSON or CSV file', 2);
     const ext = extname(input).toLowerCase();
-    const rows = ext === '.csv' ? readCsvRows(input) : await readSobFile(input);
     const map = ctx.options.map ?? {};
-    checkMappedColumns(input, rows, map);
     const source = ctx.options.source ?? 'text';
+    // JSON lines are read as a stream, a row at a time: the build never holds them all.
+    if (ext !== '.csv' && ext !== '.json' && ext !== '.parquet')
+      return { candidates: [], problems: [], stream: streamRecordCandidates(input, map, source, ctx.log) };
+    const rows = ext === '.csv' ? readCsvRows(input) : await readSobFile(input);
+    checkMappedColumns(input, rows, map);
     const out = recordCandidates(rows, map, source);
     ctx.log(
       `read ${rows.length} rows from ${input}${

@@ -12,9 +12,10 @@
  * do in Parquet) are parsed.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { extname, join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { parquetReadObjects } from 'hyparquet';
 import { errorMessage, UserError } from '../src/core/errors.ts';
 import { writeFileAtomic } from '../src/core/files.ts';
@@ -286,6 +287,33 @@ async function readParquetRows(file: string): Promise<RawRow[]> {
     throw new UserError(`${file}: cannot read Parquet: ${errorMessage(e)}`);
   }
   return rows.map((row, i) => ({ origin: `${file}: row ${i}`, row }));
+}
+
+/**
+ * The rows of a JSONL file one at a time (read as a stream: memory does not grow with the file),
+ * each as `readSobFile` gives it.
+ */
+export async function* streamJsonlRows(file: string): AsyncGenerator<RawRow> {
+  assertReadableFile(file);
+  const lines = createInterface({
+    input: createReadStream(file, { encoding: 'utf8' }),
+    crlfDelay: Number.POSITIVE_INFINITY,
+  });
+  let n = 0;
+  for await (const raw of lines) {
+    n++;
+    const line = n === 1 ? raw.replace(/^\uFEFF/, '') : raw;
+    if (line.trim() === '') continue;
+    let row: unknown;
+    let lossless: PyValue | undefined;
+    try {
+      row = JSON.parse(line);
+      lossless = parseLossless(line);
+    } catch (e) {
+      row = { __parseError: errorMessage(e) };
+    }
+    yield { origin: `${file}:${n}`, row, lossless };
+  }
 }
 
 /** Rows of a local JSON / JSONL / Parquet file. */

@@ -56,6 +56,11 @@ export interface Candidate {
 export interface RecordLoadResult {
   candidates: Candidate[];
   problems: Problem[];
+  /**
+   * Or the same, one row at a time (a JSONL file of any size: the build holds one record at a
+   * time); `done` is called when it ends, for the loader's closing line.
+   */
+  stream?: AsyncIterable<{ candidate: Candidate } | { problem: Problem }>;
 }
 
 /** How a loader's records are checked (src/core/record-checks.ts). */

@@ -77,7 +77,7 @@ export async function userBenchmark(
     log: opts.log,
     maxWarningsLogged: 10,
   });
-  const built = { written: res.written, rejected: res.rejected, warnings: res.warnings.length };
+  const built = { written: res.written, rejected: res.rejected, warnings: res.warningCount };
   if (res.rejected > 0 && !opts.skipInvalid)
     throw new UserError(
       `${file}: ${res.rejected} row${res.rejected === 1 ? '' : 's'} rejected (listed above; all in ${res.rejectedFile}): nothing was asked; fix ${res.rejected === 1 ? 'it' : 'them'}, or pass --skip-invalid to go on without ${res.rejected === 1 ? 'it' : 'them'}`,

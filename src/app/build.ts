@@ -125,7 +125,7 @@ export async function buildRecords(s: BuildSettings): Promise<void> {
   ).join(', ');
   const was = s.append ? ` (${res.before} before + ${res.written} written)` : '';
   process.stdout.write(
-    `${res.written} records written, ${res.rejected} rejected, ${res.warnings.length} warnings -> ${res.out}\n` +
+    `${res.written} records written, ${res.rejected} rejected, ${res.warningCount} warnings -> ${res.out}\n` +
       `benchmark now holds ${res.manifest.records} records${was}: ${per}\n`,
   );
   const skipped = uncountedLines(res.uncounted);
