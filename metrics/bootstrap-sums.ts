@@ -97,6 +97,12 @@ const addLanes = SUM.flatMap((s, j) => [
   // s = t
   ...[...get(T), ...set(s)],
 ]);
+/** For each pair j: s_j += the f64x2 at row + 16 j (plain additions: for sums known exact). */
+const addLanesPlain = SUM.flatMap((s, j) => [
+  ...[...get(s), ...get(ROW), ...V128_LOAD, 3, 16 * j],
+  ...F64X2_ADD,
+  ...set(s),
+]);
 /** out[k + 2 j ..] = s_j, then out[stride + k + 2 j ..] = c_j (row already at out + 8 k). */
 const storeLanes = [
   ...SUM.flatMap((s, j) => [...get(ROW), ...get(s), ...V128_STORE, 3, 16 * j]),
@@ -106,7 +112,8 @@ const storeLanes = [
 /** s_j = c_j = 0. */
 const zeroLanes = [...SUM, ...COMP].flatMap((l) => [...V128_CONST_ZERO, LOCAL_SET, l]);
 
-const body: number[] = [
+/** The function's body: with TwoSum compensation, or plain additions. */
+const body = (compensated: boolean): number[] => [
   // locals: 4 x i32 (k, p, end, row), 11 x v128 (the sums, the compensations, x, t, z); k starts at 0
   2,
   4,
@@ -132,7 +139,7 @@ const body: number[] = [
   // row = terms + ((u32[p] * stride + k) << 3)
   ...[LOCAL_GET, TERMS, LOCAL_GET, P, I32_LOAD, 2, 0, LOCAL_GET, STRIDE, I32_MUL, LOCAL_GET, K, I32_ADD],
   ...[I32_CONST, 3, I32_SHL, I32_ADD, LOCAL_SET, ROW],
-  ...addLanes,
+  ...(compensated ? addLanes : addLanesPlain),
   // p += 4
   ...[LOCAL_GET, P, I32_CONST, 4, I32_ADD, LOCAL_SET, P, BR, 0],
   END,
@@ -158,13 +165,13 @@ const BYTES = new Uint8Array([
   0x00,
   // type: (i32 x 5) -> ()
   ...section(1, [1, 0x60, 5, I32, I32, I32, I32, I32, 0]),
-  // function 0 of type 0
-  ...section(3, [1, 0]),
+  // functions 0 and 1 of type 0
+  ...section(3, [2, 0, 0]),
   // memory 0: at least 1 page
   ...section(5, [1, 0, 1]),
-  // exports: "sums" (function 0), "mem" (memory 0)
-  ...section(7, [2, 4, ...ascii('sums'), 0, 0, 3, ...ascii('mem'), 2, 0]),
-  ...section(10, [1, ...uleb(body.length), ...body]),
+  // exports: "sums" (function 0, compensated), "plain" (function 1), "mem" (memory 0)
+  ...section(7, [3, 4, ...ascii('sums'), 0, 0, 5, ...ascii('plain'), 0, 1, 3, ...ascii('mem'), 2, 0]),
+  ...section(10, [2, ...[true, false].flatMap((c) => [...uleb(body(c).length), ...body(c)])]),
 ]);
 
 /** The little of WebAssembly's API used here (the project's type library has no DOM types). */
@@ -183,6 +190,7 @@ let compiled: object | null | undefined;
 /** One bootstrap's sums kernel and its memory (one per bootstrap run), or null without wasm SIMD. */
 export class SumsKernel {
   private readonly sumsFn: (terms: number, idx: number, n: number, stride: number, out: number) => void;
+  private readonly plainFn: SumsKernel['sumsFn'];
   private readonly mem: WasmMemory;
   /** Rows of `stride` doubles (lanes past the summaries' count stay 0). */
   terms!: Float64Array;
@@ -215,8 +223,13 @@ export class SumsKernel {
     readonly n: number,
     summaries: number,
   ) {
-    const ex = new WASM!.Instance(module).exports as { sums: SumsKernel['sumsFn']; mem: WasmMemory };
+    const ex = new WASM!.Instance(module).exports as {
+      sums: SumsKernel['sumsFn'];
+      plain: SumsKernel['sumsFn'];
+      mem: WasmMemory;
+    };
     this.sumsFn = ex.sums;
+    this.plainFn = ex.plain;
     this.mem = ex.mem;
     this.maxStride = (summaries + LANES - 1) & -LANES;
     const termsBytes = n * this.maxStride * 8;
@@ -236,12 +249,20 @@ export class SumsKernel {
 
   /**
    * `sums[k]` = column k of `terms` (rows of `stride` doubles, `stride` a multiple of LANES and at
-   * most `maxStride`) summed over the rows in `idx`, in their order.
+   * most `maxStride`) summed over the rows in `idx`, in their order, as Python's `sum` does.
+   * `exact`: the caller knows every partial sum is exact (integer terms whose absolute values add
+   * up to at most 2^53), so no addition rounds, the compensation stays 0 and plain additions give
+   * the same bits, faster.
    */
-  run(stride: number): void {
-    this.sumsFn(this.termsAt, this.idxAt, this.n, stride, this.sumsAt);
+  run(stride: number, exact = false): void {
     const raw = this.raw;
     const sums = this.sums;
+    if (exact) {
+      this.plainFn(this.termsAt, this.idxAt, this.n, stride, this.sumsAt);
+      for (let k = 0; k < stride; k++) sums[k] = raw[k];
+      return;
+    }
+    this.sumsFn(this.termsAt, this.idxAt, this.n, stride, this.sumsAt);
     for (let k = 0; k < stride; k++) {
       const c = raw[stride + k];
       // CPython's end of the float loop: `if (c && Py_IS_FINITE(c)) f_result += c;`

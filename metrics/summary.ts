@@ -442,21 +442,30 @@ export function bootstrapIntervals(
     const stride = kernel ? (A + W + LANES - 1) & -LANES : A;
     const rows = kernel ? kernel.terms : terms;
     if (kernel) rows.fill(0, 0, n * stride);
+    // Whether every sum of this pass is exact whatever the draw (integer terms, n times the
+    // largest at most 2^53): then no addition rounds and the kernel may add plainly.
+    let maxAbs = 0;
+    let integral = true;
+    const note = (x: number) => {
+      if (integral && !Number.isInteger(x)) integral = false;
+      else if (Math.abs(x) > maxAbs) maxAbs = Math.abs(x);
+    };
     for (let k = 0; k < A; k++) {
       const { columns, weights } = inputs[active[k]];
       const v = columns[p];
-      if (weights) for (let j = 0; j < n; j++) rows[j * stride + k] = v[j] * weights[j];
-      else for (let j = 0; j < n; j++) rows[j * stride + k] = v[j];
+      if (weights) for (let j = 0; j < n; j++) note((rows[j * stride + k] = v[j] * weights[j]));
+      else for (let j = 0; j < n; j++) note((rows[j * stride + k] = v[j]));
     }
     for (let g = 0; g < W; g++) {
       const w = groups[g];
-      for (let j = 0; j < n; j++) rows[j * stride + A + g] = w[j];
+      for (let j = 0; j < n; j++) note((rows[j * stride + A + g] = w[j]));
     }
+    const exact = integral && maxAbs * n <= 2 ** 53;
     for (let s = 0; s < samples; s++) {
       rng.fillRandrange(n, idx);
       if (A === 0) continue;
       if (kernel) {
-        kernel.run(stride);
+        kernel.run(stride, exact);
         const got = kernel.sums;
         for (let k = 0; k < A; k++) sums[k] = got[k];
         for (let g = 0; g < W; g++) tw[g] = got[A + g];
