@@ -3,6 +3,7 @@
  * (model, modality) weighted summaries and the benchmark's per-source totals.
  */
 
+import { floatSum } from '../src/core/pysum.ts';
 import { MODALITIES, type Modality } from '../src/core/record.ts';
 import type { Usage } from './usage.ts';
 
@@ -197,13 +198,14 @@ export interface RowQuality {
   unknown_ids?: number;
 }
 
-/** Eq. 4: sum_u W_u m_u / sum_u W_u over the sources the model has. */
+/**
+ * Eq. 4: sum_u W_u m_u / sum_u W_u over the sources the model has, summed as the reference's
+ * `aggregate` does (Python 3.12's `sum`; its W_u are ints, so their sum is exact either way).
+ */
 function aggregate(pairs: [number, number][]): number | null {
   if (pairs.length === 0) return null;
-  let tw = 0;
-  let t = 0;
-  for (const [, w] of pairs) tw += w;
-  for (const [v, w] of pairs) t += v * w;
+  const tw = floatSum(pairs.map(([, w]) => w));
+  const t = floatSum(pairs.map(([v, w]) => v * w));
   return tw > 0 ? t / tw : 0;
 }
 
@@ -231,9 +233,7 @@ export function leaderboardRow(
     (v): v is number => v !== null && v !== undefined,
   );
   if (avail.length === 0) return null;
-  let raw = 0;
-  for (const v of avail) raw += v;
-  raw /= avail.length;
+  const raw = floatSum(avail) / avail.length;
   // Eq. 7: coverage = records evaluated / records in the benchmark.
   let evaluated = 0;
   let total = 0;

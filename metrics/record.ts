@@ -16,6 +16,7 @@ import {
   sortCodePoints,
   toPlain,
 } from '../src/core/pyjson.ts';
+import { floatSum } from '../src/core/pysum.ts';
 import { type Modality, type ScoringView, scoringView } from '../src/core/record.ts';
 import { type SchemaEntry, schemaEntry, validateWithEntry } from '../src/core/schema.ts';
 import { collidedPaths, flattenLeaves, foundRequiredPaths, type Leaves, requiredPrefixes } from './paths.ts';
@@ -159,20 +160,25 @@ function meanTokenF1(gt: GroundTruthFacts, pred: Leaves, notes: QuirkNotes): num
   const { leaves } = gt;
   if (leaves.size === 0) return 1;
   const tokens = gtTokens(gt);
-  let sum = 0;
+  if (f1Scratch.length < leaves.size)
+    f1Scratch = new Float64Array(Math.max(leaves.size, 2 * f1Scratch.length));
+  const f1s = f1Scratch;
   let i = 0;
   for (const [path, g] of leaves) {
     const p = pred.get(path);
-    if (p !== undefined) sum += tokenF1Known(g, tokens[i], p);
+    if (p !== undefined) f1s[i] = tokenF1Known(g, tokens[i], p);
     else {
       const f = tokenF1Known(g, tokens[i], null);
       if (f > 0) missingQuirk(notes, path, g, f);
-      sum += f;
+      f1s[i] = f;
     }
     i++;
   }
-  return sum / leaves.size;
+  // `sum(token_f1(...) for ...) / len(gt_leafs)`: Python 3.12's compensated sum.
+  return floatSum(f1s, 0, i) / leaves.size;
 }
+/** The leaves' token F1s of the record being scored (reused: scoring is synchronous). */
+let f1Scratch = new Float64Array(64);
 
 /** `required_paths`: required keys of object schemas, recursively; arrays recurse with `[]`. */
 export function requiredPaths(schema: unknown, prefix = ''): string[] {

@@ -14,6 +14,7 @@ import type {
 } from '../src/core/formats/eval-summary.ts';
 import { compareCodePoints } from '../src/core/pyjson.ts';
 import { PyRandom } from '../src/core/pyrandom.ts';
+import { floatSum } from '../src/core/pysum.ts';
 import { LANES, SumsKernel } from './bootstrap-sums.ts';
 import {
   type BootstrapMethod,
@@ -334,35 +335,34 @@ export function select(v: Float64Array, k: number, left: number, right: number):
   }
 }
 
-/** The plain (weights null) or weighted mean of a column; 0 when empty or all weights are 0. */
+/**
+ * The plain (weights null) or weighted mean of a column; 0 when empty or all weights are 0.
+ * Both sums are Python 3.12's `sum` (`floatSum`), as the reference's `arithmetic_mean` and
+ * `weighted_mean` compute them.
+ */
 export function mean(values: Float64Array, weights: Float64Array | null): number {
   const n = values.length;
   if (n === 0) return 0;
-  if (!weights) {
-    let s = 0;
-    for (let i = 0; i < n; i++) s += values[i];
-    return s / n;
-  }
-  let tw = 0;
-  for (let i = 0; i < n; i++) tw += weights[i];
+  if (!weights) return floatSum(values) / n;
+  const tw = floatSum(weights);
   if (tw === 0) return 0;
-  let s = 0;
-  for (let i = 0; i < n; i++) s += values[i] * weights[i];
-  return s / tw;
+  const terms = new Float64Array(n);
+  for (let i = 0; i < n; i++) terms[i] = values[i] * weights[i];
+  return floatSum(terms) / tw;
 }
 
 const KEY_INDEX = new Map<string, number>(SUMMARY_METRICS.map(([k], i) => [k, i]));
 
-/** Each row's category score: the plain mean of its components. */
+/** Each row's category score: the plain mean of its components (`sum(...) / len(...)`, Python's sum). */
 export function categoryColumns(data: Pick<SummaryData, 'columns'>): Float64Array[] {
   const n = data.columns[0]?.length ?? 0;
   return CATEGORIES.map(([, components]) => {
     const cols = components.map((k) => data.columns[KEY_INDEX.get(k)!]);
     const values = new Float64Array(n);
+    const parts = new Float64Array(cols.length);
     for (let i = 0; i < n; i++) {
-      let s = 0;
-      for (const c of cols) s += c[i];
-      values[i] = s / cols.length;
+      for (let k = 0; k < cols.length; k++) parts[k] = cols[k][i];
+      values[i] = floatSum(parts) / cols.length;
     }
     return values;
   });
@@ -435,6 +435,7 @@ export function bootstrapIntervals(
   // reads one row per draw. Each summary's sum still adds its terms in draw order: same bits.
   const terms = new Float64Array(kernel ? 0 : n * F);
   const sums = new Float64Array(F);
+  const drawn = new Float64Array(kernel ? 0 : n);
   const active = new Int32Array(F);
   for (let p = 0; p < passes; p++) {
     // A column of all 0 or all 1 (every answer parsed, say) needs no sums: its bounds are itself.
@@ -459,34 +460,36 @@ export function bootstrapIntervals(
     const stride = kernel ? (A + W + LANES - 1) & -LANES : A;
     const rows = kernel ? kernel.terms : terms;
     if (kernel) rows.fill(0, 0, n * stride);
+    // Whether every sum of this pass is exact whatever the draw (integer terms, n times the
+    // largest at most 2^53): then no addition rounds and the kernel may add plainly.
+    let maxAbs = 0;
+    let integral = true;
+    const note = (x: number) => {
+      if (integral && !Number.isInteger(x)) integral = false;
+      else if (Math.abs(x) > maxAbs) maxAbs = Math.abs(x);
+    };
     for (let k = 0; k < A; k++) {
       const { columns, weights } = inputs[active[k]];
       const v = columns[p];
-      if (weights) for (let j = 0; j < n; j++) rows[j * stride + k] = v[j] * weights[j];
-      else for (let j = 0; j < n; j++) rows[j * stride + k] = v[j];
+      if (weights) for (let j = 0; j < n; j++) note((rows[j * stride + k] = v[j] * weights[j]));
+      else for (let j = 0; j < n; j++) note((rows[j * stride + k] = v[j]));
     }
     for (let g = 0; g < W; g++) {
       const w = groups[g];
-      for (let j = 0; j < n; j++) rows[j * stride + A + g] = w[j];
+      for (let j = 0; j < n; j++) note((rows[j * stride + A + g] = w[j]));
     }
+    const exact = integral && maxAbs * n <= 2 ** 53;
     for (let s = 0; s < samples; s++) {
       rng.fillRandrange(n, idx);
       if (A === 0) continue;
       if (kernel) {
-        kernel.run(stride);
+        kernel.run(stride, exact);
         const got = kernel.sums;
         for (let k = 0; k < A; k++) sums[k] = got[k];
         for (let g = 0; g < W; g++) tw[g] = got[A + g];
       } else {
-        if (weightedActive) {
-          for (let g = 0; g < G; g++) {
-            const w = groups[g];
-            let t = 0;
-            for (let i = 0; i < n; i++) t += w[idx[i]];
-            tw[g] = t;
-          }
-        }
-        sumRows(terms, idx, n, A, sums);
+        if (weightedActive) for (let g = 0; g < G; g++) tw[g] = drawnSum(groups[g], idx, n, 1, 0, drawn);
+        for (let k = 0; k < A; k++) sums[k] = drawnSum(terms, idx, n, A, k, drawn);
       }
       for (let k = 0; k < A; k++) {
         const f = active[k];
@@ -509,39 +512,20 @@ export function bootstrapIntervals(
 }
 
 /**
- * `sums[k]` = column k of `terms` (rows of A doubles) summed over the rows in `idx`, in order:
- * four summaries at a time, each sum in a register of its own (independent chains).
+ * Column k of `terms` (rows of `stride` doubles) summed over the rows in `idx`, in draw order,
+ * with Python's `sum` (`floatSum`, on the drawn values gathered into `drawn`): the reference
+ * the WebAssembly kernel is tested against.
  */
-function sumRows(
+function drawnSum(
   terms: Float64Array,
   idx: Uint16Array | Uint32Array,
   n: number,
-  A: number,
-  sums: Float64Array,
-) {
-  let k = 0;
-  for (; k + 4 <= A; k += 4) {
-    let s0 = 0;
-    let s1 = 0;
-    let s2 = 0;
-    let s3 = 0;
-    for (let i = 0; i < n; i++) {
-      const row = idx[i] * A + k;
-      s0 += terms[row];
-      s1 += terms[row + 1];
-      s2 += terms[row + 2];
-      s3 += terms[row + 3];
-    }
-    sums[k] = s0;
-    sums[k + 1] = s1;
-    sums[k + 2] = s2;
-    sums[k + 3] = s3;
-  }
-  for (; k < A; k++) {
-    let s0 = 0;
-    for (let i = 0; i < n; i++) s0 += terms[idx[i] * A + k];
-    sums[k] = s0;
-  }
+  stride: number,
+  k: number,
+  drawn: Float64Array,
+): number {
+  for (let i = 0; i < n; i++) drawn[i] = terms[idx[i] * stride + k];
+  return floatSum(drawn, 0, n);
 }
 
 /** The bootstrap input of one summary (plain or weighted). */
@@ -694,11 +678,10 @@ export function bootstrapMeanInterval(values: Float64Array, samples: number, see
   const rng = new PyRandom(seed);
   const idx = n <= 0xffff ? new Uint16Array(n) : new Uint32Array(n);
   const est = new Float64Array(samples);
+  const drawn = new Float64Array(n);
   for (let s = 0; s < samples; s++) {
     rng.fillRandrange(n, idx);
-    let sum = 0;
-    for (let i = 0; i < n; i++) sum += values[idx[i]];
-    est[s] = sum / n;
+    est[s] = drawnSum(values, idx, n, 1, 0, drawn) / n;
   }
   const [low, high] = percentileBounds(est);
   return { mean: m, low, high };

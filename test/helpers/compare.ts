@@ -1,12 +1,15 @@
 /**
- * Field-by-field comparison of our outputs with the reference's: numbers within a tolerance,
- * strings and list items exactly; keys the reference has must all be there (extra keys of ours,
- * such as `explanation`, are allowed).
+ * Field-by-field comparison of our outputs with the reference's: numbers within a tolerance
+ * (`tol` 0: exactly, `===`, and an int must be an int and a float a float), strings and list
+ * items exactly; keys the reference has must all be there (extra keys of ours, such as
+ * `explanation`, are allowed). A difference names the field (`model[row].key`, `model.a.b`).
  */
 import { type PyValue, parsePyJson } from '../../src/core/pyjson.ts';
 
 export interface Comparison {
   fields: number;
+  /** Of the fields, how many are numbers (ints and floats). */
+  numbers?: number;
   diffs: string[];
 }
 
@@ -27,10 +30,14 @@ export function compareValues(
   const rn = num(ref);
   if (rn !== null) {
     out.fields++;
+    out.numbers = (out.numbers ?? 0) + 1;
     const on = ours === undefined ? null : num(ours);
-    if (on === null || !(Math.abs(rn - on) <= tol || (Number.isNaN(rn) && Number.isNaN(on)))) {
-      out.diffs.push(`${path}: reference ${String(ref)}, ours ${String(ours)}`);
-    }
+    const same =
+      on !== null &&
+      (tol === 0
+        ? typeof ref === typeof ours && (ref === ours || (Number.isNaN(rn) && Number.isNaN(on)))
+        : Math.abs(rn - on) <= tol || (Number.isNaN(rn) && Number.isNaN(on)));
+    if (!same) out.diffs.push(`${path}: reference ${String(ref)}, ours ${String(ours)}`);
     return;
   }
   if (ref instanceof Map) {
