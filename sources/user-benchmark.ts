@@ -62,7 +62,7 @@ export interface UserBenchmark {
 export async function userBenchmark(
   file: string,
   dir: string,
-  opts: { log: (line: string) => void; skipInvalid?: boolean },
+  opts: { log: (line: string) => void; skipInvalid?: boolean; recordTimeoutMs?: number },
 ): Promise<UserBenchmark> {
   if (!(await holdsFlatRows(file))) return { path: file };
   const out = join(dir, 'records.jsonl');
@@ -76,6 +76,7 @@ export async function userBenchmark(
     out,
     log: opts.log,
     maxWarningsLogged: 10,
+    recordTimeoutMs: opts.recordTimeoutMs,
   });
   const built = { written: res.written, rejected: res.rejected, warnings: res.warnings.length };
   if (res.rejected > 0 && !opts.skipInvalid)

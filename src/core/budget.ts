@@ -109,6 +109,9 @@ export function watchHeartbeat(
 
 export type TaskOutcome<R> = { ok: true; value: R } | { ok: false; reason: string; timedOut: boolean };
 
+/** The per-record time budget of untrusted work (`--record-timeout-ms`): scoring and the record check. */
+export const RECORD_BUDGET_MS = 20_000;
+
 export interface BudgetedWorkerOptions {
   /** The module the worker runs: it exports `handle(job)` (sync or async), given as a file URL. */
   module: URL;
@@ -116,6 +119,12 @@ export interface BudgetedWorkerOptions {
   timeoutMs: number;
   /** The worker's heap budget (MB): a job that needs more fails alone. Default 2048. */
   memoryMb?: number;
+  /**
+   * Jobs handed to the worker ahead of their turn (default 1: one at a time). The worker still
+   * runs them one by one, each timed on its own; a window saves the round trip between small
+   * jobs (the record check's, one per record).
+   */
+  window?: number;
 }
 
 interface Pending<J, R> {
@@ -133,14 +142,15 @@ const ENTRY = BUILT
 
 /**
  * Runs jobs one at a time on a worker thread; a job over its time budget (or its memory) fails
- * with the reason, its worker is replaced, and the next job runs on the new one. The worker does
- * not keep the process alive while idle.
+ * with the reason, its worker is replaced, and the jobs after it run on the new one. The worker
+ * does not keep the process alive while idle.
  */
 export class BudgetedWorker<J, R> {
   private worker: Worker | null = null;
   private readonly hb = new Heartbeat();
   private readonly queue: Pending<J, R>[] = [];
-  private inflight: Pending<J, R> | null = null;
+  /** Jobs handed to the current worker, in the order it runs them. */
+  private posted: Pending<J, R>[] = [];
   private nextId = 1;
   private watchdog: Watchdog | null = null;
   private closed = false;
@@ -159,8 +169,8 @@ export class BudgetedWorker<J, R> {
     this.closed = true;
     this.watchdog?.stop();
     this.watchdog = null;
-    for (const p of this.queue.splice(0)) p.resolve({ ok: false, reason: 'worker closed', timedOut: false });
-    if (this.inflight) this.finish({ ok: false, reason: 'worker closed', timedOut: false });
+    const closed: TaskOutcome<R> = { ok: false, reason: 'worker closed', timedOut: false };
+    for (const p of [...this.posted.splice(0), ...this.queue.splice(0)]) p.resolve(closed);
     const w = this.worker;
     this.worker = null;
     await w?.terminate();
@@ -173,46 +183,59 @@ export class BudgetedWorker<J, R> {
     });
     this.hb.clear();
     w.on('message', (msg: FromWorker<R>) => {
-      if (w !== this.worker || !this.inflight || msg.id !== this.inflight.id) return;
-      this.finish(
+      if (w !== this.worker) return;
+      const i = this.posted.findIndex((p) => p.id === msg.id);
+      if (i < 0) return;
+      const [p] = this.posted.splice(i, 1);
+      this.settle(
+        p,
         msg.ok ? { ok: true, value: msg.value } : { ok: false, reason: msg.reason, timedOut: false },
       );
       this.pump();
     });
     const lost = (reason: string) => {
       if (w !== this.worker) return;
-      this.worker = null;
-      void w.terminate();
-      if (this.inflight) this.finish({ ok: false, reason, timedOut: false });
-      this.pump();
+      this.replace(this.hb.item(), { ok: false, reason, timedOut: false });
     };
     w.on('error', (e: Error) => lost(`worker failed: ${e.message.split('\n')[0]}`));
     w.on('exit', (code) => lost(`worker exited (code ${code})`));
     this.watchdog ??= watchHeartbeat(this.hb, this.opts.timeoutMs, (item) => {
-      if (!this.inflight || item !== this.inflight.id || !this.worker) return;
-      const old = this.worker;
-      this.worker = null;
-      void old.terminate();
-      this.finish({ ok: false, reason: `over the ${this.opts.timeoutMs} ms budget`, timedOut: true });
-      this.pump();
+      if (!this.worker || !this.posted.some((p) => p.id === item)) return;
+      this.replace(item, { ok: false, reason: `over the ${this.opts.timeoutMs} ms budget`, timedOut: true });
     });
     this.watchdog.reset();
     return w;
   }
 
-  private finish(o: TaskOutcome<R>): void {
-    const p = this.inflight;
-    this.inflight = null;
-    this.worker?.unref();
-    p?.resolve(o);
+  /**
+   * The worker is dropped: job `item` (else the first handed over) fails with `o`, and the
+   * others it held go back to the front of the queue, for the next worker.
+   */
+  private replace(item: number, o: TaskOutcome<R>): void {
+    const old = this.worker;
+    this.worker = null;
+    void old?.terminate();
+    let i = this.posted.findIndex((p) => p.id === item);
+    if (i < 0 && this.posted.length > 0) i = 0;
+    const failed = i >= 0 ? this.posted.splice(i, 1)[0] : undefined;
+    this.queue.unshift(...this.posted.splice(0));
+    if (failed) this.settle(failed, o);
+    this.pump();
+  }
+
+  private settle(p: Pending<J, R>, o: TaskOutcome<R>): void {
+    if (this.posted.length === 0) this.worker?.unref();
+    p.resolve(o);
   }
 
   private pump(): void {
-    if (this.closed || this.inflight || this.queue.length === 0) return;
-    const next = this.queue.shift()!;
-    this.worker ??= this.start();
-    this.worker.ref();
-    this.inflight = next;
-    this.worker.postMessage({ id: next.id, job: next.job });
+    const window = Math.max(1, this.opts.window ?? 1);
+    while (!this.closed && this.posted.length < window && this.queue.length > 0) {
+      const next = this.queue.shift()!;
+      this.worker ??= this.start();
+      this.worker.ref();
+      this.posted.push(next);
+      this.worker.postMessage({ id: next.id, job: next.job });
+    }
   }
 }
