@@ -26,7 +26,7 @@ export function regexKeywords(schema: unknown): string[] {
   const out: string[] = [];
   const walk = (v: unknown, p: string, depth: number): void => {
     if (out.length >= 3 || depth > 200) return;
-    if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${p}[${i}]`, depth + 1));
+    if (Array.isArray(v)) for (const [i, x] of v.entries()) walk(x, `${p}[${i}]`, depth + 1);
     else if (isObj(v)) {
       if (typeof v.pattern === 'string')
         out.push(`\`pattern\` ${JSON.stringify(v.pattern)}${p ? ` at ${p}` : ''}`);

@@ -341,7 +341,7 @@ export function nonFiniteNumbers(value: unknown): string[] {
         out.push(
           `${p || 'record'}: a number beyond the range of a JSON number (a double, up to about 1.8e308): ${Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity'} cannot be written back; write it as a string, or within range`,
         );
-    } else if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${p}[${i}]`, depth + 1));
+    } else if (Array.isArray(v)) for (const [i, x] of v.entries()) walk(x, `${p}[${i}]`, depth + 1);
     else if (isObj(v)) for (const [k, x] of Object.entries(v)) walk(x, p ? `${p}.${k}` : k, depth + 1);
   };
   walk(value, '', 0);
