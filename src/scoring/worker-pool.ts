@@ -4,6 +4,7 @@
  * (~60 ms: Node's worker bootstrap, then the bundle) no longer waits for it.
  */
 import { MessageChannel, Worker } from 'node:worker_threads';
+import { RECORD_BUDGET_MS } from '../core/budget.ts';
 import { ClaimsRelay, claimsBuffer } from './claims.ts';
 import { scoringWorker, validatorCacheDir } from './worker-bundle.ts';
 
@@ -43,6 +44,9 @@ export class WorkerPool {
   /** Compiled validators kept for the next run. */
   readonly validatorCache = validatorCacheDir();
   private count = 0;
+
+  /** `recordTimeoutMs`: each record's budget; a routed schema's hyperjump compile gets half of it. */
+  constructor(private readonly recordTimeoutMs: number = RECORD_BUDGET_MS) {}
   private readonly early: (Spawned & { dead: boolean })[] = [];
 
   /** A new worker watched through `heartbeat`; throws when Node refuses to start one. */
@@ -60,6 +64,7 @@ export class WorkerPool {
         codePort: channel.port2,
         owner: id,
         validatorCache: this.validatorCache,
+        compileBudgetMs: this.recordTimeoutMs / 2,
       },
       transferList: [channel.port2],
       resourceLimits: {
