@@ -105,6 +105,46 @@ export function watchHeartbeat(
   };
 }
 
+/** V8 options Node takes in NODE_OPTIONS (its documentation's list): a worker refuses them. */
+const V8_PROCESS_FLAGS = new Set([
+  '--abort-on-uncaught-exception',
+  '--disallow-code-generation-from-strings',
+  '--enable-etw-stack-walking',
+  '--expose-gc',
+  '--huge-max-old-generation-size',
+  '--interpreted-frames-native-stack',
+  '--jitless',
+  '--max-old-space-size',
+  '--max-semi-space-size',
+  '--perf-basic-prof',
+  '--perf-basic-prof-only-functions',
+  '--perf-prof',
+  '--perf-prof-unwinding-info',
+  '--stack-trace-limit',
+]);
+
+/**
+ * The process's flags a worker takes, without its preloads (`--import tsx` and the like: a
+ * worker loads what it needs itself, and a preload named relative to the working folder fails
+ * there once the process has changed folder; a TypeScript loader also doubles its start-up). Passed explicitly, V8 and process-wide flags (`--max-semi-space-size=64`,
+ * `--stack-size=...`) would stop every worker from starting (ERR_WORKER_INVALID_EXEC_ARGV), so
+ * only Node's own options are kept; the worker's heap is set by its resource limits.
+ */
+export function workerExecArgv(): string[] {
+  const out: string[] = [];
+  const argv = process.execArgv;
+  const nodeOption = (a: string) => {
+    const name = a.split('=')[0].replaceAll('_', '-');
+    return process.allowedNodeEnvironmentFlags.has(name) && !V8_PROCESS_FLAGS.has(name);
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (/^(--import|--loader|--experimental-loader|--require|-r)$/.test(a)) i++;
+    else if (!/^(--import|--loader|--experimental-loader|--require)=/.test(a) && nodeOption(a)) out.push(a);
+  }
+  return out;
+}
+
 // -- Jobs on a worker, each with a budget ----------------------------------------------------------
 
 export type TaskOutcome<R> = { ok: true; value: R } | { ok: false; reason: string; timedOut: boolean };
@@ -179,6 +219,7 @@ export class BudgetedWorker<J, R> {
   private start(): Worker {
     const w = new Worker(ENTRY, {
       workerData: { heartbeat: this.hb.buffer, module: this.opts.module.href },
+      execArgv: workerExecArgv(),
       resourceLimits: { maxOldGenerationSizeMb: this.opts.memoryMb ?? 2048, stackSizeMb: 16 },
     });
     this.hb.clear();
