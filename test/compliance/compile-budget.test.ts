@@ -51,17 +51,17 @@ async function scoreOne(name: string, defs: number, budgetMs: string) {
 
 test('a routed schema over its compile budget is not scored (counted as uncompilable); with 10 $defs hyperjump says valid; each row names its validator', async () => {
   const [big, small] = await Promise.all([
-    // 8 s per record: hyperjump gets 4 s to compile, then the record is settled as not scored.
-    scoreOne('defs150k', 150_000, '8000'),
+    // 10 s per record: hyperjump gets 5 s (it needs about 12 s here) to compile, then the record is settled as not scored.
+    scoreOne('defs150k', 150_000, '10000'),
     scoreOne('defs10', 10, '20000'),
   ]);
   const b = big.row.compliance;
-  assert.equal(b.schema_compiles, false);
+  assert.equal(b.schema_compiles, false, JSON.stringify(b));
   assert.equal(b.valid, false);
   assert.equal(b.validator, null);
   assert.match(
     b.schema_error,
-    /^not scored: hyperjump did not compile the schema within 4000 ms \(the schema has unevaluatedProperties, which only hyperjump reads right; ajv is not asked instead\)/,
+    /^not scored: hyperjump did not compile the schema within 5000 ms \(the schema has unevaluatedProperties, which only hyperjump reads right; ajv is not asked instead\)/,
   );
   assert.equal(big.summary.data_quality.uncompilable_schema_count, 1);
   assert.equal(big.summary.data_quality.scoring_error_count, 0);
