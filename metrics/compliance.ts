@@ -122,6 +122,14 @@ export interface RecordCompliance {
   parse_error?: string;
   /** Parses, and valid under the schema (ajv, all drafts by `$schema`). */
   valid: boolean;
+  /**
+   * The validator whose verdict `valid` is: `ajv`, or `hyperjump` for the Draft 2020-12 schemas
+   * routed to it (docs/compliance-protocols.md); null when no validator gave one (the schema did
+   * not compile or was refused, the answer did not parse, the record ran out of its budget).
+   */
+  validator: 'ajv' | 'hyperjump' | null;
+  /** Why ajv validated a schema routed to hyperjump (hyperjump could not compile it, for a reason that is not time). */
+  route_fallback?: string;
   violations: Violation[];
   violation_count: number;
   /** Violations by keyword (all of them, not only those listed). */
@@ -189,6 +197,7 @@ export function unvalidated(
     schema_rejected: rejected,
     parses,
     valid: false,
+    validator: null,
     violations: [],
     violation_count: 0,
     violation_keywords: {},
@@ -221,6 +230,8 @@ export function complianceOfRecord(
   });
   const max = opts.maxViolations ?? 100;
   out.valid = all.valid;
+  out.validator = c.compiled.validator;
+  if (c.compiled.routeFallback !== undefined) out.route_fallback = c.compiled.routeFallback;
   out.violations = all.violations.slice(0, max);
   out.violation_count = all.violation_count;
   out.violation_keywords = keywordCounts(all.violations);

@@ -4,7 +4,7 @@
  * The kind names a loader (sources/registry.ts, one file each behind sources/types.ts). An item
  * loader's source items are joined with an annotations file (per source id: a question, a JSON
  * schema, the ground truth, optionally the schema complexity; sources/annotations.ts); a record
- * loader produces records itself. Every candidate goes through `checkRecord` (sources/checks.ts,
+ * loader produces records itself. Every candidate goes through the record check (sources/checks.ts,
  * in the loader's check mode). Accepted records are written one line at a time as they pass (so
  * a bad record never costs the good ones), rejected ones go to `rejected.jsonl` beside the output
  * with their reasons, and `manifest.json` beside them counts records and weight per source.
@@ -15,8 +15,9 @@ import { UserError } from '../src/core/errors.ts';
 import { acquireLock, refuseNonFile, refuseSymlink, removeStaleTemps } from '../src/core/files.ts';
 import { readJsonl } from '../src/core/jsonl.ts';
 import { dumpsPy, type PyValue, toPlain } from '../src/core/pyjson.ts';
+import { CheckInterrupted, RecordChecker } from '../src/core/record-checker.ts';
 import { joinAnnotations, loadAnnotations } from './annotations.ts';
-import { checkRecord } from './checks.ts';
+import { type CheckResult, withSeenIds } from './checks.ts';
 import {
   type BenchmarkManifest,
   makeManifest,
@@ -89,7 +90,14 @@ export interface BuildOptions extends LoaderOptions {
   log?: (line: string) => void;
   /** Warnings printed at most this many times (all are returned). */
   maxWarningsLogged?: number;
+  /** Each record's check budget (`--record-timeout-ms`; default the scorer's, 20 s). */
+  recordTimeoutMs?: number;
+  /** Ctrl-C / SIGTERM: the check stops and nothing is written (exit 130). */
+  signal?: AbortSignal;
 }
+
+/** Candidates handed to the record checker ahead of the one whose verdict is awaited. */
+const CHECK_AHEAD = 64;
 
 export interface BuildWarning {
   record_id: string;
@@ -229,16 +237,55 @@ async function writeOutputs(
     log(`rejected ${p.record_id ?? p.origin}: ${p.reasons.join('; ')}${p.record_id ? ` (${p.origin})` : ''}`);
   };
   let after: Awaited<ReturnType<typeof totalsOfFile>>;
+  const checker = new RecordChecker({ timeoutMs: opts.recordTimeoutMs, signal: opts.signal });
   try {
     for (const p of problems) reject(p);
-    const accept = (c: Candidate) => {
-      const res = checkRecord(c.record, { seenIds, mode: checks });
+    // Each candidate checked on the checker's worker within the record budget (it runs up to
+    // CHECK_AHEAD records ahead); verdicts are taken, ids counted and lines written in order.
+    // The candidates come as a list or, for JSON lines, a stream (a record at a time).
+    async function* items(): AsyncGenerator<{ candidate: Candidate } | { problem: Problem }> {
+      for (const candidate of candidates) yield { candidate };
+      if (stream) yield* stream;
+    }
+    type Pending = { problem: Problem } | { c: Candidate; verdict: Promise<CheckResult> };
+    const queue: Pending[] = [];
+    let asked = 0;
+    const source = items();
+    let ended = false;
+    const fill = async () => {
+      while (!ended && asked < CHECK_AHEAD) {
+        const next = await source.next();
+        if (next.done) {
+          ended = true;
+          break;
+        }
+        const x = next.value;
+        if ('problem' in x) queue.push(x);
+        else {
+          const verdict = checker.check(x.candidate.record, { mode: checks });
+          verdict.catch(() => {});
+          queue.push({ c: x.candidate, verdict });
+          asked++;
+        }
+      }
+    };
+    await fill();
+    while (queue.length > 0) {
+      const head = queue.shift()!;
+      if ('problem' in head) {
+        reject(head.problem);
+        continue;
+      }
+      asked--;
+      const c = head.c;
+      const res = withSeenIds(await head.verdict, seenIds);
+      await fill();
       const id =
         res.record?.metadata.record_id ??
         (c.record as { metadata?: { record_id?: string } })?.metadata?.record_id;
       if (!res.ok || !res.record) {
         reject({ origin: c.origin, record_id: id, reasons: res.errors, record: c.record });
-        return;
+        continue;
       }
       for (const w of res.warnings) {
         warningCount++;
@@ -263,17 +310,11 @@ async function writeOutputs(
           record_id: id,
           reasons: [`nested too deeply to write as JSON (${e.message})`],
         });
-        return;
+        continue;
       }
       records.write(`${line}\n`);
       written++;
-    };
-    for (const c of candidates) accept(c);
-    if (stream)
-      for await (const x of stream) {
-        if ('problem' in x) reject(x.problem);
-        else accept(x.candidate);
-      }
+    }
     // 3. The totals over the whole records file, taken before it replaces the old one.
     after = await totalsOfFile(records.path);
     // Every record this build wrote has a source and a complexity, so the counts must add up.
@@ -285,7 +326,11 @@ async function writeOutputs(
   } catch (e) {
     records.abort();
     rejects.abort();
+    if (e instanceof CheckInterrupted)
+      throw new UserError(`${out}: interrupted during the record check: nothing was written`, 130);
     throw e;
+  } finally {
+    await checker.close();
   }
   records.commit();
   rejects.commit();

@@ -16,7 +16,14 @@ import { UserError } from '../src/core/errors.ts';
 import type { PyValue } from '../src/core/pyjson.ts';
 import { didYouMean } from '../src/core/record-checks.ts';
 import { readCsv } from './csv.ts';
-import { type RawRow, readSobFile, sobRowLossless, sobRowToRecord, streamJsonlRows } from './sob-rows.ts';
+import {
+  type RawRow,
+  readSobFile,
+  rowNumberText,
+  sobRowLossless,
+  sobRowToRecord,
+  streamJsonlRows,
+} from './sob-rows.ts';
 import type { Candidate, Problem, RecordLoader } from './types.ts';
 
 /** Our fields, each with the names it is also found under. */
@@ -145,6 +152,10 @@ export function recordCandidates(
     let lossless = raw.lossless;
     if (!nested) {
       const { flat, from } = renameRow(row, map);
+      // A numeric id as written (not through a double): 12345678901234567891 stays itself.
+      const idCol = from.get('record_id');
+      if (idCol !== undefined && typeof flat.record_id === 'number')
+        flat.record_id = rowNumberText(raw, idCol) ?? String(flat.record_id);
       const missing = missingReasons(flat, map);
       const id =
         typeof flat.record_id === 'string' || typeof flat.record_id === 'number'
@@ -159,7 +170,7 @@ export function recordCandidates(
       lossless = renameLossless(raw.lossless, from);
     }
     try {
-      const record = sobRowToRecord(flatRow);
+      const record = sobRowToRecord(flatRow, undefined, (key) => rowNumberText(raw, key));
       const md = record.metadata as Record<string, unknown>;
       md.source ??= defaultSource;
       if (!nested)

@@ -21,7 +21,7 @@ import { errorMessage, UserError } from '../src/core/errors.ts';
 import { writeFileAtomic } from '../src/core/files.ts';
 import { assertReadableFile } from '../src/core/jsonl.ts';
 import { modalityFromPath } from '../src/core/modality.ts';
-import { type PyValue, parsePyJson } from '../src/core/pyjson.ts';
+import { type PyValue, parsePyJson, pyFloatRepr } from '../src/core/pyjson.ts';
 import { isModality, type Modality } from '../src/core/record.ts';
 import type { Candidate, DownloadOptions, RecordLoader } from './types.ts';
 
@@ -38,6 +38,31 @@ export interface RawRow {
   row: unknown;
   /** The row read losslessly (JSON and JSONL files), so `1.0` is written back as `1.0`. */
   lossless?: PyValue;
+  /** The row's own text (a JSONL line): where a numeric id is read as written. */
+  text?: string;
+}
+
+/**
+ * The source text of a row's number at `key` (`id`, `metadata.record_id`): from the line as
+ * written (`12345678901234567891`, `1.0`, `-0` stay themselves), else from the lossless value
+ * (an int exact, a float as Python writes it); undefined when it is no number.
+ */
+export function rowNumberText(raw: RawRow, key: string): string | undefined {
+  if (raw.text !== undefined) {
+    const out = new Map<string, string>();
+    try {
+      parsePyJson(raw.text.trim(), { keys: new Set([key]), out });
+    } catch {
+      return undefined;
+    }
+    const t = out.get(key);
+    return t !== undefined && /^-?[0-9]/.test(t) ? t : undefined;
+  }
+  let v: PyValue | undefined = raw.lossless;
+  for (const k of key.split('.')) v = v instanceof Map ? v.get(k) : undefined;
+  if (typeof v === 'bigint') return v.toString();
+  if (typeof v === 'number') return pyFloatRepr(v);
+  return undefined;
 }
 
 export interface RowProblem {
@@ -101,8 +126,14 @@ const FLAT_METADATA_KEYS = [
  * `metadata.source` (or `metadata.modality`, or a flat `source` / `modality` column) is kept;
  * `source` fills `metadata.source` when the row states none.
  */
-export function sobRowToRecord(rowIn: unknown, source?: Modality): Record<string, unknown> {
+export function sobRowToRecord(
+  rowIn: unknown,
+  source?: Modality,
+  /** A numeric id's source text by its key in the row (`rowNumberText`): the id as written. */
+  idText?: (key: string) => string | undefined,
+): Record<string, unknown> {
   const row = plainValue(rowIn);
+  let idKey = 'metadata.record_id';
   if (!isObj(row)) throw new Error('a row must be an object');
   let metadata: Record<string, unknown>;
   let input: Record<string, unknown>;
@@ -119,6 +150,12 @@ export function sobRowToRecord(rowIn: unknown, source?: Modality): Record<string
     metadata = isObj(row.metadata) ? { ...row.metadata } : {};
     for (const k of FLAT_METADATA_KEYS)
       if (row[k] !== undefined && row[k] !== null && metadata[k] === undefined) metadata[k] = row[k];
+    idKey =
+      isObj(row.metadata) && row.metadata.record_id !== undefined
+        ? idKey
+        : row.record_id !== undefined && row.record_id !== null
+          ? 'record_id'
+          : 'id';
     if (metadata.record_id === undefined && metadata.id !== undefined) metadata.record_id = metadata.id;
     delete metadata.id;
     input = { context: row.context, question: row.question, json_schema: row.json_schema };
@@ -126,7 +163,10 @@ export function sobRowToRecord(rowIn: unknown, source?: Modality): Record<string
   }
   input.json_schema = maybeJson(input.json_schema, 'json_schema', false);
   output.ground_truth = maybeJson(output.ground_truth, 'ground_truth', true);
-  if (typeof metadata.record_id === 'number') metadata.record_id = String(metadata.record_id);
+  // A numeric id keeps its text: through a double, 12345678901234567891 would be ...000 (and
+  // its neighbour's duplicate), 1.0 would be 1, -0 would be 0.
+  if (typeof metadata.record_id === 'number' || typeof metadata.record_id === 'bigint')
+    metadata.record_id = idText?.(idKey) ?? String(metadata.record_id);
   if (!isModality(metadata.source) && isModality(metadata.modality)) metadata.source = metadata.modality;
   if (!isModality(metadata.source) && source) metadata.source = source;
   // A response file's fields are not part of a benchmark record.
@@ -249,7 +289,7 @@ function sobCandidates(rows: RawRow[], hints: SourceHints, input: string): SobCa
     }
     let record: Record<string, unknown>;
     try {
-      record = sobRowToRecord(row);
+      record = sobRowToRecord(row, undefined, (key) => rowNumberText(raw, key));
     } catch (e) {
       out.problems.push({ origin, reasons: [errorMessage(e)] });
       continue;
@@ -312,7 +352,7 @@ export async function* streamJsonlRows(file: string): AsyncGenerator<RawRow> {
     } catch (e) {
       row = { __parseError: errorMessage(e) };
     }
-    yield { origin: `${file}:${n}`, row, lossless };
+    yield { origin: `${file}:${n}`, row, lossless, text: line };
   }
 }
 
@@ -345,7 +385,7 @@ export async function readSobFile(file: string): Promise<RawRow[]> {
     } catch (e) {
       row = { __parseError: errorMessage(e) };
     }
-    out.push({ origin: `${file}:${i + 1}`, row, lossless });
+    out.push({ origin: `${file}:${i + 1}`, row, lossless, text: line });
   });
   return out;
 }

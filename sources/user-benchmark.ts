@@ -10,7 +10,7 @@
  * line) unless the caller goes on without it.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { UserError } from '../src/core/errors.ts';
@@ -58,11 +58,15 @@ export interface UserBenchmark {
  * The benchmark for `file`: itself when it holds records (or is a folder), else its flat rows
  * built into `<dir>/records.jsonl` (rejected rows in `<dir>/rejected.jsonl`, `manifest.json`
  * beside them). Rejected rows stop here (exit 2) unless `skipInvalid`.
+ *
+ * The rows are built in a scratch folder inside `<dir>` and moved in only once they pass (each
+ * file by rename), so a re-run whose rows fail leaves the last good benchmark as it was, byte
+ * for byte; that attempt's rejections are kept in `<dir>/rejected.attempt.jsonl`.
  */
 export async function userBenchmark(
   file: string,
   dir: string,
-  opts: { log: (line: string) => void; skipInvalid?: boolean },
+  opts: { log: (line: string) => void; skipInvalid?: boolean; recordTimeoutMs?: number },
 ): Promise<UserBenchmark> {
   if (!(await holdsFlatRows(file))) return { path: file };
   const out = join(dir, 'records.jsonl');
@@ -70,21 +74,38 @@ export async function userBenchmark(
     `${file} holds flat rows (id, context, question, schema, ground_truth): read as \`sob build records\` reads them -> ${out}`,
   );
   const { buildBenchmark } = await import('./build.ts');
-  const res = await buildBenchmark({
-    kind: 'records',
-    input: file,
-    out,
-    log: opts.log,
-    maxWarningsLogged: 10,
-  });
-  const built = { written: res.written, rejected: res.rejected, warnings: res.warningCount };
-  if (res.rejected > 0 && !opts.skipInvalid)
-    throw new UserError(
-      `${file}: ${res.rejected} row${res.rejected === 1 ? '' : 's'} rejected (listed above; all in ${res.rejectedFile}): nothing was asked; fix ${res.rejected === 1 ? 'it' : 'them'}, or pass --skip-invalid to go on without ${res.rejected === 1 ? 'it' : 'them'}`,
-      2,
-    );
-  if (res.written === 0) throw new UserError(`${file}: no row became a record (see above)`, 2);
-  return { path: out, built };
+  mkdirSync(dir, { recursive: true });
+  const scratch = join(dir, `.building-${process.pid}`);
+  rmSync(scratch, { recursive: true, force: true });
+  try {
+    const res = await buildBenchmark({
+      kind: 'records',
+      input: file,
+      out: join(scratch, 'records.jsonl'),
+      log: opts.log,
+      maxWarningsLogged: 10,
+      recordTimeoutMs: opts.recordTimeoutMs,
+    });
+    const built = { written: res.written, rejected: res.rejected, warnings: res.warningCount };
+    const attempt = join(dir, 'rejected.attempt.jsonl');
+    if ((res.rejected > 0 && !opts.skipInvalid) || res.written === 0) {
+      // Nothing of the last good benchmark is touched; this attempt's rejections are kept.
+      renameSync(res.rejectedFile, attempt);
+      if (res.written === 0)
+        throw new UserError(`${file}: no row became a record (see above; all in ${attempt})`, 2);
+      throw new UserError(
+        `${file}: ${res.rejected} row${res.rejected === 1 ? '' : 's'} rejected (listed above; all in ${attempt}): nothing was asked; fix ${res.rejected === 1 ? 'it' : 'them'}, or pass --skip-invalid to go on without ${res.rejected === 1 ? 'it' : 'them'}${existsSync(out) ? ` (${out} is left as it was)` : ''}`,
+        2,
+      );
+    }
+    // Passed: the new benchmark replaces the old, records last (each file whole, by rename).
+    for (const name of ['rejected.jsonl', 'manifest.json', 'records.jsonl'])
+      renameSync(join(scratch, name), join(dir, name));
+    rmSync(attempt, { force: true });
+    return { path: out, built };
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
 }
 
 /**

@@ -43,6 +43,8 @@ export interface BuildSettings {
   batchPollMs: number;
   /** Seconds. */
   batchDeadline?: number;
+  /** Each record's check budget (`--record-timeout-ms`). */
+  recordTimeoutMs?: number;
 }
 
 /**
@@ -105,6 +107,7 @@ export async function buildRecords(s: BuildSettings): Promise<void> {
     source: s.source,
     map,
     split: s.split,
+    recordTimeoutMs: s.recordTimeoutMs,
     download: { endpoint: s.hfEndpoint, cacheDir: s.cacheDir, refresh: s.refresh },
     pdf: {
       ...(s.minOcrPass !== undefined ? { minOcrPass: Number(s.minOcrPass), ocrTests: s.ocrTests } : {}),

@@ -115,6 +115,7 @@ export async function evaluate(s: EvalSettings): Promise<void> {
         ).userBenchmark(resolve(s.benchmark), join(evalDir, 'benchmark'), {
           log,
           skipInvalid: s.skipInvalid,
+          recordTimeoutMs: s.ask.recordTimeoutMs,
         })
       ).path
     : await buildExampleBenchmark(join(evalDir, 'benchmark'));
@@ -127,6 +128,7 @@ export async function evaluate(s: EvalSettings): Promise<void> {
     source: s.source,
     limit: s.limit,
     allowInvalidGroundTruth: s.allowInvalidGroundTruth,
+    recordTimeoutMs: s.ask.recordTimeoutMs,
   });
   enforceCheck(check, { skipInvalid: s.skipInvalid, log });
   const profile = s.profile ?? 'strict';
@@ -164,7 +166,19 @@ export async function evaluate(s: EvalSettings): Promise<void> {
     process.exitCode = 130;
   };
   type Provider = Awaited<ReturnType<typeof createProvider>>;
-  /** What every model's run shares: the benchmark, its run directory, the paper's settings. */
+  /** How `--batch` asks a model (`--batch-fallback`, `--batch-poll-ms`, `--batch-deadline`): the same for every pass. */
+  const batchSettings = s.batch
+    ? {
+        fallback: s.batchFallback,
+        pollMs: s.batchPollMs,
+        deadlineMs: s.batchDeadline === undefined ? undefined : s.batchDeadline * 1000,
+      }
+    : undefined;
+  /**
+   * Everything the command's flags say about asking a model, made once and handed whole to every
+   * step that asks it (the batch submission, the first epoch, epochs 2 and later), so no step
+   * can miss an option; a step sets only what is its own (its run directory, its epoch, its log).
+   */
   const runOptions = (model: string, provider: Provider) => ({
     provider,
     benchmark,
@@ -175,6 +189,7 @@ export async function evaluate(s: EvalSettings): Promise<void> {
     template,
     check,
     signal: stop.signal,
+    batch: provider.batch ? batchSettings : undefined,
     // With --epochs, every answer says which sample it is (epoch 1 here; the others below).
     epoch: s.epochs > 1 ? 1 : undefined,
   });
@@ -206,6 +221,7 @@ export async function evaluate(s: EvalSettings): Promise<void> {
         },
         // The user's own benchmark: the strict profile unless asked (the gold baseline scores 1.000).
         profile: { profile, assertFormats: false, reason: profileReason },
+        recordTimeoutMs: s.ask.recordTimeoutMs,
         match,
         log,
       },
@@ -225,9 +241,10 @@ export async function evaluate(s: EvalSettings): Promise<void> {
         const provider = await createProvider(model, { baseUrls: s.baseUrl, stream: s.stream });
         try {
           if (!provider.batch) continue;
+          const run = runOptions(model, provider);
           await runBenchmark({
-            ...runOptions(model, provider),
-            batch: { fallback: s.batchFallback, pollMs: s.batchPollMs, submitOnly: true },
+            ...run,
+            batch: run.batch && { ...run.batch, submitOnly: true },
             // Only the batches it submitted are news here; the run below says the rest.
             log: (line) => {
               if (line.startsWith('batch ')) log(`${model}: ${line}`);
@@ -249,14 +266,6 @@ export async function evaluate(s: EvalSettings): Promise<void> {
       try {
         const res = await runBenchmark({
           ...runOptions(model, provider),
-          batch:
-            s.batch && provider.batch
-              ? {
-                  fallback: s.batchFallback,
-                  pollMs: s.batchPollMs,
-                  deadlineMs: s.batchDeadline === undefined ? undefined : s.batchDeadline * 1000,
-                }
-              : undefined,
           onProgress: (p) => bar.update(p),
           // Several models write here one after another: each line says whose it is.
           log: (line) => {
@@ -286,8 +295,6 @@ export async function evaluate(s: EvalSettings): Promise<void> {
             ...runOptions(model, provider),
             runDir: join(epochRunsDir(evalDir, epoch), name),
             epoch,
-            batch:
-              s.batch && provider.batch ? { fallback: s.batchFallback, pollMs: s.batchPollMs } : undefined,
             onProgress: (p) => bar.update(p),
             log: (line) => {
               bar.clear();

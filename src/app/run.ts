@@ -24,6 +24,7 @@ export type AskSettings = Pick<
   | 'cacheDir'
   | 'skipInvalid'
   | 'allowInvalidGroundTruth'
+  | 'recordTimeoutMs'
 >;
 
 /** What `sob run` was asked: the model, the benchmark, where and how. */
@@ -63,6 +64,7 @@ export async function runModel(s: RunSettings): Promise<void> {
     await userBenchmark(s.benchmark, userBenchmarkDir(s.benchmark, s.runDir), {
       log,
       skipInvalid: s.skipInvalid,
+      recordTimeoutMs: s.ask.recordTimeoutMs,
     })
   ).path;
   const provider = await createProvider(s.model, {

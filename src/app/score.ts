@@ -77,12 +77,15 @@ export function profileLine(targets: ScoreTarget[]): string {
  */
 async function checkedBenchmark(
   path: string,
-  flags: { skipInvalid?: boolean; allowInvalidGroundTruth?: boolean },
+  flags: { skipInvalid?: boolean; allowInvalidGroundTruth?: boolean; recordTimeoutMs?: number },
 ): Promise<BenchmarkRef> {
   const { checkBenchmark, enforceCheck } = await import('../core/benchmark-records.ts');
   const { resolveBenchmark } = await import('../runner/run.ts');
   const file = resolve(resolveBenchmark(path));
-  const check = await checkBenchmark(file, { allowInvalidGroundTruth: flags.allowInvalidGroundTruth });
+  const check = await checkBenchmark(file, {
+    allowInvalidGroundTruth: flags.allowInvalidGroundTruth,
+    recordTimeoutMs: flags.recordTimeoutMs,
+  });
   enforceCheck(check, { skipInvalid: flags.skipInvalid, log, what: 'was scored' });
   return { path: file, exclude: check.rejected.map((r) => r.line) };
 }
@@ -130,6 +133,7 @@ export async function scoreTargets(s: ScoreSettings): Promise<void> {
       await userBenchmark(benchmarkPath, userBenchmarkDir(benchmarkPath), {
         log,
         skipInvalid: s.skipInvalid,
+        recordTimeoutMs: s.recordTimeoutMs,
       })
     ).path;
   }

@@ -13,6 +13,7 @@ import {
   intOption,
   modalityOption,
   type OcrEngineFlag,
+  recordTimeoutOption,
 } from './common.ts';
 
 interface BuildFlags {
@@ -39,6 +40,7 @@ interface BuildFlags {
   batchFallback: 'batch' | 'online';
   batchPollMs: number;
   batchDeadline?: number;
+  recordTimeoutMs: number;
 }
 
 export function registerBuild(program: Command): void {
@@ -119,6 +121,7 @@ export function registerBuild(program: Command): void {
       '--lang <langs>',
       "pdf: as sob ocr --lang: tesseract languages joined by + (eng, fra: the traineddata packages installed), e.g. eng+fra (default eng); OCR'd pages record them (metadata.ocr_languages)",
     );
+  recordTimeoutOption(cmd);
   batchOptions(
     cmd,
     "pdf with --engine openai:<model> or gemini:<model>: every page sent through the provider's batch interface first (as sob ocr --batch); the batches are kept in vlm-batch/ beside --out, so a killed build collects them instead of sending them again",

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { evaluationDirOf } from '../app/evaluation-dir.ts';
 import { interruptible, log } from '../app/io.ts';
+import { RECORD_BUDGET_MS } from '../core/budget.ts';
 import { UserError } from '../core/errors.ts';
 import { MODALITIES, type Modality, SOURCES, type Source } from '../core/record.ts';
 
@@ -108,6 +109,7 @@ export interface AskFlags {
   cache?: string | boolean;
   skipInvalid?: boolean;
   allowInvalidGroundTruth?: boolean;
+  recordTimeoutMs: number;
 }
 
 /**
@@ -177,7 +179,7 @@ export function askOptions(cmd: Command, what: { concurrency: string }): Command
  * definition for `run`, `eval` and `score --benchmark`.
  */
 export function recordCheckOptions(cmd: Command): Command {
-  return cmd
+  return recordTimeoutOption(cmd)
     .option(
       '--skip-invalid',
       'go on with the benchmark records that pass the checks, leaving out the rejected ones (default: a rejected record stops the command, exit 2, before anything is asked or scored)',
@@ -186,6 +188,20 @@ export function recordCheckOptions(cmd: Command): Command {
       '--allow-invalid-ground-truth',
       'keep records whose ground truth fails its own schema (warned, not rejected): the SOB image set has one, and the reference scores it',
     );
+}
+
+/**
+ * `--record-timeout-ms`: the one budget per record of untrusted work, the record check's (a
+ * ground truth a catastrophic `pattern` backtracks on) and the scorer's (`sob build`, `run`,
+ * `eval`, `score`).
+ */
+export function recordTimeoutOption(cmd: Command): Command {
+  return cmd.option(
+    '--record-timeout-ms <n>',
+    'time budget per record, for the record check and for scoring: a record over it is rejected (checked) or reported (scored), never hung on',
+    intOption('--record-timeout-ms', 1),
+    RECORD_BUDGET_MS,
+  );
 }
 
 /** The response cache folder `--cache [dir]` names, if any. */
@@ -210,6 +226,7 @@ export function askSettings(flags: AskFlags) {
     cacheDir: cacheDirOf(flags.cache),
     skipInvalid: flags.skipInvalid,
     allowInvalidGroundTruth: flags.allowInvalidGroundTruth,
+    recordTimeoutMs: flags.recordTimeoutMs,
   };
 }
 

@@ -82,12 +82,6 @@ export function registerScore(program: Command): void {
     .option('--top-k-errors <n>', 'most-missed paths kept in error_analysis', intOption('--top-k-errors'), 20)
     .option('--jobs <n>', 'worker threads (default: one per core)', intOption('--jobs', 1))
     .option(
-      '--record-timeout-ms <n>',
-      'time budget per record; a record over it is reported, not hung on',
-      intOption('--record-timeout-ms', 1),
-      20000,
-    )
-    .option(
       '--protocol <name>',
       "how schema records' schemas are read: jsonschemabench (the paper's Draft 2020-12 validation) | dialect (each schema's own $schema draft); docs/compliance-protocols.md",
       choiceOption(PROTOCOLS),

@@ -19,7 +19,8 @@ import { UserError, where } from './errors.ts';
 import { readJsonl } from './jsonl.ts';
 import { type PyObject, type PyValue, toPlain } from './pyjson.ts';
 import { type Complexity, SOURCES, type Source } from './record.ts';
-import { checkRecord } from './record-checks.ts';
+import { CheckInterrupted, RecordChecker } from './record-checker.ts';
+import type { CheckResult } from './record-checks.ts';
 
 export interface Selection {
   /** Only records of this source (`--source`); a record without one takes it. */
@@ -28,6 +29,10 @@ export interface Selection {
   limit?: number;
   /** Ask a record whose ground truth fails its own schema (warned, not rejected). */
   allowInvalidGroundTruth?: boolean;
+  /** Each record's check budget (`--record-timeout-ms`; default the scorer's, 20 s). */
+  recordTimeoutMs?: number;
+  /** Ctrl-C / SIGTERM: the check stops (exit 130, nothing asked). */
+  signal?: AbortSignal;
 }
 
 export interface Rejection {
@@ -74,7 +79,7 @@ function sourceOf(value: PyValue): unknown {
   return md instanceof Map ? md.get('source') : undefined;
 }
 
-/** Reads the selection and checks each selected record once. */
+/** Reads the selection and checks each selected record once, each within the record budget. */
 export async function checkBenchmark(file: string, sel: Selection = {}): Promise<BenchmarkCheck> {
   const totals = Object.fromEntries(
     SOURCES.map((m) => [m, { records: 0, weight: 0 }]),
@@ -89,61 +94,107 @@ export async function checkBenchmark(file: string, sel: Selection = {}): Promise
     warnings: [],
   };
   const seen = new Map<string, number>();
-  for await (const l of readJsonl(file)) {
-    if (sel.limit !== undefined && out.total >= sel.limit) break;
-    if (!l.ok) {
-      out.rejected.push({ line: l.line, reason: `not JSON: ${l.error}` });
-      continue;
+  const checker = new RecordChecker({ timeoutMs: sel.recordTimeoutMs, signal: sel.signal });
+  /** Lines handed to the checker, in file order (the checker runs ahead; verdicts are taken in order). */
+  const inFlight: { line: number; id?: string; src: unknown; verdict: Promise<CheckResult> }[] = [];
+  const full = () => sel.limit !== undefined && out.total >= sel.limit;
+  const take = async (): Promise<void> => {
+    const next = inFlight.shift()!;
+    const res = await next.verdict;
+    if (full()) return;
+    const { line, id, src } = next;
+    // An earlier line of the same id, accepted while this one was being checked: a repeat.
+    const first = id === undefined ? undefined : seen.get(id);
+    if (first !== undefined) {
+      out.repeats.push({ id: id!, line, first });
+      return;
     }
-    const id = idOf(l.value);
-    const src = sourceOf(l.value);
-    if (sel.source && src !== undefined && src !== sel.source) continue;
-    if (id !== undefined) {
-      const first = seen.get(id);
-      if (first !== undefined) {
-        out.repeats.push({ id, line: l.line, first });
-        continue;
-      }
-    }
-    let plain: unknown;
-    try {
-      plain = toPlain(l.value);
-    } catch (e) {
-      // An untrusted value nested thousands of levels deep: that record alone is rejected.
-      if (!(e instanceof RangeError)) throw e;
-      out.rejected.push({ line: l.line, id, reason: 'nested too deeply to read' });
-      continue;
-    }
-    const res = checkRecord(plain, {
-      mode: src === 'schema' ? 'compliance' : 'extraction',
-      // Grounding is the build's advice on how a record was written; a run asks what it is given.
-      skipGrounding: true,
-      fewProperties: 'warning',
-      invalidGroundTruth: sel.allowInvalidGroundTruth ? 'warning' : 'error',
-    });
     if (!res.ok || !res.record) {
-      out.rejected.push({ line: l.line, id, reason: res.errors.join('; ') });
-      continue;
+      out.rejected.push({ line, id, reason: res.errors.join('; ') });
+      return;
     }
     const rid = res.record.metadata.record_id;
-    seen.set(rid, l.line);
+    seen.set(rid, line);
     out.total++;
     // Only a ground truth kept against its schema (--allow-invalid-ground-truth) is worth a line:
     // a small schema is the user's to choose, and a stated complexity their call.
     for (const w of res.warnings)
-      if (w.startsWith('ground truth does not validate'))
-        out.warnings.push({ line: l.line, id: rid, warning: w });
+      if (w.startsWith('ground truth does not validate')) out.warnings.push({ line, id: rid, warning: w });
     if (res.record.metadata.schema_complexity === undefined && res.derivedComplexity)
-      out.derived.set(l.line, res.derivedComplexity);
+      out.derived.set(line, res.derivedComplexity);
     const complexity = res.record.metadata.schema_complexity ?? res.derivedComplexity;
     const source = res.record.metadata.source ?? sel.source;
     if (source && complexity) {
       totals[source].records++;
       totals[source].weight += COMPLEXITY_WEIGHT[complexity];
     }
+  };
+  try {
+    for await (const l of readJsonl(file)) {
+      while (inFlight.length >= CHECK_WINDOW) await take();
+      if (full()) break;
+      if (!l.ok) {
+        inFlight.push({
+          line: l.line,
+          src: undefined,
+          verdict: Promise.resolve({ ok: false, errors: [`not JSON: ${l.error}`], warnings: [] }),
+        });
+        continue;
+      }
+      const id = idOf(l.value);
+      const src = sourceOf(l.value);
+      if (sel.source && src !== undefined && src !== sel.source) continue;
+      if (id !== undefined) {
+        const first = seen.get(id);
+        if (first !== undefined) {
+          out.repeats.push({ id, line: l.line, first });
+          continue;
+        }
+      }
+      let plain: unknown;
+      try {
+        plain = toPlain(l.value);
+      } catch (e) {
+        // An untrusted value nested thousands of levels deep: that record alone is rejected.
+        if (!(e instanceof RangeError)) throw e;
+        inFlight.push({
+          line: l.line,
+          id,
+          src,
+          verdict: Promise.resolve({ ok: false, errors: ['nested too deeply to read'], warnings: [] }),
+        });
+        continue;
+      }
+      const verdict = checker.check(plain, {
+        mode: src === 'schema' ? 'compliance' : 'extraction',
+        // Grounding is the build's advice on how a record was written; a run asks what it is given.
+        skipGrounding: true,
+        fewProperties: 'warning',
+        invalidGroundTruth: sel.allowInvalidGroundTruth ? 'warning' : 'error',
+      });
+      // Taken in order below; an interrupt is seen there.
+      verdict.catch(() => {});
+      inFlight.push({ line: l.line, id, src, verdict });
+    }
+    while (inFlight.length > 0) await take();
+  } catch (e) {
+    if (e instanceof CheckInterrupted)
+      throw new UserError(
+        `${file}: interrupted during the record check: nothing was asked; re-run the same command to start again`,
+        130,
+      );
+    throw e;
+  } finally {
+    await checker.close();
   }
+  // A repeat found while its first line was in flight is listed where the file has it.
+  out.repeats.sort((a, b) => a.line - b.line);
+  out.rejected.sort((a, b) => a.line - b.line);
   return out;
 }
+
+/** Records handed to the checker ahead of the one whose verdict is awaited. */
+const CHECK_WINDOW = 64;
 
 /**
  * The check's verdict for a command about to ask or score: each rejected record's line goes to

@@ -105,9 +105,52 @@ export function watchHeartbeat(
   };
 }
 
+/** V8 options Node takes in NODE_OPTIONS (its documentation's list): a worker refuses them. */
+const V8_PROCESS_FLAGS = new Set([
+  '--abort-on-uncaught-exception',
+  '--disallow-code-generation-from-strings',
+  '--enable-etw-stack-walking',
+  '--expose-gc',
+  '--huge-max-old-generation-size',
+  '--interpreted-frames-native-stack',
+  '--jitless',
+  '--max-old-space-size',
+  '--max-semi-space-size',
+  '--perf-basic-prof',
+  '--perf-basic-prof-only-functions',
+  '--perf-prof',
+  '--perf-prof-unwinding-info',
+  '--stack-trace-limit',
+]);
+
+/**
+ * The process's flags a worker takes, without its preloads (`--import tsx` and the like: a
+ * worker loads what it needs itself, and a preload named relative to the working folder fails
+ * there once the process has changed folder; a TypeScript loader also doubles its start-up). Passed explicitly, V8 and process-wide flags (`--max-semi-space-size=64`,
+ * `--stack-size=...`) would stop every worker from starting (ERR_WORKER_INVALID_EXEC_ARGV), so
+ * only Node's own options are kept; the worker's heap is set by its resource limits.
+ */
+export function workerExecArgv(): string[] {
+  const out: string[] = [];
+  const argv = process.execArgv;
+  const nodeOption = (a: string) => {
+    const name = a.split('=')[0].replaceAll('_', '-');
+    return process.allowedNodeEnvironmentFlags.has(name) && !V8_PROCESS_FLAGS.has(name);
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (/^(--import|--loader|--experimental-loader|--require|-r)$/.test(a)) i++;
+    else if (!/^(--import|--loader|--experimental-loader|--require)=/.test(a) && nodeOption(a)) out.push(a);
+  }
+  return out;
+}
+
 // -- Jobs on a worker, each with a budget ----------------------------------------------------------
 
 export type TaskOutcome<R> = { ok: true; value: R } | { ok: false; reason: string; timedOut: boolean };
+
+/** The per-record time budget of untrusted work (`--record-timeout-ms`): scoring and the record check. */
+export const RECORD_BUDGET_MS = 20_000;
 
 export interface BudgetedWorkerOptions {
   /** The module the worker runs: it exports `handle(job)` (sync or async), given as a file URL. */
@@ -116,6 +159,12 @@ export interface BudgetedWorkerOptions {
   timeoutMs: number;
   /** The worker's heap budget (MB): a job that needs more fails alone. Default 2048. */
   memoryMb?: number;
+  /**
+   * Jobs handed to the worker ahead of their turn (default 1: one at a time). The worker still
+   * runs them one by one, each timed on its own; a window saves the round trip between small
+   * jobs (the record check's, one per record).
+   */
+  window?: number;
 }
 
 interface Pending<J, R> {
@@ -133,14 +182,15 @@ const ENTRY = BUILT
 
 /**
  * Runs jobs one at a time on a worker thread; a job over its time budget (or its memory) fails
- * with the reason, its worker is replaced, and the next job runs on the new one. The worker does
- * not keep the process alive while idle.
+ * with the reason, its worker is replaced, and the jobs after it run on the new one. The worker
+ * does not keep the process alive while idle.
  */
 export class BudgetedWorker<J, R> {
   private worker: Worker | null = null;
   private readonly hb = new Heartbeat();
   private readonly queue: Pending<J, R>[] = [];
-  private inflight: Pending<J, R> | null = null;
+  /** Jobs handed to the current worker, in the order it runs them. */
+  private posted: Pending<J, R>[] = [];
   private nextId = 1;
   private watchdog: Watchdog | null = null;
   private closed = false;
@@ -159,8 +209,8 @@ export class BudgetedWorker<J, R> {
     this.closed = true;
     this.watchdog?.stop();
     this.watchdog = null;
-    for (const p of this.queue.splice(0)) p.resolve({ ok: false, reason: 'worker closed', timedOut: false });
-    if (this.inflight) this.finish({ ok: false, reason: 'worker closed', timedOut: false });
+    const closed: TaskOutcome<R> = { ok: false, reason: 'worker closed', timedOut: false };
+    for (const p of [...this.posted.splice(0), ...this.queue.splice(0)]) p.resolve(closed);
     const w = this.worker;
     this.worker = null;
     await w?.terminate();
@@ -169,50 +219,64 @@ export class BudgetedWorker<J, R> {
   private start(): Worker {
     const w = new Worker(ENTRY, {
       workerData: { heartbeat: this.hb.buffer, module: this.opts.module.href },
+      execArgv: workerExecArgv(),
       resourceLimits: { maxOldGenerationSizeMb: this.opts.memoryMb ?? 2048, stackSizeMb: 16 },
     });
     this.hb.clear();
     w.on('message', (msg: FromWorker<R>) => {
-      if (w !== this.worker || !this.inflight || msg.id !== this.inflight.id) return;
-      this.finish(
+      if (w !== this.worker) return;
+      const i = this.posted.findIndex((p) => p.id === msg.id);
+      if (i < 0) return;
+      const [p] = this.posted.splice(i, 1);
+      this.settle(
+        p,
         msg.ok ? { ok: true, value: msg.value } : { ok: false, reason: msg.reason, timedOut: false },
       );
       this.pump();
     });
     const lost = (reason: string) => {
       if (w !== this.worker) return;
-      this.worker = null;
-      void w.terminate();
-      if (this.inflight) this.finish({ ok: false, reason, timedOut: false });
-      this.pump();
+      this.replace(this.hb.item(), { ok: false, reason, timedOut: false });
     };
     w.on('error', (e: Error) => lost(`worker failed: ${e.message.split('\n')[0]}`));
     w.on('exit', (code) => lost(`worker exited (code ${code})`));
     this.watchdog ??= watchHeartbeat(this.hb, this.opts.timeoutMs, (item) => {
-      if (!this.inflight || item !== this.inflight.id || !this.worker) return;
-      const old = this.worker;
-      this.worker = null;
-      void old.terminate();
-      this.finish({ ok: false, reason: `over the ${this.opts.timeoutMs} ms budget`, timedOut: true });
-      this.pump();
+      if (!this.worker || !this.posted.some((p) => p.id === item)) return;
+      this.replace(item, { ok: false, reason: `over the ${this.opts.timeoutMs} ms budget`, timedOut: true });
     });
     this.watchdog.reset();
     return w;
   }
 
-  private finish(o: TaskOutcome<R>): void {
-    const p = this.inflight;
-    this.inflight = null;
-    this.worker?.unref();
-    p?.resolve(o);
+  /**
+   * The worker is dropped: job `item` (else the first handed over) fails with `o`, and the
+   * others it held go back to the front of the queue, for the next worker.
+   */
+  private replace(item: number, o: TaskOutcome<R>): void {
+    const old = this.worker;
+    this.worker = null;
+    void old?.terminate();
+    let i = this.posted.findIndex((p) => p.id === item);
+    if (i < 0 && this.posted.length > 0) i = 0;
+    const failed = i >= 0 ? this.posted.splice(i, 1)[0] : undefined;
+    this.queue.unshift(...this.posted.splice(0));
+    if (failed) this.settle(failed, o);
+    this.pump();
+  }
+
+  private settle(p: Pending<J, R>, o: TaskOutcome<R>): void {
+    if (this.posted.length === 0) this.worker?.unref();
+    p.resolve(o);
   }
 
   private pump(): void {
-    if (this.closed || this.inflight || this.queue.length === 0) return;
-    const next = this.queue.shift()!;
-    this.worker ??= this.start();
-    this.worker.ref();
-    this.inflight = next;
-    this.worker.postMessage({ id: next.id, job: next.job });
+    const window = Math.max(1, this.opts.window ?? 1);
+    while (!this.closed && this.posted.length < window && this.queue.length > 0) {
+      const next = this.queue.shift()!;
+      this.worker ??= this.start();
+      this.worker.ref();
+      this.posted.push(next);
+      this.worker.postMessage({ id: next.id, job: next.job });
+    }
   }
 }

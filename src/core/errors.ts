@@ -2,7 +2,8 @@
 export class UserError extends Error {
   constructor(
     message: string,
-    readonly exitCode: 1 | 2 = 1,
+    /** 1: a failure; 2: bad input or usage; 130: interrupted. */
+    readonly exitCode: 1 | 2 | 130 = 1,
   ) {
     super(message);
     this.name = 'UserError';

@@ -74,7 +74,8 @@ function isWs(c: number): boolean {
  *
  * `spans`, when given, receives the raw source text of the second-level values it names as
  * `block.key` (e.g. `input.json_schema`, `output.candidate_response`): a cache key for a schema
- * seen before, and a fast native `JSON.parse` of the plain form for ajv.
+ * seen before, and a fast native `JSON.parse` of the plain form for ajv. A first-level value is
+ * named by its key alone (`id`: a numeric id as written, `1.0` not `1`).
  */
 export function parsePyJson(
   text: string,
@@ -238,7 +239,7 @@ export function parsePyJson(
     v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Map);
 
   /**
-   * Reads `"key":` into an object frame; a second-level key named in `spans` starts a span (its
+   * Reads `"key":` into an object frame; a first- or second-level key named in `spans` starts a span (its
    * value's raw text is kept) or marks the value to be skipped.
    */
   const readKey = (frame: Frame & { kind: 'object' }): void => {
@@ -248,8 +249,8 @@ export function parsePyJson(
     if (text.charCodeAt(pos) !== 0x3a) fail("Expecting ':' delimiter");
     pos++;
     skipWs();
-    if (spans && stack.length === 2) {
-      const name = `${(stack[0] as { key: string }).key}.${frame.key}`;
+    if (spans && (stack.length === 2 || stack.length === 1)) {
+      const name = stack.length === 1 ? frame.key : `${(stack[0] as { key: string }).key}.${frame.key}`;
       if (spans.skip?.has(name)) skipNext = true;
       if (spans.keys.has(name)) {
         spanStart = pos;

@@ -239,6 +239,17 @@ export interface CheckOptions {
 
 /** All checks on one candidate record; never throws. Adds the id to `seenIds` when accepted. */
 export function checkRecord(candidate: unknown, opts: CheckOptions = {}): CheckResult {
+  return withSeenIds(checkRecordContent(candidate, opts), opts.seenIds);
+}
+
+/**
+ * The checks of one record that need nothing but the record (every one but the unique id): what
+ * the record check's worker runs (src/core/record-checker.ts). Never throws.
+ */
+export function checkRecordContent(
+  candidate: unknown,
+  opts: Omit<CheckOptions, 'seenIds'> = {},
+): CheckResult {
   const errors: string[] = unknownKeys(candidate);
   const warnings: string[] = [];
   const parsed = BenchmarkRecord.safeParse(candidate);
@@ -250,23 +261,25 @@ export function checkRecord(candidate: unknown, opts: CheckOptions = {}): CheckR
     return { ok: false, errors, warnings };
   }
   const record = parsed.data;
-  const id = record.metadata.record_id;
-  if (opts.seenIds?.has(id)) errors.push(`duplicate record_id "${id}"`);
-
+  // A number beyond a double's range was read as Infinity: no JSON writer can carry it.
+  errors.push(...nonFiniteNumbers(candidate));
   const schema = record.input.json_schema;
   if (opts.mode === 'compliance') {
-    const ok = errors.length === 0;
-    if (ok) opts.seenIds?.add(id);
-    return { ok, errors, warnings, derivedComplexity: deriveComplexity(schema), record };
+    return { ok: errors.length === 0, errors, warnings, derivedComplexity: deriveComplexity(schema), record };
   }
-  if (record.output.ground_truth === undefined) errors.push('no ground truth (output.ground_truth)');
+  const truth = record.output.ground_truth;
+  if (truth === undefined) errors.push('no ground truth (output.ground_truth)');
+  else if (truth === null || typeof truth !== 'object')
+    errors.push(
+      `the ground truth is ${scalarWords(truth)}, not a JSON object or array: the SOB metrics score the leaves of a structured answer, so every answer to it would score 0 (docs/records.md); wrap it, e.g. {"answer": ...}`,
+    );
   let derived: Complexity | undefined;
   const schemaCheck = checkDraft7Schema(schema);
   if (!schemaCheck.valid) {
     errors.push(`invalid draft-07 schema: ${schemaCheck.reason}`);
   } else {
-    const gt = validateInstance(schema, record.output.ground_truth);
-    if (record.output.ground_truth !== undefined && !gt.valid)
+    const gt = validateInstance(schema, truth);
+    if (truth !== undefined && !gt.valid)
       (opts.invalidGroundTruth === 'warning' ? warnings : errors).push(
         `ground truth does not validate against the schema: ${gt.reason}`,
       );
@@ -286,11 +299,51 @@ export function checkRecord(candidate: unknown, opts: CheckOptions = {}): CheckR
     }
   }
   if (!opts.skipGrounding && opts.mode !== 'probe') {
-    for (const path of ungroundedPaths(record.output.ground_truth, record.input.context)) {
+    for (const path of ungroundedPaths(truth, record.input.context)) {
       warnings.push(`ground truth value at ${path} is not found in the context`);
     }
   }
-  const ok = errors.length === 0;
-  if (ok) opts.seenIds?.add(id);
-  return { ok, errors, warnings, derivedComplexity: derived, record };
+  return { ok: errors.length === 0, errors, warnings, derivedComplexity: derived, record };
+}
+
+/**
+ * The unique-id check over a record's other checks: a record whose id is in `seenIds` is a
+ * duplicate (the reason first); an accepted record's id joins the set.
+ */
+export function withSeenIds(res: CheckResult, seenIds: Set<string> | undefined): CheckResult {
+  const id = res.record?.metadata.record_id;
+  if (!seenIds || id === undefined) return res;
+  if (seenIds.has(id)) return { ...res, ok: false, errors: [`duplicate record_id "${id}"`, ...res.errors] };
+  if (res.ok) seenIds.add(id);
+  return res;
+}
+
+/** A scalar ground truth in words: `the integer 42`, `the string "42"`. */
+function scalarWords(v: unknown): string {
+  if (v === null) return 'null';
+  if (typeof v === 'string')
+    return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}...` : v)}`;
+  if (typeof v === 'number') return `the ${Number.isInteger(v) ? 'integer' : 'number'} ${v}`;
+  if (typeof v === 'boolean') return `the boolean ${v}`;
+  return `a ${typeof v}`;
+}
+
+/**
+ * Each number of a record that is not finite, by its path (`output.ground_truth.total`): a JSON
+ * text beyond a double's range (`1e400`) reads as Infinity, which no JSON writer can carry.
+ */
+export function nonFiniteNumbers(value: unknown): string[] {
+  const out: string[] = [];
+  const walk = (v: unknown, p: string, depth: number): void => {
+    if (out.length >= 3 || depth > 1000) return;
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v))
+        out.push(
+          `${p || 'record'}: a number beyond the range of a JSON number (a double, up to about 1.8e308): ${Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity'} cannot be written back; write it as a string, or within range`,
+        );
+    } else if (Array.isArray(v)) for (const [i, x] of v.entries()) walk(x, `${p}[${i}]`, depth + 1);
+    else if (isObj(v)) for (const [k, x] of Object.entries(v)) walk(x, p ? `${p}.${k}` : k, depth + 1);
+  };
+  walk(value, '', 0);
+  return out;
 }

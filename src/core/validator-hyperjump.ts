@@ -27,8 +27,21 @@ export const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
 /** The URI a schema is compiled under (its own `$id` wins): its locations read as `#/...`. */
 const SCHEMA_URI = 'https://sob-eval.invalid/schema.json';
 
-/** How long compiling one schema may take on the helper thread. */
+/** How long compiling one schema may take on the helper thread (by default). */
 export const COMPILE_BUDGET_MS = 10_000;
+
+let compileBudgetMs = COMPILE_BUDGET_MS;
+/**
+ * The compile budget of this thread's schemas: a scoring worker sets half its per-record budget
+ * (`--record-timeout-ms`), so a compile over it is reported for its record before the record's
+ * own budget runs out.
+ */
+export function setCompileBudget(ms: number): void {
+  compileBudgetMs = Math.max(1, Math.floor(ms));
+}
+
+/** The reason a compile over its budget gets (a routed schema over it is not scored). */
+export const OVER_BUDGET = 'hyperjump did not compile the schema within';
 
 // -- Which schemas go to hyperjump ---------------------------------------------------------------
 
@@ -66,7 +79,9 @@ export function routedFeatures(schema: unknown): string[] {
 // -- Compiling, on the helper thread -------------------------------------------------------------
 
 /** What the helper answers: the compiled schema serialised, or why not (and a URI it lacked). */
-type CompileReply = { ok: true; json: string } | { ok: false; reason: string; missing?: string };
+type CompileReply =
+  | { ok: true; json: string }
+  | { ok: false; reason: string; missing?: string; timedOut?: boolean };
 
 interface CompileRequest {
   schema: unknown;
@@ -170,7 +185,7 @@ function compileOnHelper(req: CompileRequest, waitMs: number, budgetMs: number):
     // A schema that keeps the helper busy: it is dropped, the next schema gets a new one.
     void h.worker.terminate();
     helper = undefined;
-    return { ok: false, reason: `hyperjump did not compile the schema within ${budgetMs} ms` };
+    return { ok: false, reason: `${OVER_BUDGET} ${budgetMs} ms`, timedOut: true };
   }
   const got = receiveMessageOnPort(h.port);
   if (!got) return { ok: false, reason: 'hyperjump gave no answer' };
@@ -186,8 +201,10 @@ export function compileHyperjump(
   schema: unknown,
   resolve: (uri: string) => unknown,
   maxRemotes = 64,
-  budgetMs = COMPILE_BUDGET_MS,
-): { ok: true; json: string; remotes: Map<string, unknown> } | { ok: false; reason: string } {
+  budgetMs = compileBudgetMs,
+):
+  | { ok: true; json: string; remotes: Map<string, unknown> }
+  | { ok: false; reason: string; timedOut?: boolean } {
   const remotes = new Map<string, unknown>();
   // One budget for the whole schema, however many rounds its remote documents take.
   const deadline = performance.now() + budgetMs;
@@ -198,6 +215,7 @@ export function compileHyperjump(
       budgetMs,
     );
     if (reply.ok) return { ok: true, json: reply.json, remotes };
+    if (reply.timedOut) return { ok: false, reason: reply.reason, timedOut: true };
     const uri = reply.missing?.split('#')[0];
     if (!uri || remotes.has(uri) || remotes.size >= maxRemotes) return { ok: false, reason: reply.reason };
     const doc = resolve(uri);

@@ -385,7 +385,18 @@ export interface CompiledSchema {
 
 export type CompileResult =
   | { ok: true; compiled: CompiledSchema }
-  | { ok: false; dialect: Dialect; reason: string; protocol?: Protocol };
+  | {
+      ok: false;
+      dialect: Dialect;
+      reason: string;
+      protocol?: Protocol;
+      /**
+       * hyperjump ran out of its compile budget on a schema routed to it: the schema is not
+       * scored (uncompilable, with the reason). ajv is not asked instead, since it reads the
+       * routed features wrongly: a timer never picks the validator.
+       */
+      overBudget?: boolean;
+    };
 
 const MAX_REMOTE_LOADS = 64;
 
@@ -413,7 +424,7 @@ export function compileSchema(schema: unknown, opts: ValidatorOptions = {}): Com
   let routeFallback: string | undefined;
   if (routed.length > 0) {
     const viaHyperjump = compileRouted(schema, routed, opts, protocol, assertFormats);
-    if (viaHyperjump.ok) return viaHyperjump;
+    if (viaHyperjump.ok || viaHyperjump.overBudget) return viaHyperjump;
     routeFallback = viaHyperjump.reason;
   }
   let prepared = protoPropertiesMoved(
@@ -448,7 +459,7 @@ export function compileSchema(schema: unknown, opts: ValidatorOptions = {}): Com
           : [];
       if (remoteRouted.length > 0) {
         const viaHyperjump = compileRouted(schema, remoteRouted, opts, protocol, assertFormats);
-        if (viaHyperjump.ok) return viaHyperjump;
+        if (viaHyperjump.ok || viaHyperjump.overBudget) return viaHyperjump;
         routeFallback = viaHyperjump.reason;
       }
       const subs = new Map<string, ValidateFunction | undefined>();
@@ -545,6 +556,14 @@ function compileRouted(
     return doc !== undefined && jsb ? forHyperjump(doc) : doc;
   };
   const c = compileHyperjump(prepared, resolve, MAX_REMOTE_LOADS);
+  if (!c.ok && c.timedOut)
+    return {
+      ok: false,
+      dialect: '2020-12',
+      reason: `not scored: ${c.reason} (the schema has ${routed.join(', ')}, which only hyperjump reads right; ajv is not asked instead)`,
+      protocol,
+      overBudget: true,
+    };
   if (!c.ok) return { ok: false, dialect: '2020-12', reason: c.reason, protocol };
   const checks: HyperjumpChecks = jsb
     ? {

@@ -88,6 +88,8 @@ export interface RunOptions {
   skipInvalid?: boolean;
   /** Ask records whose ground truth fails its own schema (the reference does). */
   allowInvalidGroundTruth?: boolean;
+  /** Each record's check budget (`--record-timeout-ms`; default the scorer's, 20 s). */
+  recordTimeoutMs?: number;
   /**
    * `sob eval --epochs N`: which sample of each record this run is (1..N). Written on every
    * answer (`metadata.epoch`); epochs after the first are part of the run's identity and of the
@@ -370,6 +372,8 @@ export async function runBenchmark(o: RunOptions): Promise<RunResult> {
           source: o.source,
           limit: o.limit,
           allowInvalidGroundTruth: o.allowInvalidGroundTruth,
+          recordTimeoutMs: o.recordTimeoutMs,
+          signal: o.signal,
         });
   const total = check.total;
   const repeats = check.repeats.map((r) => `"${r.id}" (line ${r.line}, first at line ${r.first})`);

@@ -37,7 +37,7 @@ export type { FileResult, ScoredOutput, ScoreOptions } from './score-run.ts';
  */
 export async function scoreFiles(targets: ScoreTarget[], opts: ScoreOptions): Promise<FileResult[]> {
   for (const t of targets) checkResponseFile(t.file);
-  const pool = new WorkerPool();
+  const pool = new WorkerPool(opts.recordTimeoutMs);
   pool.prestart(
     Math.max(1, Math.min(opts.jobs ?? availableParallelism(), targets.length)),
     Math.min(WORKER_START_MB, opts.workerMemoryMb ?? 3072),

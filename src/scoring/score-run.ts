@@ -13,6 +13,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import type { SummaryOptions } from '../../metrics/summary.ts';
+import { RECORD_BUDGET_MS } from '../core/budget.ts';
 import { runSlots } from '../core/concurrency.ts';
 import { refuseSymlink } from '../core/files.ts';
 import { type Modality, SOURCES } from '../core/record.ts';
@@ -167,7 +168,7 @@ export async function runScoring(
         pool,
         scheduler,
         bootstraps,
-        timeoutMs: opts.recordTimeoutMs ?? 20_000,
+        timeoutMs: opts.recordTimeoutMs ?? RECORD_BUDGET_MS,
         workerMemoryMb: opts.workerMemoryMb ?? 3072,
         modality: opts.modality,
         match: opts.match,

@@ -4,6 +4,7 @@
  * (~60 ms: Node's worker bootstrap, then the bundle) no longer waits for it.
  */
 import { MessageChannel, Worker } from 'node:worker_threads';
+import { RECORD_BUDGET_MS, workerExecArgv } from '../core/budget.ts';
 import { ClaimsRelay, claimsBuffer } from './claims.ts';
 import { scoringWorker, validatorCacheDir } from './worker-bundle.ts';
 
@@ -43,6 +44,9 @@ export class WorkerPool {
   /** Compiled validators kept for the next run. */
   readonly validatorCache = validatorCacheDir();
   private count = 0;
+
+  /** `recordTimeoutMs`: each record's budget; a routed schema's hyperjump compile gets half of it. */
+  constructor(private readonly recordTimeoutMs: number = RECORD_BUDGET_MS) {}
   private readonly early: (Spawned & { dead: boolean })[] = [];
 
   /** A new worker watched through `heartbeat`; throws when Node refuses to start one. */
@@ -60,6 +64,7 @@ export class WorkerPool {
         codePort: channel.port2,
         owner: id,
         validatorCache: this.validatorCache,
+        compileBudgetMs: this.recordTimeoutMs / 2,
       },
       transferList: [channel.port2],
       resourceLimits: {
@@ -115,44 +120,4 @@ export class WorkerPool {
   dispose(): void {
     for (const e of this.early.splice(0)) this.stop(e);
   }
-}
-
-/** V8 options Node takes in NODE_OPTIONS (its documentation's list): a worker refuses them. */
-const V8_PROCESS_FLAGS = new Set([
-  '--abort-on-uncaught-exception',
-  '--disallow-code-generation-from-strings',
-  '--enable-etw-stack-walking',
-  '--expose-gc',
-  '--huge-max-old-generation-size',
-  '--interpreted-frames-native-stack',
-  '--jitless',
-  '--max-old-space-size',
-  '--max-semi-space-size',
-  '--perf-basic-prof',
-  '--perf-basic-prof-only-functions',
-  '--perf-prof',
-  '--perf-prof-unwinding-info',
-  '--stack-trace-limit',
-]);
-
-/**
- * The process's flags a worker takes, without its preloads (`--import tsx` and the like: the
- * worker runs a plain JavaScript bundle, and loading a TypeScript loader there doubles its
- * start-up). Passed explicitly, V8 and process-wide flags (`--max-semi-space-size=64`,
- * `--stack-size=...`) would stop every worker from starting (ERR_WORKER_INVALID_EXEC_ARGV), so
- * only Node's own options are kept; the worker's heap is set by its resource limits.
- */
-function workerExecArgv(): string[] {
-  const out: string[] = [];
-  const argv = process.execArgv;
-  const nodeOption = (a: string) => {
-    const name = a.split('=')[0].replaceAll('_', '-');
-    return process.allowedNodeEnvironmentFlags.has(name) && !V8_PROCESS_FLAGS.has(name);
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (/^(--import|--loader|--experimental-loader|--require|-r)$/.test(a)) i++;
-    else if (!/^(--import|--loader|--experimental-loader|--require)=/.test(a) && nodeOption(a)) out.push(a);
-  }
-  return out;
 }

@@ -16,6 +16,7 @@ import {
 import { type ParsedLine, parseLine, primeLineParser, readLinesSync } from '../core/jsonl.ts';
 import { type Modality, SCORING_SKIP_KEYS, SCORING_SPAN_KEYS } from '../core/record.ts';
 import { prepareStrict, SchemaDeferred, setKnownValidSchema, setValidatorSource } from '../core/schema.ts';
+import { setCompileBudget } from '../core/validator-hyperjump.ts';
 import { type BenchmarkRef, loadBenchmark } from './benchmark.ts';
 import type { CompiledSchema } from './claims.ts';
 import { LenientScorer, type MatchJob, VerdictChannel } from './lenient.ts';
@@ -75,14 +76,17 @@ export type WorkerMessage =
   | { type: 'compiled'; compiled: CompiledSchema }
   | { type: 'fatal'; error: string };
 
-const { heartbeat, timedOut, claims, codePort, owner, validatorCache } = workerData as {
+const { heartbeat, timedOut, claims, codePort, owner, validatorCache, compileBudgetMs } = workerData as {
   heartbeat: SharedArrayBuffer;
   timedOut: SharedArrayBuffer;
   claims?: SharedArrayBuffer;
   codePort?: MessagePort;
   owner: number;
   validatorCache?: string;
+  /** hyperjump's compile budget: half the record's (a compile over it is reported for its record). */
+  compileBudgetMs?: number;
 };
+if (compileBudgetMs !== undefined) setCompileBudget(compileBudgetMs);
 /** [line being scored, records started, 1 while schema work runs, the job's id]. */
 const beat = new Int32Array(heartbeat);
 const port = parentPort!;
