@@ -145,7 +145,10 @@ export interface AnthropicUsage {
   output_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
   cache_read_input_tokens?: number | null;
-  cache_creation?: { ephemeral_5m_input_tokens?: number | null; ephemeral_1h_input_tokens?: number | null } | null;
+  cache_creation?: {
+    ephemeral_5m_input_tokens?: number | null;
+    ephemeral_1h_input_tokens?: number | null;
+  } | null;
 }
 
 /** US dollars for one reply, or undefined for a model without a price. A batch pays half of everything. */
@@ -156,8 +159,10 @@ export function anthropicCost(model: string, u: AnthropicUsage, batch = false): 
   const read = u.cache_read_input_tokens ?? 0;
   const w1h = u.cache_creation?.ephemeral_1h_input_tokens ?? 0;
   // Writes not split by lifetime are the default 5-minute ones.
-  const w5m = u.cache_creation?.ephemeral_5m_input_tokens ?? Math.max(0, (u.cache_creation_input_tokens ?? 0) - w1h);
-  if (price === ANTHROPIC_PRICES['claude-haiku-5-5'] && input + read + w5m + w1h > 100_000) price = HAIKU_5_5_LONG;
+  const w5m =
+    u.cache_creation?.ephemeral_5m_input_tokens ?? Math.max(0, (u.cache_creation_input_tokens ?? 0) - w1h);
+  if (price === ANTHROPIC_PRICES['claude-haiku-5-5'] && input + read + w5m + w1h > 100_000)
+    price = HAIKU_5_5_LONG;
   const usd =
     (input * price.input +
       w5m * price.cacheWrite5m +
@@ -223,7 +228,10 @@ export function messageResponse(res: unknown, model: string, batch = false): Pro
   const tool = m.content.find((b) => b?.type === 'tool_use');
   if (tool) {
     if (tool.name !== TOOL)
-      throw new ProviderError('invalid_response', `the model called a tool it was not given ("${tool.name}")`);
+      throw new ProviderError(
+        'invalid_response',
+        `the model called a tool it was not given ("${tool.name}")`,
+      );
     out.text = JSON.stringify(tool.input ?? null);
     return out;
   }
@@ -239,7 +247,9 @@ export function messageResponse(res: unknown, model: string, batch = false): Pro
       out.finishReason = 'refusal';
       const d = m.stop_details;
       if (!out.text && d)
-        out.text = [d.category ? `refusal (${d.category})` : 'refusal', d.explanation].filter(Boolean).join(': ');
+        out.text = [d.category ? `refusal (${d.category})` : 'refusal', d.explanation]
+          .filter(Boolean)
+          .join(': ');
       return out;
     }
     case 'tool_use':
@@ -345,7 +355,10 @@ export class AnthropicProvider implements Provider {
             `${this.id}: image ${what} is ${a.mime}; the Messages API takes image/jpeg, image/png, image/gif or image/webp`,
           );
         const media = a.mime as 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';
-        return { type: 'image', source: { type: 'base64', media_type: media, data: a.data.toString('base64') } };
+        return {
+          type: 'image',
+          source: { type: 'base64', media_type: media, data: a.data.toString('base64') },
+        };
       }
       if (a.kind === 'pdf')
         return {
@@ -465,7 +478,10 @@ export class AnthropicProvider implements Provider {
     try {
       const res = this.stream
         ? await this.streamed(req)
-        : messageResponse(await this.client.messages.create(this.body(req), { signal: req.signal }), this.model);
+        : messageResponse(
+            await this.client.messages.create(this.body(req), { signal: req.signal }),
+            this.model,
+          );
       this.reached = true;
       return { ...res, endpoint: this.endpoint.display };
     } catch (e) {
@@ -480,7 +496,8 @@ export class AnthropicProvider implements Provider {
     if (e instanceof ProviderError) pe = e;
     // A failure our guarded fetch classified (too large, not JSON, unreachable) comes wrapped.
     else if (e instanceof APIConnectionError && e.cause instanceof ProviderError) pe = e.cause;
-    else if (e instanceof APIConnectionTimeoutError) pe = new ProviderError('timeout', e.message, { cause: e });
+    else if (e instanceof APIConnectionTimeoutError)
+      pe = new ProviderError('timeout', e.message, { cause: e });
     else if (e instanceof APIConnectionError) pe = new ProviderError('network', e.message, { cause: e });
     else if (e instanceof APIError) {
       const apiMessage = (e as APIError & { apiMessage?: string | null }).apiMessage ?? e.message;
@@ -518,7 +535,10 @@ const ResultLine = z.object({
       error: z
         .object({
           type: z.string().optional(),
-          error: z.object({ type: z.string().optional(), message: z.string().optional() }).passthrough().optional(),
+          error: z
+            .object({ type: z.string().optional(), message: z.string().optional() })
+            .passthrough()
+            .optional(),
         })
         .passthrough()
         .nullable()
@@ -622,7 +642,9 @@ class AnthropicBatch implements BatchApi {
           `${open.length} batch${open.length === 1 ? '' : 'es'} still processing (${open
             .slice(0, 3)
             .map((b) => b.id)
-            .join(', ')}) could be the one an interrupted run created; they cannot be looked into before they end`,
+            .join(
+              ', ',
+            )}) could be the one an interrupted run created; they cannot be looked into before they end`,
         );
       return undefined;
     });
@@ -633,7 +655,10 @@ class AnthropicBatch implements BatchApi {
   }
 
   /** The results file of an ended batch, line by line as it arrives (one line in memory). */
-  private async *lines(b: MessageBatch, signal: AbortSignal): AsyncGenerator<{ value: unknown } | { bad: string }> {
+  private async *lines(
+    b: MessageBatch,
+    signal: AbortSignal,
+  ): AsyncGenerator<{ value: unknown } | { bad: string }> {
     if (!b.results_url) return;
     const url = b.results_url;
     const res = await this.call(() =>
@@ -665,7 +690,10 @@ class AnthropicBatch implements BatchApi {
   async *results(job: BatchJob, constrained: boolean, signal: AbortSignal): AsyncIterable<BatchLine> {
     const b = await this.call(() => this.client.messages.batches.retrieve(job.id, {}, { signal }));
     if (!b.results_url)
-      throw new ProviderError('server', `batch ${job.id} has ended but has no results_url yet; re-run to collect it`);
+      throw new ProviderError(
+        'server',
+        `batch ${job.id} has ended but has no results_url yet; re-run to collect it`,
+      );
     let n = 0;
     for await (const line of this.lines(b, signal)) {
       n++;
@@ -695,8 +723,18 @@ class AnthropicBatch implements BatchApi {
         if (cls === 'bad_request' && constrained && aboutSchema(message)) cls = 'schema_rejected';
         yield { customId, error: new ProviderError(cls, message) };
       } else if (result.type === 'expired')
-        yield { customId, error: new ProviderError('batch_expired', `batch ${job.id} expired before this request was answered`) };
-      else yield { customId, error: new ProviderError('server', `batch ${job.id} was canceled before this request was answered`) };
+        yield {
+          customId,
+          error: new ProviderError(
+            'batch_expired',
+            `batch ${job.id} expired before this request was answered`,
+          ),
+        };
+      else
+        yield {
+          customId,
+          error: new ProviderError('server', `batch ${job.id} was canceled before this request was answered`),
+        };
     }
   }
 }

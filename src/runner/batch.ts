@@ -273,7 +273,9 @@ export async function runBatches<I extends BatchItem>(r: BatchRun<I>): Promise<P
     };
     // Custom ids are matched as exact strings (`r01` is not `r1`); an API whose batches carry no
     // key (Anthropic's) sends them as `<key>_r<i>`, so another batch's results never match.
-    const idOf = new Map<string, string>(e.ids.flatMap((id, i) => [[`r${i}`, id] as const, [`${e.key}_r${i}`, id] as const]));
+    const idOf = new Map<string, string>(
+      e.ids.flatMap((id, i) => [[`r${i}`, id] as const, [`${e.key}_r${i}`, id] as const]),
+    );
     const bad = { lines: 0, unknown: 0 };
     const child = ownSignal(r.signal);
     try {
