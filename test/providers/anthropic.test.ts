@@ -480,6 +480,74 @@ test('Message Batches: killed between creating the batch and saving its id, the 
   assert.equal(JSON.parse(readFileSync(file, 'utf8')).batches[0].id, server.batches[first].id);
 });
 
+test('Message Batches: with two such batches still processing nothing is submitted (the run stops, one line); once they end the re-run tells ours by its custom ids', async () => {
+  const first = server.batches.length;
+  states = () => [...Array(1000).fill('in_progress'), 'ended'];
+  const keys = ids('ba', 3);
+  const bench = writeBenchmark(join(tmp, 'ba.jsonl'), keys);
+  const dir = join(tmp, 'batch-ambiguous');
+  const a = run('anthropic:claude-haiku-4-5', bench, dir, ['--batch', '--batch-poll-ms', '20']);
+  await until(() => server.batches.length > first && server.batches[first].polls >= 1, 30_000, 'polling');
+  a.child.kill('SIGKILL');
+  await a.done;
+  // Another batch of three, created by someone else meanwhile.
+  const other = await fetch(`${server.url}/v1/messages/batches`, {
+    method: 'POST',
+    headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      requests: ['o1', 'o2', 'o3'].map((id) => ({
+        custom_id: id,
+        params: {
+          model: 'claude-haiku-4-5',
+          max_tokens: 5,
+          messages: [{ role: 'user', content: `[rid:${id}]` }],
+        },
+      })),
+    }),
+  });
+  assert.equal(other.status, 200);
+  const file = join(dir, 'batches.json');
+  const st = JSON.parse(readFileSync(file, 'utf8'));
+  st.batches[0].id = null;
+  st.batches[0].state = 'creating';
+  writeFileSync(file, JSON.stringify(st));
+  const b = await run('anthropic:claude-haiku-4-5', bench, dir, ['--batch', '--batch-poll-ms', '20']).done;
+  assert.equal(b.code, 1);
+  assert.match(
+    b.stderr,
+    /could not list the provider's batches to find one an interrupted run created \(key sob-[0-9a-f]{24}\): 2 batches still processing .*; nothing was submitted, so it is not billed twice/,
+  );
+  assert.equal(server.batches.length - first, 2, 'nothing submitted');
+  // Both end (the other first, so it is listed first): ours is found by the key in its custom ids.
+  for (const x of server.batches.slice(first)) x.polls = 10_000;
+  const c = await run('anthropic:claude-haiku-4-5', bench, dir, ['--batch', '--batch-poll-ms', '20']).done;
+  assert.equal(c.code, 0, c.stderr);
+  assert.equal(server.batches.length - first, 2, 'nothing submitted');
+  assert.equal(JSON.parse(readFileSync(file, 'utf8')).batches[0].id, server.batches[first].id);
+  assert.deepEqual(
+    rows(join(dir, 'responses.jsonl'))
+      .map((l) => l.metadata.record_id)
+      .sort(),
+    keys,
+  );
+});
+
+test('a --base-url nothing listens on stops the run at once: unreachable, one line naming the URL', async () => {
+  const res = await sobRun(
+    { openaiBaseUrl: '', geminiBaseUrl: '' },
+    'anthropic:claude-haiku-4-5',
+    writeBenchmark(join(tmp, 'ur.jsonl'), ids('ur', 3)),
+    join(tmp, 'unreachable'),
+    { cwd: tmp, env, baseUrl: 'http://127.0.0.1:9', extra: ['--max-retries', '5'] },
+  ).done;
+  assert.equal(res.code, 1);
+  assert.match(
+    res.stderr,
+    /anthropic:claude-haiku-4-5: cannot reach http:\/\/127\.0\.0\.1:9: .*; check --base-url/,
+  );
+  assert.equal(readLines(join(tmp, 'unreachable', 'responses.jsonl')).length, 0);
+});
+
 test('the price table: batch halves, Haiku 5.5 over 100k prompt tokens at its long rate, an unknown model has no cost', () => {
   assert.equal(anthropicCost('claude-opus-4-6', { input_tokens: 1e6, output_tokens: 1e6 }), 30);
   assert.equal(anthropicCost('claude-opus-4-6-20260205', { input_tokens: 1e6, output_tokens: 0 }, true), 2.5);
