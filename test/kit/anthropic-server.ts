@@ -19,7 +19,15 @@ export type AnthropicOutcome =
       finish?: 'stop' | 'length';
       usage?: { input: number; output: number; cacheRead?: number; cacheWrite?: number };
       /** When the client streams: the text in these pieces, the first after `firstMs`, then `gapMs` apart. */
-      stream?: { pieces?: string[]; firstMs?: number; gapMs?: number; cut?: boolean };
+      stream?: {
+        pieces?: string[];
+        firstMs?: number;
+        gapMs?: number;
+        /** The connection ends after the pieces: no message_delta, no message_stop. */
+        cut?: boolean;
+        /** An `error` event after the pieces (`overloaded_error`, ...), then the end. */
+        error?: string;
+      };
     }
   | { kind: 'refusal'; text?: string; category?: string; explanation?: string }
   | { kind: 'status'; status: number; message?: string; retryAfter?: string }
@@ -302,7 +310,8 @@ export async function startAnthropicServer(opts: AnthropicServerOptions = {}): P
         delta: tool ? { type: 'input_json_delta', partial_json: piece } : { type: 'text_delta', text: piece },
       });
     }
-    if (script?.cut) {
+    if (script?.error) event('error', { error: { type: script.error, message: `scripted ${script.error}` } });
+    if (script?.cut || script?.error) {
       res.end();
       return;
     }
