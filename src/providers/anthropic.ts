@@ -665,10 +665,8 @@ class AnthropicBatch implements BatchApi {
       this.client.get(url, { signal, headers: { Accept: 'application/binary' } }).asResponse(),
     );
     if (!res.body) return;
-    const rl = createInterface({
-      input: Readable.fromWeb(res.body as NodeReadableStream<Uint8Array>).setEncoding('utf8'),
-      crlfDelay: Number.POSITIVE_INFINITY,
-    });
+    const input = Readable.fromWeb(res.body as NodeReadableStream<Uint8Array>).setEncoding('utf8');
+    const rl = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
     let n = 0;
     try {
       for await (const raw of rl) {
@@ -684,6 +682,8 @@ class AnthropicBatch implements BatchApi {
       throw this.p.toProviderError(e, false) ?? e;
     } finally {
       rl.close();
+      // A reader that stops early (find reads one line) lets go of the connection too.
+      input.destroy();
     }
   }
 
