@@ -65,7 +65,10 @@ export function registerEval(program: Command): void {
     1,
   );
   gateOptions(cmd);
-  batchOptions(cmd, "ask through each provider's batch interface (openai:, gemini:); see sob run --help")
+  batchOptions(
+    cmd,
+    "ask through each provider's batch interface (openai:, gemini:, anthropic:); see sob run --help",
+  )
     .option('--no-report', 'skip the HTML report')
     .addHelpText(
       'after',

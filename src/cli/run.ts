@@ -25,7 +25,7 @@ export function registerRun(program: Command): void {
     .description('ask a model every record of a benchmark; writes a resumable run directory')
     .requiredOption(
       '--model <provider:model>',
-      'openai:<model> | gemini:<model> | local:<onnx-dir> | replay:<responses.jsonl> | baseline:gold | baseline:skeleton | baseline:instance',
+      'openai:<model> | gemini:<model> | anthropic:<model> | local:<onnx-dir> | replay:<responses.jsonl> | baseline:gold | baseline:skeleton | baseline:instance',
     )
     .requiredOption(
       '--benchmark <path>',
@@ -44,7 +44,7 @@ export function registerRun(program: Command): void {
   );
   batchOptions(
     run,
-    "ask through the provider's batch interface (openai:, gemini:): half the price, answers within 24 h; a killed run resumes polling the same batch",
+    "ask through the provider's batch interface (openai:, gemini:, anthropic:): half the price, answers within 24 h; a killed run resumes polling the same batch",
   )
     .option(
       '--batch-max-requests <n>',
@@ -65,7 +65,7 @@ export function registerRun(program: Command): void {
     .addHelpText(
       'after',
       `
-Keys come from the environment only (OPENAI_API_KEY, GEMINI_API_KEY). Re-running the same
+Keys come from the environment only (OPENAI_API_KEY, GEMINI_API_KEY, ANTHROPIC_API_KEY). Re-running the same
 command (same --run-dir, or none) resumes: answered records are skipped, failed ones retried.
 Then score it with: sob score <run-dir>
 
@@ -74,6 +74,7 @@ Examples:
   sob run --model openai:Qwen/Qwen3-8B --base-url http://gpu1:8000/v1 --base-url http://gpu2:8000/v1 \\
       --benchmark records.jsonl --concurrency 64
   sob run --model gemini:gemini-2.5-flash --benchmark records.jsonl --source image --constrained
+  sob run --model anthropic:claude-haiku-4-5 --benchmark records.jsonl --constrained --batch
   sob run --model baseline:skeleton --benchmark records.jsonl --run-dir runs/skeleton
   sob run --model openai:gpt-4.1-mini --benchmark records.jsonl --batch --batch-fallback online
 

@@ -13,7 +13,7 @@ export interface ProviderOptions {
   stream?: boolean;
 }
 
-const PROVIDER_KINDS = ['openai', 'gemini', 'local', 'replay', 'baseline'] as const;
+const PROVIDER_KINDS = ['openai', 'gemini', 'anthropic', 'local', 'replay', 'baseline'] as const;
 
 export async function createProvider(id: string, opts: ProviderOptions = {}): Promise<Provider> {
   const { kind, model } = splitModelId(id);
@@ -31,6 +31,15 @@ export async function createProvider(id: string, opts: ProviderOptions = {}): Pr
       if ((opts.baseUrls?.length ?? 0) > 1) throw new UserError('gemini takes one --base-url', 2);
       const { GeminiProvider } = await import('./gemini.ts');
       return new GeminiProvider(model, {
+        baseUrl: opts.baseUrls?.[0],
+        maxResponseBytes: opts.maxResponseBytes,
+        stream: opts.stream,
+      });
+    }
+    case 'anthropic': {
+      if ((opts.baseUrls?.length ?? 0) > 1) throw new UserError('anthropic takes one --base-url', 2);
+      const { AnthropicProvider } = await import('./anthropic.ts');
+      return new AnthropicProvider(model, {
         baseUrl: opts.baseUrls?.[0],
         maxResponseBytes: opts.maxResponseBytes,
         stream: opts.stream,

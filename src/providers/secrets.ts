@@ -75,7 +75,7 @@ export function parseEndpoint(raw: string): ParsedEndpoint {
 /** `text` with every known secret (endpoint credentials, API keys in the environment) cut out. */
 export function redactSecrets(text: string): string {
   let out = text;
-  for (const name of ['OPENAI_API_KEY', 'GEMINI_API_KEY', 'HF_TOKEN']) {
+  for (const name of ['OPENAI_API_KEY', 'GEMINI_API_KEY', 'ANTHROPIC_API_KEY', 'HF_TOKEN']) {
     const k = process.env[name];
     if (k && k.length >= 8) out = out.split(k).join('[redacted]');
   }

@@ -114,7 +114,10 @@ export interface ProviderResponse {
   outputTokens?: number;
   /** The provider's own word: stop, length, refusal, ... */
   finishReason: string;
-  /** In US dollars, when the provider reports it. */
+  /** Of inputTokens: read from the provider's prompt cache, and written to it (Anthropic). */
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  /** In US dollars, when the provider reports it (or its published prices give it). */
   cost?: number;
   /** Which endpoint answered (several --base-url values). */
   endpoint?: string;
@@ -148,7 +151,8 @@ export interface BatchResult {
 export type BatchLine = BatchResult | { bad: string };
 
 /**
- * A provider's batch interface (OpenAI's Files + Batches API, Gemini's batch mode): requests go
+ * A provider's batch interface (OpenAI's Files + Batches API, Gemini's batch mode, Anthropic's
+ * Message Batches API): requests go
  * in as lines, one job answers them all later at the batch price.
  */
 export interface BatchApi {
@@ -158,8 +162,15 @@ export interface BatchApi {
   line(customId: string, req: ProviderRequest): string;
   /** Uploads and creates one batch; `key` marks it so a lost id can be found again. */
   submit(lines: string[], key: string, signal: AbortSignal): Promise<BatchJob>;
-  /** A batch created earlier with this key (after a crash between create and saving its id). */
-  find(key: string, signal: AbortSignal): Promise<BatchJob | undefined>;
+  /**
+   * A batch created earlier with this key (after a crash between create and saving its id);
+   * `hint`: what the run saved before creating it, for an API whose batches carry no key.
+   */
+  find(
+    key: string,
+    signal: AbortSignal,
+    hint?: { requests: number; submittedAt: string },
+  ): Promise<BatchJob | undefined>;
   poll(id: string, signal: AbortSignal): Promise<BatchJob>;
   /**
    * Every request's outcome once the job is done, read line by line as it arrives (a results

@@ -1,6 +1,7 @@
 /**
  * `sob run --batch`: the records go to the provider's batch interface (OpenAI's Files + Batches
- * API, Gemini's batch mode) instead of one request each, at the batch price.
+ * API, Gemini's batch mode, Anthropic's Message Batches API) instead of one request each, at the
+ * batch price.
  *
  * The batches live in the run directory (`batches.json`): each batch's key, the provider's id,
  * its last state and counts, and the record ids it holds (custom id `r<index>`). The entry is
@@ -270,8 +271,11 @@ export async function runBatches<I extends BatchItem>(r: BatchRun<I>): Promise<P
         r.failed(item);
       }
     };
-    // Custom ids are matched as exact strings (`r01` is not `r1`).
-    const idOf = new Map(e.ids.map((id, i) => [`r${i}`, id]));
+    // Custom ids are matched as exact strings (`r01` is not `r1`); an API whose batches carry no
+    // key (Anthropic's) sends them as `<key>_r<i>`, so another batch's results never match.
+    const idOf = new Map<string, string>(
+      e.ids.flatMap((id, i) => [[`r${i}`, id] as const, [`${e.key}_r${i}`, id] as const]),
+    );
     const bad = { lines: 0, unknown: 0 };
     const child = ownSignal(r.signal);
     try {
@@ -335,13 +339,15 @@ export async function runBatches<I extends BatchItem>(r: BatchRun<I>): Promise<P
    * A failing list is not "not found" (that would submit, and bill, the batch again): it is asked
    * again, and if it still fails the run stops without submitting anything.
    */
-  const findBatch = async (key: string): Promise<BatchJob | undefined> => {
+  const findBatch = async (e: Entry): Promise<BatchJob | undefined> => {
+    const { key } = e;
+    const hint = { requests: e.ids.length, submittedAt: e.submitted_at };
     let last: unknown;
     for (let attempt = 0; attempt <= FIND_RETRIES; attempt++) {
       if (attempt > 0) await sleep(Math.min(r.settings.pollMs, 1000) * attempt, r.signal);
       if (r.signal.aborted) throw last ?? new ProviderError('server', 'stopped');
       try {
-        return await own(r.signal, (signal) => api.find(key, signal));
+        return await own(r.signal, (signal) => api.find(key, signal, hint));
       } catch (e) {
         last = e;
         if (e instanceof ProviderError && FATAL.has(e.errorClass)) throw e;
@@ -365,7 +371,7 @@ export async function runBatches<I extends BatchItem>(r: BatchRun<I>): Promise<P
         if (r.signal.aborted) return;
         if (e.id === null) {
           // Killed between "about to create" and "created": find it by its key, or create it now.
-          const found = await findBatch(e.key);
+          const found = await findBatch(e);
           if (found) e.id = found.id;
           else {
             const lines = e.ids.map((id, i) =>

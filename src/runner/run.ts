@@ -310,6 +310,8 @@ function responseLine(item: Item, o: RunOptions, res: ProviderResponse | undefin
   if (res?.tpotMs !== undefined) info.set('tpot_ms', roundMs(res.tpotMs));
   info.set('input_tokens', int(res?.inputTokens));
   info.set('output_tokens', int(res?.outputTokens));
+  if (res?.cacheReadTokens !== undefined) info.set('cache_read_tokens', int(res.cacheReadTokens));
+  if (res?.cacheWriteTokens !== undefined) info.set('cache_write_tokens', int(res.cacheWriteTokens));
   info.set('attempts', BigInt(a.attempts));
   info.set('finish_reason', res ? res.finishReason : null);
   if (res?.cost !== undefined) info.set('cost', res.cost);
@@ -342,11 +344,14 @@ function roundMs(ms: number): number {
   return Math.round(ms * 10) / 10;
 }
 
+/** The environment variable each provider's key comes from. */
+const KEY_VARIABLE: Record<string, string> = { gemini: 'GEMINI_API_KEY', anthropic: 'ANTHROPIC_API_KEY' };
+
 /** The one line a run that cannot go on ends with (a bad key, no server, no such model). */
 export function fatalError(p: Provider, pe: ProviderError): UserError {
   if (pe.errorClass === 'auth')
     return new UserError(
-      `${p.id}: authentication failed (${pe.status ? `HTTP ${pe.status}` : 'auth'}); check the API key in the environment (${p.kind === 'gemini' ? 'GEMINI_API_KEY' : 'OPENAI_API_KEY'})`,
+      `${p.id}: authentication failed (${pe.status ? `HTTP ${pe.status}` : 'auth'}); check the API key in the environment (${KEY_VARIABLE[p.kind] ?? 'OPENAI_API_KEY'})`,
     );
   const hint = pe.errorClass === 'unreachable' ? '; check --base-url' : '';
   return new UserError(`${p.id}: ${redactSecrets(firstLine(pe.message))}${hint}`);
@@ -361,7 +366,7 @@ export async function runBenchmark(o: RunOptions): Promise<RunResult> {
 
   if (o.batch && !o.provider.batch)
     throw new UserError(
-      `${o.provider.id}: --batch needs a provider with a batch interface (openai:, gemini:)`,
+      `${o.provider.id}: --batch needs a provider with a batch interface (openai:, gemini:, anthropic:)`,
       2,
     );
   // Check and count the selection before asking anything: a rejected record is never asked.

@@ -30,11 +30,11 @@ const errLines = (stderr: string) => stderr.split('\n').filter((l) => l.startsWi
 for (const [model, message] of [
   [
     'foo:bar',
-    'sob: unknown provider "foo" in "foo:bar": use one of openai:, gemini:, local:, replay:, baseline:',
+    'sob: unknown provider "foo" in "foo:bar": use one of openai:, gemini:, anthropic:, local:, replay:, baseline:',
   ],
   [
     'gpt-4.1-mini',
-    'sob: unknown provider "gpt-4.1-mini" in "gpt-4.1-mini": use one of openai:, gemini:, local:, replay:, baseline:',
+    'sob: unknown provider "gpt-4.1-mini" in "gpt-4.1-mini": use one of openai:, gemini:, anthropic:, local:, replay:, baseline:',
   ],
   [
     'baseline:golden',

@@ -32,6 +32,9 @@ export interface ResponseInfo {
   tpot_ms?: number;
   input_tokens?: number | null;
   output_tokens?: number | null;
+  /** Of input_tokens: read from and written to the provider's prompt cache (Anthropic). */
+  cache_read_tokens?: number;
+  cache_write_tokens?: number;
   attempts?: number;
   finish_reason?: string | null;
   cost?: number;
