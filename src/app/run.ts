@@ -3,6 +3,7 @@
  * directory. The command (`src/cli/run.ts`) reads the flags into `RunSettings` and calls
  * `runModel`.
  */
+import type { InputMode } from '../core/attachments.ts';
 import { UserError } from '../core/errors.ts';
 import { createProvider } from '../providers/index.ts';
 import { ProgressReporter } from '../runner/progress.ts';
@@ -24,6 +25,7 @@ export type AskSettings = Pick<
   | 'cacheDir'
   | 'skipInvalid'
   | 'allowInvalidGroundTruth'
+  | 'pdfOverLimit'
 >;
 
 /** What `sob run` was asked: the model, the benchmark, where and how. */
@@ -49,6 +51,8 @@ export interface RunSettings {
   batchDeadline?: number;
   batchMaxRequests?: number;
   batchMaxMb?: number;
+  /** `--input`: text (default), document or both. */
+  input?: InputMode;
 }
 
 /**
@@ -81,6 +85,11 @@ export async function runModel(s: RunSettings): Promise<void> {
       ...s.ask,
       constrained: s.constrained,
       template,
+      input: s.input,
+      documentTools:
+        s.input && s.input !== 'text'
+          ? (await import('../../sources/documents.ts')).documentTools
+          : undefined,
       backoff: {
         baseMs: s.retryBaseMs,
         maxMs: Math.max(s.retryBaseMs, 60_000),

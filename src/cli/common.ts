@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { evaluationDirOf } from '../app/evaluation-dir.ts';
 import { interruptible, log } from '../app/io.ts';
+import { INPUT_MODES, type InputMode } from '../core/attachments.ts';
 import { UserError } from '../core/errors.ts';
 import { MODALITIES, type Modality, SOURCES, type Source } from '../core/record.ts';
 
@@ -108,6 +109,25 @@ export interface AskFlags {
   cache?: string | boolean;
   skipInvalid?: boolean;
   allowInvalidGroundTruth?: boolean;
+  pdfOverLimit: 'images' | 'refuse';
+}
+
+/** `--input text|document|both`, each given value checked (a comma list allowed where `many`). */
+export function inputModesOption(many: boolean): (v: string, prev?: InputMode[]) => InputMode[] {
+  return (v, prev) => {
+    const list = v
+      .split(',')
+      .map((x) => x.trim())
+      .filter((x) => x !== '');
+    for (const m of list)
+      if (!(INPUT_MODES as readonly string[]).includes(m))
+        throw new InvalidArgumentError(
+          `expected ${INPUT_MODES.join(', ')}${many ? ' (repeat it, or a comma list)' : ''}; got ${JSON.stringify(m)}`,
+        );
+    if (!many && (list.length !== 1 || prev))
+      throw new InvalidArgumentError('give one of text, document, both');
+    return [...new Set([...(prev ?? []), ...(list as InputMode[])])];
+  };
 }
 
 /**
@@ -164,6 +184,12 @@ export function askOptions(cmd: Command, what: { concurrency: string }): Command
       '--cache [dir]',
       'reuse answers to identical requests from a response cache (default dir runs/.cache)',
     )
+    .option(
+      '--pdf-over-limit <what>',
+      '--input document|both: a PDF over the provider\'s page or byte limit is sent as its page images, or the record refused (docs/providers.md "Documents")',
+      choiceOption(['images', 'refuse'] as const),
+      'images',
+    )
     .addOption(
       new Option('--progress-interval-ms <n>', 'progress line period when stderr is not a terminal')
         .argParser(intOption('--progress-interval-ms', 1))
@@ -210,6 +236,7 @@ export function askSettings(flags: AskFlags) {
     cacheDir: cacheDirOf(flags.cache),
     skipInvalid: flags.skipInvalid,
     allowInvalidGroundTruth: flags.allowInvalidGroundTruth,
+    pdfOverLimit: flags.pdfOverLimit,
   };
 }
 

@@ -11,3 +11,4 @@ export * from './protocol-server.ts';
 export * from './shared-data.ts';
 export * from './sob-image.ts';
 export * from './temp.ts';
+export * from './documents.ts';
