@@ -26,6 +26,7 @@ export type AskSettings = Pick<
   | 'skipInvalid'
   | 'allowInvalidGroundTruth'
   | 'pdfOverLimit'
+  | 'documentLimits'
 >;
 
 /** What `sob run` was asked: the model, the benchmark, where and how. */

@@ -110,6 +110,8 @@ export interface AskFlags {
   skipInvalid?: boolean;
   allowInvalidGroundTruth?: boolean;
   pdfOverLimit: 'images' | 'refuse';
+  maxImageEdge?: number;
+  maxPdfPages?: number;
 }
 
 /** `--input text|document|both`, each given value checked (a comma list allowed where `many`). */
@@ -190,6 +192,16 @@ export function askOptions(cmd: Command, what: { concurrency: string }): Command
       choiceOption(['images', 'refuse'] as const),
       'images',
     )
+    .option(
+      '--max-image-edge <px>',
+      "--input document|both: longest image edge sent, instead of the provider's (a self-hosted server's own limit); larger images are downscaled",
+      intOption('--max-image-edge', 16),
+    )
+    .option(
+      '--max-pdf-pages <n>',
+      "--input document|both: most pages of a PDF sent as a PDF, instead of the provider's; longer ones follow --pdf-over-limit",
+      intOption('--max-pdf-pages', 1),
+    )
     .addOption(
       new Option('--progress-interval-ms <n>', 'progress line period when stderr is not a terminal')
         .argParser(intOption('--progress-interval-ms', 1))
@@ -237,6 +249,7 @@ export function askSettings(flags: AskFlags) {
     skipInvalid: flags.skipInvalid,
     allowInvalidGroundTruth: flags.allowInvalidGroundTruth,
     pdfOverLimit: flags.pdfOverLimit,
+    documentLimits: { maxImageEdge: flags.maxImageEdge, maxPdfPages: flags.maxPdfPages },
   };
 }
 

@@ -31,6 +31,7 @@ import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, retrying, sleep } f
 import { unreachableCause } from '../providers/http.ts';
 import { redactSecrets } from '../providers/secrets.ts';
 import {
+  type DocumentLimits,
   type ErrorClass,
   FATAL,
   type Provider,
@@ -119,6 +120,21 @@ export interface RunOptions {
   documentTools?: DocumentTools;
   /** A PDF over the provider's page or byte limit: sent as page images (default) or the record refused. */
   pdfOverLimit?: PdfOverLimit;
+  /**
+   * Limits that replace the provider's own (`--max-image-edge`, `--max-pdf-pages`): a self-hosted
+   * OpenAI-compatible server (vLLM) reads smaller images or fewer pages than OpenAI does.
+   */
+  documentLimits?: { maxImageEdge?: number; maxPdfPages?: number };
+}
+
+/** The limits documents are held to: the provider's, with the run's own in their place where given. */
+export function limitsOf(o: RunOptions): DocumentLimits | undefined {
+  const base = o.provider.documentLimits;
+  if (!base) return undefined;
+  const own = Object.fromEntries(Object.entries(o.documentLimits ?? {}).filter(([, v]) => v !== undefined));
+  return Object.keys(own).length > 0
+    ? { ...base, ...own, source: `${base.source}; --max-* flags: ${JSON.stringify(own)}` }
+    : base;
 }
 
 /** The mode a run asks in (`text` unless given). */
@@ -575,7 +591,7 @@ function documentsManifest(
       ((o.pdfOverLimit ?? 'images') === 'images' ? 'sent as its page images' : 'refused') +
       '; a kind the provider does not take refuses the record (docs/providers.md "Documents")',
     pdf_over_limit: o.pdfOverLimit ?? 'images',
-    limits: o.provider.documentLimits ?? null,
+    limits: limitsOf(o) ?? null,
     records: [...(Array.isArray(before) ? before.filter((d) => !seen.has(d.record_id)) : []), ...decisions],
   };
 }
@@ -835,7 +851,7 @@ async function documentsFor(s: Session, item: Item): Promise<Sent | undefined | 
     fitted = await fitDocuments(
       s.benchmarkDir,
       attachmentsOf(item),
-      o.provider.documentLimits,
+      limitsOf(o),
       o.documentTools,
       o.pdfOverLimit,
     );

@@ -316,6 +316,7 @@ export async function startProtocolServer(opts: ServerOptions = {}): Promise<Pro
   };
   /** Gemini resumable uploads begun and not finished: id -> the file's type. */
   const uploadsStarted = new Map<string, string>();
+  const partial = new Map<string, Buffer>();
   const files = new Map<string, string>();
   let listRequests = 0;
   const batchStates = opts.batch?.states ?? (() => ['validating', 'in_progress', 'completed']);
@@ -390,15 +391,26 @@ export async function startProtocolServer(opts: ServerOptions = {}): Promise<Pro
         res.end('{}');
         return;
       }
+      // The SDK sends the bytes in chunks ("upload" at an offset), the last with "finalize".
       const mime = uploadsStarted.get(id) ?? 'application/octet-stream';
-      uploadsStarted.delete(id);
       const name = `upload-${id}`;
-      state.uploads.set(name, { mime, data: bytes });
+      const sofar = partial.get(id) ?? Buffer.alloc(0);
+      const offset = Number(req.headers['x-goog-upload-offset'] ?? 0);
+      const data = Buffer.concat([sofar.subarray(0, offset), bytes]);
+      if (!String(req.headers['x-goog-upload-command'] ?? '').includes('finalize')) {
+        partial.set(id, data);
+        res.writeHead(200, { 'content-type': 'application/json', 'x-goog-upload-status': 'active' });
+        res.end('{}');
+        return;
+      }
+      partial.delete(id);
+      uploadsStarted.delete(id);
+      state.uploads.set(name, { mime, data });
       const file = {
         name: `files/${name}`,
         uri: `${state.url}/v1beta/files/${name}`,
         mimeType: mime,
-        sizeBytes: String(bytes.length),
+        sizeBytes: String(data.length),
         state: 'ACTIVE',
       };
       const body = JSON.stringify({ file });
