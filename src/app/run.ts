@@ -3,6 +3,7 @@
  * directory. The command (`src/cli/run.ts`) reads the flags into `RunSettings` and calls
  * `runModel`.
  */
+import type { InputMode } from '../core/attachments.ts';
 import { UserError } from '../core/errors.ts';
 import { createProvider } from '../providers/index.ts';
 import { ProgressReporter } from '../runner/progress.ts';
@@ -25,6 +26,8 @@ export type AskSettings = Pick<
   | 'skipInvalid'
   | 'allowInvalidGroundTruth'
   | 'recordTimeoutMs'
+  | 'pdfOverLimit'
+  | 'documentLimits'
 >;
 
 /** What `sob run` was asked: the model, the benchmark, where and how. */
@@ -50,6 +53,8 @@ export interface RunSettings {
   batchDeadline?: number;
   batchMaxRequests?: number;
   batchMaxMb?: number;
+  /** `--input`: text (default), document or both. */
+  input?: InputMode;
 }
 
 /**
@@ -83,6 +88,11 @@ export async function runModel(s: RunSettings): Promise<void> {
       ...s.ask,
       constrained: s.constrained,
       template,
+      input: s.input,
+      documentTools:
+        s.input && s.input !== 'text'
+          ? (await import('../../sources/documents.ts')).documentTools
+          : undefined,
       backoff: {
         baseMs: s.retryBaseMs,
         maxMs: Math.max(s.retryBaseMs, 60_000),

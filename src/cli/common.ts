@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { evaluationDirOf } from '../app/evaluation-dir.ts';
 import { interruptible, log } from '../app/io.ts';
+import { INPUT_MODES, type InputMode } from '../core/attachments.ts';
 import { RECORD_BUDGET_MS } from '../core/budget.ts';
 import { UserError } from '../core/errors.ts';
 import { MODALITIES, type Modality, SOURCES, type Source } from '../core/record.ts';
@@ -110,6 +111,27 @@ export interface AskFlags {
   skipInvalid?: boolean;
   allowInvalidGroundTruth?: boolean;
   recordTimeoutMs: number;
+  pdfOverLimit: 'images' | 'refuse';
+  maxImageEdge?: number;
+  maxPdfPages?: number;
+}
+
+/** `--input text|document|both`, each given value checked (a comma list allowed where `many`). */
+export function inputModesOption(many: boolean): (v: string, prev?: InputMode[]) => InputMode[] {
+  return (v, prev) => {
+    const list = v
+      .split(',')
+      .map((x) => x.trim())
+      .filter((x) => x !== '');
+    for (const m of list)
+      if (!(INPUT_MODES as readonly string[]).includes(m))
+        throw new InvalidArgumentError(
+          `expected ${INPUT_MODES.join(', ')}${many ? ' (repeat it, or a comma list)' : ''}; got ${JSON.stringify(m)}`,
+        );
+    if (!many && (list.length !== 1 || prev))
+      throw new InvalidArgumentError('give one of text, document, both');
+    return [...new Set([...(prev ?? []), ...(list as InputMode[])])];
+  };
 }
 
 /**
@@ -165,6 +187,22 @@ export function askOptions(cmd: Command, what: { concurrency: string }): Command
     .option(
       '--cache [dir]',
       'reuse answers to identical requests from a response cache (default dir runs/.cache)',
+    )
+    .option(
+      '--pdf-over-limit <what>',
+      '--input document|both: a PDF over the provider\'s page or byte limit is sent as its page images, or the record refused (docs/providers.md "Documents")',
+      choiceOption(['images', 'refuse'] as const),
+      'images',
+    )
+    .option(
+      '--max-image-edge <px>',
+      "--input document|both: longest image edge sent, instead of the provider's (a self-hosted server's own limit); larger images are downscaled",
+      intOption('--max-image-edge', 16),
+    )
+    .option(
+      '--max-pdf-pages <n>',
+      "--input document|both: most pages of a PDF sent as a PDF, instead of the provider's; longer ones follow --pdf-over-limit",
+      intOption('--max-pdf-pages', 1),
     )
     .addOption(
       new Option('--progress-interval-ms <n>', 'progress line period when stderr is not a terminal')
@@ -227,6 +265,8 @@ export function askSettings(flags: AskFlags) {
     skipInvalid: flags.skipInvalid,
     allowInvalidGroundTruth: flags.allowInvalidGroundTruth,
     recordTimeoutMs: flags.recordTimeoutMs,
+    pdfOverLimit: flags.pdfOverLimit,
+    documentLimits: { maxImageEdge: flags.maxImageEdge, maxPdfPages: flags.maxPdfPages },
   };
 }
 

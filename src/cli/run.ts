@@ -1,7 +1,16 @@
 /** `sob run`: ask one model every record of a benchmark into a resumable run directory. */
 import { type Command, Option } from 'commander';
 import { runModel } from '../app/run.ts';
-import { type AskFlags, askOptions, askSettings, batchOptions, intOption, numberOption } from './common.ts';
+import type { InputMode } from '../core/attachments.ts';
+import {
+  type AskFlags,
+  askOptions,
+  askSettings,
+  batchOptions,
+  inputModesOption,
+  intOption,
+  numberOption,
+} from './common.ts';
 
 interface RunFlags extends AskFlags {
   model: string;
@@ -17,6 +26,7 @@ interface RunFlags extends AskFlags {
   batchDeadline?: number;
   batchMaxRequests?: number;
   batchMaxMb?: number;
+  input?: InputMode[];
 }
 
 export function registerRun(program: Command): void {
@@ -35,7 +45,12 @@ export function registerRun(program: Command): void {
       '--run-dir <dir>',
       'run directory (default runs/<run-id>, fixed by model, benchmark, prompt and settings)',
     )
-    .option('--constrained', "also hand the schema to the provider's structured-output mode", false);
+    .option('--constrained', "also hand the schema to the provider's structured-output mode", false)
+    .option(
+      '--input <mode>',
+      "text (the record's transcript, the default) | document (its attachments instead: page images, PDFs, audio) | both",
+      inputModesOption(false),
+    );
   askOptions(run, { concurrency: 'requests in flight at once' }).option(
     '--max-response-mb <n>',
     'a reply larger than this is an error (too_large), not read into memory',
@@ -83,6 +98,6 @@ leaves the batch running at the provider, and the same command later polls it an
 answers (it never submits the same records twice).`,
     )
     .action(async (flags: RunFlags) => {
-      await runModel({ ...flags, ask: askSettings(flags) });
+      await runModel({ ...flags, input: flags.input?.[0], ask: askSettings(flags) });
     });
 }

@@ -14,6 +14,8 @@
  * runner makes, without checking them again.
  */
 
+import { dirname } from 'node:path';
+import { documentPages, verifyAttachments } from './attachments.ts';
 import { COMPLEXITY_WEIGHT } from './complexity.ts';
 import { UserError, where } from './errors.ts';
 import { readJsonl } from './jsonl.ts';
@@ -54,6 +56,10 @@ export interface BenchmarkCheck {
   totals: Record<Source, { records: number; weight: number }>;
   /** Accepted records whose ground truth fails its schema (kept by --allow-invalid-ground-truth). */
   warnings: { line: number; id: string; warning: string }[];
+  /** Accepted records that carry no documents (`--input document` refuses them by name). */
+  withoutAttachments: { line: number; id: string }[];
+  /** Accepted records' documents: how many, and of them PDFs' pages (cost per page). */
+  attachments: { records: number; files: number; pages: number };
 }
 
 export interface BenchmarkItem {
@@ -92,6 +98,8 @@ export async function checkBenchmark(file: string, sel: Selection = {}): Promise
     derived: new Map(),
     totals,
     warnings: [],
+    withoutAttachments: [],
+    attachments: { records: 0, files: 0, pages: 0 },
   };
   const seen = new Map<string, number>();
   const checker = new RecordChecker({ timeoutMs: sel.recordTimeoutMs, signal: sel.signal });
@@ -114,6 +122,20 @@ export async function checkBenchmark(file: string, sel: Selection = {}): Promise
       return;
     }
     const rid = res.record.metadata.record_id;
+    // Every document there and as built (its hash), before anything is asked: a benchmark folder
+    // moved elsewhere still runs, a missing or altered file is refused naming it.
+    const docs = res.record.input.attachments ?? [];
+    const bad = docs.length > 0 ? await verifyAttachments(dirname(file), docs) : [];
+    if (bad.length > 0) {
+      out.rejected.push({ line: line, id: rid, reason: bad.join('; ') });
+      return;
+    }
+    if (docs.length === 0) out.withoutAttachments.push({ line: line, id: rid });
+    else {
+      out.attachments.records++;
+      out.attachments.files += docs.length;
+      out.attachments.pages += documentPages(docs);
+    }
     seen.set(rid, line);
     out.total++;
     // Only a ground truth kept against its schema (--allow-invalid-ground-truth) is worth a line:

@@ -144,7 +144,7 @@ export function ungroundedPaths(groundTruth: unknown, context: string): string[]
 const KNOWN_KEYS: Record<string, readonly string[]> = {
   // `format_version`: a response line's (docs/formats.md), so this build's responses.jsonl still serves.
   record: ['format_version', 'metadata', 'input', 'output', 'eval_info'],
-  input: ['context', 'question', 'json_schema'],
+  input: ['context', 'question', 'json_schema', 'attachments'],
   output: ['ground_truth', 'candidate_response', 'raw_response'],
 };
 /** Metadata keys the tool reads: a key one or two edits from one of them (and it absent) is a typo. */

@@ -4,6 +4,7 @@
  * loads zod.
  */
 import { z } from 'zod';
+import { Attachments } from './attachments.ts';
 import { type PyValue, toPlain } from './pyjson.ts';
 import { COMPLEXITIES, SOURCES } from './record.ts';
 
@@ -23,6 +24,8 @@ export const BenchmarkRecord = z.object({
     context: z.string(),
     question: z.string(),
     json_schema: z.record(z.unknown()),
+    /** The record's documents (docs/records.md "Attachments"). */
+    attachments: Attachments.optional(),
   }),
   output: z.object({ ground_truth: z.unknown() }).passthrough(),
 });

@@ -21,6 +21,7 @@ import {
   type BatchJob,
   type BatchLine,
   classifyStatus,
+  type DocumentLimits,
   type ErrorClass,
   mentionsSchema,
   type Provider,
@@ -105,6 +106,9 @@ const BLOCKED = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTEN
 
 export class GeminiProvider implements Provider {
   readonly kind = 'gemini';
+  readonly documentLimits = GEMINI_DOCUMENT_LIMITS;
+  /** Documents sent through the Files API, by sha256: uploaded once per run, then referred to by uri. */
+  private readonly uploaded = new Map<string, string>();
   readonly id: string;
   private readonly ai: GoogleGenAI;
   private readonly thinking: ThinkingConfig | undefined;
@@ -161,11 +165,15 @@ export class GeminiProvider implements Provider {
    * to the first one (from sending the request) and per output token after it
    * ((last - first) / (candidatesTokenCount - 1)). A stream without a finish reason was cut.
    */
-  private async streamed(req: ProviderRequest, config: GenerateContentConfig): Promise<ProviderResponse> {
+  private async streamed(
+    req: ProviderRequest,
+    config: GenerateContentConfig,
+    parts: Part[],
+  ): Promise<ProviderResponse> {
     const t0 = performance.now();
     const stream = await this.ai.models.generateContentStream({
       model: this.model,
-      contents: [{ role: 'user', parts: userParts(req) }],
+      contents: [{ role: 'user', parts }],
       config,
     });
     this.reached = true;
@@ -245,10 +253,11 @@ export class GeminiProvider implements Provider {
       httpOptions: { fetch: this.stream ? asEventStream(fetchKeepingRetryAfter) : fetchKeepingRetryAfter },
     };
     try {
-      if (this.stream) return await this.streamed(req, config);
+      const parts = userParts(req, await this.uploadLarge(req));
+      if (this.stream) return await this.streamed(req, config, parts);
       const res = await this.ai.models.generateContent({
         model: this.model,
-        contents: [{ role: 'user', parts: userParts(req) }],
+        contents: [{ role: 'user', parts }],
         config,
       });
       this.reached = true;
@@ -256,6 +265,33 @@ export class GeminiProvider implements Provider {
     } catch (e) {
       throw this.toProviderError(e, req, retryAfterMs);
     }
+  }
+
+  /**
+   * Documents over the inline limit (20 MB of base64 per request) through the Files API, largest
+   * first until the rest fits inline; each uploaded once per run (by its hash).
+   */
+  async uploadLarge(req: ProviderRequest): Promise<Map<string, string>> {
+    const list = req.attachments ?? [];
+    const b64 = (n: number) => Math.ceil(n / 3) * 4;
+    let inline = list.reduce((n, a) => n + b64(a.data.length), 0) + Buffer.byteLength(req.user);
+    const out = new Map<string, string>();
+    for (const a of [...list].sort((x, y) => y.data.length - x.data.length)) {
+      if (inline <= GEMINI_DOCUMENT_LIMITS.maxRequestBytes) break;
+      let uri = this.uploaded.get(a.sha256);
+      if (!uri) {
+        const file = await this.ai.files.upload({
+          file: new Blob([new Uint8Array(a.data)], { type: a.mime }),
+          config: { mimeType: a.mime, displayName: a.name ?? a.sha256.slice(0, 16) },
+        });
+        if (!file.uri) throw new ProviderError('invalid_response', 'the Files API gave the upload no uri');
+        uri = file.uri;
+        this.uploaded.set(a.sha256, uri);
+      }
+      out.set(a.sha256, uri);
+      inline -= b64(a.data.length);
+    }
+    return out;
   }
 
   /** Any failure as a ProviderError (our own abort is passed on as it is). */
@@ -473,14 +509,41 @@ class GeminiBatch implements BatchApi {
   }
 }
 
-/** The user turn: the text, then any pictures inline (base64). */
-function userParts(
-  req: ProviderRequest,
-): { text?: string; inlineData?: { mimeType: string; data: string } }[] {
+type Part = {
+  text?: string;
+  inlineData?: { mimeType: string; data: string };
+  fileData?: { fileUri: string; mimeType: string };
+};
+
+/**
+ * The user turn: the text, then each document (image, PDF, audio) as an `inlineData` part
+ * (base64); `uploaded` gives, by sha256, the Files API uri of a document sent that way instead.
+ */
+function userParts(req: ProviderRequest, uploaded?: ReadonlyMap<string, string>): Part[] {
   return [
     { text: req.user },
-    ...(req.attachments ?? []).map((img) => ({
-      inlineData: { mimeType: img.mime, data: img.data.toString('base64') },
-    })),
+    ...(req.attachments ?? []).map((a): Part => {
+      const uri = uploaded?.get(a.sha256);
+      return uri
+        ? { fileData: { fileUri: uri, mimeType: a.mime } }
+        : { inlineData: { mimeType: a.mime, data: a.data.toString('base64') } };
+    }),
   ];
 }
+
+/**
+ * What the Gemini API takes (docs/providers.md "Documents"): images, PDFs (up to 1,000 pages,
+ * 50 MB) and audio; 20 MB of inline data per request, the Files API (up to 2 GB a file) above it;
+ * images are read at up to 3,072 px on the long side.
+ */
+export const GEMINI_DOCUMENT_LIMITS: DocumentLimits = {
+  kinds: ['image', 'pdf', 'audio'],
+  maxImageEdge: 3072,
+  maxImageBytes: 20 * 1024 * 1024,
+  maxPdfPages: 1000,
+  maxPdfBytes: 50 * 1024 * 1024,
+  maxRequestBytes: 20 * 1024 * 1024,
+  uploadsOverLimit: true,
+  source:
+    'https://ai.google.dev/gemini-api/docs/document-processing, https://ai.google.dev/gemini-api/docs/image-understanding, https://ai.google.dev/gemini-api/docs/files',
+};

@@ -21,6 +21,7 @@ import OpenAI, {
 import type { Batch } from 'openai/resources/batches';
 import type {
   ChatCompletion,
+  ChatCompletionContentPart,
   ChatCompletionCreateParamsNonStreaming,
 } from 'openai/resources/chat/completions';
 import { z } from 'zod';
@@ -33,9 +34,11 @@ import {
   type BatchJob,
   type BatchLine,
   classifyStatus,
+  type DocumentLimits,
   type ErrorClass,
   mentionsSchema,
   type Provider,
+  type ProviderAttachment,
   ProviderError,
   type ProviderRequest,
   type ProviderResponse,
@@ -99,7 +102,43 @@ export function completionResponse(res: unknown, endpoint?: string): ProviderRes
   return out;
 }
 
+/**
+ * One document as a chat content part (OpenAI's documentation): an image as a data URL, a PDF as a
+ * `file` part (its name and a data URL), audio as `input_audio` (base64 and its format).
+ */
+function contentPart(a: ProviderAttachment): ChatCompletionContentPart {
+  const b64 = a.data.toString('base64');
+  if (a.kind === 'pdf')
+    return {
+      type: 'file',
+      file: { filename: a.name ?? `${a.sha256.slice(0, 12)}.pdf`, file_data: `data:${a.mime};base64,${b64}` },
+    };
+  if (a.kind === 'audio')
+    return {
+      type: 'input_audio',
+      input_audio: { data: b64, format: /mpeg|mp3/.test(a.mime) ? 'mp3' : 'wav' },
+    };
+  return { type: 'image_url', image_url: { url: `data:${a.mime};base64,${b64}` } };
+}
+
+/**
+ * What OpenAI's chat completions take per request (docs/providers.md "Documents"): images up to
+ * 20 MB, read at most 2,048 px on the long side (high detail); PDFs up to 100 pages and 32 MB;
+ * audio (`input_audio`: wav, mp3); 50 MB of payload per request.
+ */
+export const OPENAI_DOCUMENT_LIMITS: DocumentLimits = {
+  kinds: ['image', 'pdf', 'audio'],
+  maxImageEdge: 2048,
+  maxImageBytes: 20 * 1024 * 1024,
+  maxPdfPages: 100,
+  maxPdfBytes: 32 * 1024 * 1024,
+  maxRequestBytes: 50 * 1024 * 1024,
+  source:
+    'https://platform.openai.com/docs/guides/images-vision, https://platform.openai.com/docs/guides/pdf-files, https://platform.openai.com/docs/guides/audio',
+};
+
 export class OpenAIProvider implements Provider {
+  readonly documentLimits = OPENAI_DOCUMENT_LIMITS;
   readonly kind = 'openai';
   readonly id: string;
   readonly pool: EndpointPool<OpenAI>;
@@ -176,15 +215,9 @@ export class OpenAIProvider implements Provider {
     if (req.system) messages.push({ role: 'system', content: req.system });
     messages.push({
       role: 'user',
-      // olmOCR's order: the instruction, then the page as a data URL.
+      // olmOCR's order: the instruction, then the documents, each as the API takes it.
       content: req.attachments?.length
-        ? [
-            { type: 'text', text: req.user },
-            ...req.attachments.map((img) => ({
-              type: 'image_url' as const,
-              image_url: { url: `data:${img.mime};base64,${img.data.toString('base64')}` },
-            })),
-          ]
+        ? [{ type: 'text', text: req.user }, ...req.attachments.map(contentPart)]
         : req.user,
     });
     const body: ChatCompletionCreateParamsNonStreaming = { model: this.model, messages };

@@ -3,6 +3,7 @@
  * latency and a finish reason come out. A provider never retries; the runner owns the single
  * retry layer, so a provider only has to say *what kind* of failure happened (ProviderError).
  */
+import type { AttachmentKind } from '../core/attachments.ts';
 import type { PyValue } from '../core/pyjson.ts';
 
 /** Failure classes the runner acts on (retry, stop, record). */
@@ -65,9 +66,8 @@ export interface ProviderRequest {
   attachments?: ProviderAttachment[];
 }
 
-/** The kinds of document a record may carry (docs/records.md "Attachments"). */
-export const ATTACHMENT_KINDS = ['image', 'pdf', 'audio'] as const;
-export type AttachmentKind = (typeof ATTACHMENT_KINDS)[number];
+/** The kinds of document a record may carry (docs/records.md "Attachments"): one list, in src/core. */
+export { ATTACHMENT_KINDS, type AttachmentKind } from '../core/attachments.ts';
 
 /**
  * One document as a provider sends it: its bytes, read for this request only (the runner reads the
@@ -104,6 +104,8 @@ export interface DocumentLimits {
   maxPdfBytes: number;
   /** Largest request body once encoded, bytes (inline data counted as base64). */
   maxRequestBytes: number;
+  /** Documents over `maxRequestBytes` inline go through the provider's file upload instead (Gemini's Files API). */
+  uploadsOverLimit?: boolean;
   /** Where these numbers come from (the provider's documentation page). */
   source: string;
 }

@@ -7,8 +7,9 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { Attachments, type InputMode } from '../core/attachments.ts';
 import {
   type BenchmarkCheck,
   type BenchmarkItem,
@@ -30,6 +31,7 @@ import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, retrying, sleep } f
 import { unreachableCause } from '../providers/http.ts';
 import { redactSecrets } from '../providers/secrets.ts';
 import {
+  type DocumentLimits,
   type ErrorClass,
   FATAL,
   type Provider,
@@ -46,6 +48,13 @@ import {
   uncollectedBatches,
 } from './batch.ts';
 import { cacheKey, ResponseCache } from './cache.ts';
+import {
+  type DocumentDecision,
+  type DocumentTools,
+  type Fitted,
+  fitDocuments,
+  type PdfOverLimit,
+} from './documents.ts';
 import { type PromptTemplate, renderPrompt, sha256 } from './prompt.ts';
 import {
   AppendLog,
@@ -104,6 +113,35 @@ export interface RunOptions {
    * as generation. Both in ms; undefined: no such limits (the request timeout only).
    */
   coverageLimits?: { compileMs: number; generationMs: number };
+  /**
+   * `--input`: `text` (the transcript, the default), `document` (the record's attachments
+   * instead of its transcript) or `both`. Given (even `text`), it is written on every answer.
+   */
+  input?: InputMode;
+  /** The renderer the document policy uses to downscale images and draw PDF pages (src/runner/documents.ts). */
+  documentTools?: DocumentTools;
+  /** A PDF over the provider's page or byte limit: sent as page images (default) or the record refused. */
+  pdfOverLimit?: PdfOverLimit;
+  /**
+   * Limits that replace the provider's own (`--max-image-edge`, `--max-pdf-pages`): a self-hosted
+   * OpenAI-compatible server (vLLM) reads smaller images or fewer pages than OpenAI does.
+   */
+  documentLimits?: { maxImageEdge?: number; maxPdfPages?: number };
+}
+
+/** The limits documents are held to: the provider's, with the run's own in their place where given. */
+export function limitsOf(o: RunOptions): DocumentLimits | undefined {
+  const base = o.provider.documentLimits;
+  if (!base) return undefined;
+  const own = Object.fromEntries(Object.entries(o.documentLimits ?? {}).filter(([, v]) => v !== undefined));
+  return Object.keys(own).length > 0
+    ? { ...base, ...own, source: `${base.source}; --max-* flags: ${JSON.stringify(own)}` }
+    : base;
+}
+
+/** The mode a run asks in (`text` unless given). */
+function modeOf(o: RunOptions): InputMode {
+  return o.input ?? 'text';
 }
 
 export interface Progress {
@@ -196,6 +234,8 @@ function identity(o: RunOptions, benchmarkSha: string) {
     source: o.source ?? null,
     // Epoch 1 is the run a plain `sob eval` makes (the same identity): --epochs can be added later.
     ...(o.epoch !== undefined && o.epoch > 1 ? { epoch: o.epoch } : {}),
+    // Text is the run it always was (the same identity); the other modes are runs of their own.
+    ...(modeOf(o) !== 'text' ? { input: modeOf(o) } : {}),
   };
 }
 
@@ -248,17 +288,57 @@ function int(n: number | undefined): bigint | null {
   return n === undefined || !Number.isFinite(n) ? null : BigInt(Math.round(n));
 }
 
-/** What a record asks the model (everything but the abort signal). */
-export function requestOf(item: Item, o: RunOptions): Omit<ProviderRequest, 'signal'> {
+/** A record's attachments as its input block lists them (checked by the loader). */
+export function attachmentsOf(item: Item) {
+  const input = item.record.get('input');
+  const raw = input instanceof Map ? input.get('attachments') : undefined;
+  if (raw === undefined || raw === null) return [];
+  return Attachments.parse(toPlain(raw));
+}
+
+/** What the prompt says of the documents sent with it (`document`: in place of the transcript). */
+export function documentNote(mode: InputMode, sent: readonly { kind: string }[]): string {
+  const count = (k: string, one: string, many: string) => {
+    const n = sent.filter((a) => a.kind === k).length;
+    return n === 0 ? [] : [`${n === 1 ? 'one' : n} ${n === 1 ? one : many}`];
+  };
+  const list = [
+    ...count('pdf', 'PDF', 'PDFs'),
+    ...count('image', 'page image', 'page images'),
+    ...count('audio', 'audio recording', 'audio recordings'),
+  ].join(', ');
+  return mode === 'document'
+    ? `The document is attached to this message (${list}); no transcript is given: read the attachment itself.`
+    : `The document itself is attached to this message as well (${list}); the text above is a transcript of it.`;
+}
+
+/**
+ * What a record asks the model (everything but the abort signal). `docs`: the record's documents
+ * as the policy fitted them (`--input document|both`); `document` leaves the transcript out.
+ */
+export function requestOf(
+  item: Item,
+  o: RunOptions,
+  docs?: ProviderRequest['attachments'],
+): Omit<ProviderRequest, 'signal'> {
   const input = item.record.get('input') as PyObject;
   const schema = toPlain(input.get('json_schema') ?? null) as Record<string, unknown>;
+  const mode = modeOf(o);
+  const transcript = input.get('context') as string;
+  const context =
+    mode === 'text' || !docs
+      ? transcript
+      : mode === 'document'
+        ? documentNote(mode, docs)
+        : `${transcript}\n\n${documentNote(mode, docs)}`;
   const prompt = renderPrompt(o.template, {
-    context: input.get('context') as string,
+    context,
     question: input.get('question') as string,
     schema,
     recordId: item.id,
   });
   return {
+    ...(mode !== 'text' && docs ? { attachments: docs } : {}),
     recordId: item.id,
     system: prompt.system,
     user: prompt.user,
@@ -282,6 +362,8 @@ export interface AnswerInfo {
   schemaRejected?: ProviderError;
   /** A coverage time limit ran out (RunOptions.coverageLimits): which one, and the message. */
   coverageTimeout?: { phase: 'compile' | 'generation'; message: string };
+  /** `--input document|both`: what was sent, and what the document policy changed. */
+  documents?: Extract<Fitted, { ok: true }>;
 }
 
 /** The class a recorded answer is logged under (a cut or refused answer is still the answer). */
@@ -328,6 +410,23 @@ function responseLine(item: Item, o: RunOptions, res: ProviderResponse | undefin
   }
   if (res?.endpoint) info.set('endpoint', res.endpoint);
   if (a.cached) info.set('cached', true);
+  if (o.input !== undefined) info.set('input_mode', o.input);
+  if (a.documents) {
+    info.set(
+      'documents',
+      a.documents.attachments.map(
+        (d) =>
+          new Map<string, PyValue>([
+            ['kind', d.kind],
+            ['mime', d.mime],
+            ['sha256', d.sha256],
+            ['bytes', BigInt(d.data.length)],
+          ]),
+      ),
+    );
+    info.set('document_bytes', BigInt(a.documents.bytes));
+    if (a.documents.decisions.length > 0) info.set('document_policy', decisionsValue(a.documents.decisions));
+  }
   const line = { metadata, input: item.record.get('input') as PyObject, output, eval_info: info };
   try {
     return responseLineText(line);
@@ -337,6 +436,18 @@ function responseLine(item: Item, o: RunOptions, res: ProviderResponse | undefin
     output.set('candidate_response', res.text);
     return responseLineText(line);
   }
+}
+
+function decisionsValue(list: DocumentDecision[]): PyValue {
+  return list.map(
+    (d) =>
+      new Map<string, PyValue>([
+        ['path', d.path],
+        ['sha256', d.sha256],
+        ['action', d.action],
+        ['detail', d.detail],
+      ]),
+  );
 }
 
 /** Milliseconds with 0.1 ms resolution, as a float (time per token is often below 1 ms). */
@@ -392,6 +503,7 @@ export async function runBenchmark(o: RunOptions): Promise<RunResult> {
     throw new UserError(
       `${benchmark}: no records${o.source ? ` of source ${o.source}` : ''} to run (an empty benchmark?)`,
     );
+  refuseDocumentless(o, check);
 
   mkdirSync(runDir, { recursive: true });
   // One writer per run directory: a second `sob run` on it is refused before it asks anything.
@@ -402,6 +514,28 @@ export async function runBenchmark(o: RunOptions): Promise<RunResult> {
   } finally {
     lock.release();
   }
+}
+
+/**
+ * `--input document|both` before anything is asked: a provider that reads no documents, or a
+ * record that carries none, stops the run (exit 2), naming the records.
+ */
+function refuseDocumentless(o: RunOptions, check: BenchmarkCheck): void {
+  const mode = modeOf(o);
+  if (mode === 'text') return;
+  const blind = o.provider.kind === 'baseline' || o.provider.kind === 'replay';
+  if (!o.provider.documentLimits && !blind)
+    throw new UserError(
+      `${o.provider.id}: this provider takes no documents (--input ${mode}); use --input text, or a provider that does (openai:, gemini:, anthropic:)`,
+      2,
+    );
+  const none = check.withoutAttachments;
+  if (none.length === 0) return;
+  const named = none.slice(0, 5).map((r) => `${r.id} (line ${r.line})`);
+  throw new UserError(
+    `${check.file}: ${none.length} record${none.length === 1 ? '' : 's'} without attachments cannot be asked with --input ${mode}: ${named.join(', ')}${none.length > 5 ? ', ...' : ''}; nothing was asked (use --input text, or --source to select records that carry their documents)`,
+    2,
+  );
 }
 
 interface Setup {
@@ -442,6 +576,35 @@ async function resumeRunDir(
 /** This session's entry in the manifest's `sessions`. */
 type SessionEntry = RunSession & { started_at: string; ended_at: string | null; status: RunStatus };
 
+/** One record's document decisions, as the manifest lists them. */
+export interface RecordDecisions {
+  record_id: string;
+  decisions: DocumentDecision[];
+}
+
+/**
+ * The manifest's `documents`: the mode, the policy and the provider's limits it applied, and every
+ * record whose documents it changed or refused (earlier sessions' kept, this one's added).
+ */
+function documentsManifest(
+  o: RunOptions,
+  old: Partial<RunManifest> | undefined,
+  decisions: RecordDecisions[],
+): Record<string, unknown> {
+  const before = (old as { documents?: { records?: RecordDecisions[] } } | undefined)?.documents?.records;
+  const seen = new Set(decisions.map((d) => d.record_id));
+  return {
+    input: modeOf(o),
+    policy:
+      'an image over the limits is downscaled to them; a PDF over the page or byte limit is ' +
+      ((o.pdfOverLimit ?? 'images') === 'images' ? 'sent as its page images' : 'refused') +
+      '; a kind the provider does not take refuses the record (docs/providers.md "Documents")',
+    pdf_over_limit: o.pdfOverLimit ?? 'images',
+    limits: limitsOf(o) ?? null,
+    records: [...(Array.isArray(before) ? before.filter((d) => !seen.has(d.record_id)) : []), ...decisions],
+  };
+}
+
 /** The run's manifest as it stands (`status`: this session's). */
 function manifestOf(
   o: RunOptions,
@@ -450,6 +613,7 @@ function manifestOf(
   old: Partial<RunManifest> | undefined,
   session: SessionEntry,
   status: RunStatus,
+  decisions: RecordDecisions[] = [],
 ): RunManifest {
   const sessions: RunSession[] = Array.isArray(old?.sessions) ? old.sessions : [];
   return {
@@ -467,6 +631,7 @@ function manifestOf(
       constrained: o.constrained,
       source: o.source ?? null,
       ...(o.epoch !== undefined ? { epoch: o.epoch } : {}),
+      input: modeOf(o),
       limit: o.limit ?? null,
       concurrency: o.concurrency,
       timeout_ms: o.timeoutMs,
@@ -493,6 +658,7 @@ function manifestOf(
       schema_complexity_derived: check.derived.size,
     },
     prompt: { file: o.template.file ?? null, sha256: o.template.sha256, template: o.template.text },
+    ...(modeOf(o) !== 'text' ? { documents: documentsManifest(o, old, decisions) } : {}),
     counts: {
       selected: total,
       answered: progress.done,
@@ -521,6 +687,8 @@ function manifestOf(
 class RunLog {
   private readonly responses: AppendLog;
   private readonly errors: AppendLog;
+  /** Records whose documents the policy changed or refused in this session (the manifest's list). */
+  readonly decisions: RecordDecisions[] = [];
 
   constructor(
     private readonly o: RunOptions,
@@ -553,6 +721,8 @@ class RunLog {
   record(item: Item, res: ProviderResponse | undefined, a: AnswerInfo, counted = true): void {
     const { o, progress } = this;
     this.responses.append(responseLine(item, o, res, a));
+    if (a.documents?.decisions.length)
+      this.decisions.push({ record_id: item.id, decisions: a.documents.decisions });
     this.answered.add(item.id);
     if (counted) progress.done++;
     if (a.schemaRejected) {
@@ -593,10 +763,12 @@ function answerCache(o: RunOptions, log: (line: string) => void) {
   const cacheable = o.provider.kind !== 'baseline' && o.provider.kind !== 'replay';
   const cache = o.cacheDir && cacheable ? new ResponseCache(o.cacheDir) : undefined;
   if (!cache) return undefined;
-  const cacheScope =
-    o.epoch !== undefined && o.epoch > 1
-      ? { ...o.provider.describe(), epoch: o.epoch }
-      : o.provider.describe();
+  const cacheScope = {
+    ...o.provider.describe(),
+    ...(o.epoch !== undefined && o.epoch > 1 ? { epoch: o.epoch } : {}),
+    // The mode changes what is asked (the documents' hashes are in the key too); text keys stay as they were.
+    ...(modeOf(o) !== 'text' ? { input: modeOf(o) } : {}),
+  };
   let cacheRefused = false;
   return {
     key: (req: ProviderRequest) => cacheKey(o.provider.id, cacheScope, req),
@@ -669,10 +841,43 @@ interface Session {
   stop: AbortController;
   /** The first fatal provider error (a bad key, a model that does not exist): the run stops. */
   fatal?: ProviderError;
+  /** The folder the benchmark's attachment paths are relative to. */
+  benchmarkDir: string;
 }
 
-/** Asks one record: `before` attempts already made elsewhere (a batch's). */
-type Ask = (item: Item, before?: number) => Promise<void>;
+type Sent = Extract<Fitted, { ok: true }>;
+
+/**
+ * A record's documents read now and held to the provider's limits (`--input document|both`);
+ * undefined for `text`. A record whose documents are refused (or cannot be read) gets one line
+ * in errors.jsonl and on stderr, its decision in the manifest, and is not asked.
+ */
+async function documentsFor(s: Session, item: Item): Promise<Sent | undefined | 'refused'> {
+  const { o } = s;
+  if (modeOf(o) === 'text') return undefined;
+  let fitted: Fitted;
+  try {
+    fitted = await fitDocuments(
+      s.benchmarkDir,
+      attachmentsOf(item),
+      limitsOf(o),
+      o.documentTools,
+      o.pdfOverLimit,
+    );
+  } catch (e) {
+    fitted = { ok: false, reason: errorMessage(e), decisions: [] };
+  }
+  if (fitted.ok) return fitted;
+  const message = `documents not sent: ${fitted.reason}`;
+  s.log.errorLine(item, 1, new ProviderError('bad_request', message), 'gave_up');
+  if (fitted.decisions.length > 0) s.log.decisions.push({ record_id: item.id, decisions: fitted.decisions });
+  o.log?.(`record ${item.id}: ${message}; not asked`);
+  s.log.failed();
+  return 'refused';
+}
+
+/** Asks one record: `before` attempts already made elsewhere (a batch's); `prepared`: its documents, already fitted. */
+type Ask = (item: Item, before?: number, prepared?: Sent) => Promise<void>;
 
 /**
  * Ask/retry: one record asked with the run's one retry loop (`retrying`: the request timeout,
@@ -684,10 +889,12 @@ function asker(s: Session, cache: ReturnType<typeof answerCache>): Ask {
   const backoff = o.backoff ?? DEFAULT_BACKOFF;
   let pausedUntil = 0;
   /** `before`: attempts already made elsewhere (a batch's, before --batch-fallback online); numbering goes on from them. */
-  return async (item: Item, before = 0) => {
+  return async (item: Item, before = 0, prepared?: Sent) => {
+    const documents = prepared ?? (await documentsFor(s, item));
+    if (documents === 'refused') return;
     let base: Omit<ProviderRequest, 'signal'>;
     try {
-      base = requestOf(item, o);
+      base = requestOf(item, o, documents?.attachments);
     } catch (e) {
       // A record that cannot even be put into a request (an untrusted schema nested thousands of
       // levels deep runs JSON.stringify out of stack) fails alone; the run goes on.
@@ -748,7 +955,7 @@ function asker(s: Session, cache: ReturnType<typeof answerCache>): Ask {
         }
         if (pe.errorClass === 'schema_rejected') {
           // The provider's verdict on the schema, not the model's failure: written once, not retried.
-          log.record(item, undefined, { attempts: before + attempt, schemaRejected: pe });
+          log.record(item, undefined, { attempts: before + attempt, schemaRejected: pe, documents });
           o.onProgress?.(progress);
           return 'stop';
         }
@@ -778,6 +985,7 @@ function asker(s: Session, cache: ReturnType<typeof answerCache>): Ask {
       attempts: before + r.attempt,
       latencyMs: r.value.latencyMs,
       cached: r.value.cached,
+      documents,
     });
     o.onProgress?.(progress);
   };
@@ -793,11 +1001,12 @@ async function askOnline(
   ask: Ask,
   source: AsyncIterator<Item> | Iterator<Item>,
   before?: (id: string) => number,
+  prepared?: (id: string) => Sent | undefined,
 ): Promise<void> {
   await mapConcurrent(
     source,
     async (item) => {
-      if (!s.log.answered.has(item.id)) await ask(item, before?.(item.id));
+      if (!s.log.answered.has(item.id)) await ask(item, before?.(item.id), prepared?.(item.id));
     },
     { concurrency: s.o.concurrency, signal: s.stop.signal, yieldEveryMs: 50 },
   );
@@ -836,16 +1045,32 @@ async function handOffToBatches(
     if (!answered.has(it.id)) items.push(it);
   }
   const held = heldByBatches(runDir);
-  const earlier: Item[] = [];
+  let earlier: Item[] = [];
   for (const id of inLimit) held.delete(id);
   for (const id of answered) held.delete(id);
   if (held.size > 0) for await (const it of recordsWithIds(benchmark, held)) earlier.push(it);
+  // A batch is built whole: each record's documents fitted once, here (a refused one is not sent).
+  const fitted = new Map<string, Sent>();
+  if (modeOf(o) !== 'text') {
+    const keep = async (list: Item[]) => {
+      const out: Item[] = [];
+      for (const it of list) {
+        const d = await documentsFor(s, it);
+        if (d === 'refused') continue;
+        if (d) fitted.set(it.id, d);
+        out.push(it);
+      }
+      return out;
+    };
+    items.splice(0, items.length, ...(await keep(items)));
+    earlier = await keep(earlier);
+  }
   s.fatal ??= await runBatches({
     provider: o.provider,
     runDir,
     items,
     earlier,
-    request: (it) => requestOf(it, o),
+    request: (it) => requestOf(it, o, fitted.get(it.id)?.attachments),
     answered,
     constrained: o.constrained,
     maxRetries: o.maxRetries,
@@ -853,7 +1078,7 @@ async function handOffToBatches(
     session: sessionStarted,
     signal: s.stop.signal,
     record: (it, res, a) => {
-      s.log.record(it, res, a, inLimit.has(it.id));
+      s.log.record(it, res, { ...a, documents: fitted.get(it.id) }, inLimit.has(it.id));
       o.onProgress?.(progress);
     },
     error: (it, attempt, pe, outcome) => s.log.errorLine(it, attempt, pe, outcome),
@@ -862,7 +1087,7 @@ async function handOffToBatches(
       progress.note = text || undefined;
       o.onProgress?.(progress);
     },
-    online: (list, before) => askOnline(s, ask, list[Symbol.iterator](), before),
+    online: (list, before) => askOnline(s, ask, list[Symbol.iterator](), before, (id) => fitted.get(id)),
     log,
   });
 }
@@ -906,12 +1131,13 @@ async function runLocked(o: RunOptions, setup: Setup): Promise<RunResult> {
   if (progress.resumed > 0) log(`resuming ${runDir}: ${progress.resumed}/${total} records already answered`);
 
   const entry: SessionEntry = { started_at: startedAt.toISOString(), ended_at: null, status: 'running' };
-  const manifest = (status: RunStatus) => manifestOf(o, setup, progress, old, entry, status);
+  const runLog = new RunLog(o, runDir, progress, answered);
+  const manifest = (status: RunStatus) =>
+    manifestOf(o, setup, progress, old, entry, status, runLog.decisions);
   writeJsonAtomic(join(runDir, MANIFEST), runManifestDoc(manifest('running')));
 
-  const runLog = new RunLog(o, runDir, progress, answered);
   const { stop, release } = sessionStop(o);
-  const s: Session = { o, log: runLog, stop };
+  const s: Session = { o, log: runLog, stop, benchmarkDir: dirname(setup.benchmark) };
   const ask = asker(s, answerCache(o, log));
 
   let status: RunStatus = 'failed';

@@ -116,18 +116,107 @@ export interface ProtocolServer {
   /** Batches created (OpenAI and Gemini), and status checks seen. */
   batches: ServerBatch[];
   batchPolls: number;
+  /** Files uploaded through the Gemini Files API, by name (`files/<name>`), with their bytes. */
+  uploads: Map<string, { mime: string; data: Buffer }>;
+  /** Bytes of every request body received (documents travel inside them). */
+  bytesIn: number;
   close(): Promise<void>;
 }
 
 const RID = /\[rid:([^\]\s]+)\]/;
 
-function readBody(req: IncomingMessage): Promise<string> {
+function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
+}
+
+/** A document a request carried, decoded from the wire: its kind as the protocol put it, type and bytes. */
+export interface SeenDocument {
+  part: 'image_url' | 'file' | 'input_audio' | 'inlineData' | 'fileData';
+  mime: string;
+  data: Buffer;
+}
+
+/**
+ * The documents a request carried (OpenAI content parts: `image_url` data URLs, `file` parts,
+ * `input_audio`; Gemini parts: `inlineData`, and `fileData` naming a file uploaded through the
+ * Files API, its bytes as the server received them), in order.
+ */
+export function documentsOf(seen: SeenRequest, server?: ProtocolServer): SeenDocument[] {
+  const fromDataUrl = (url: string) => {
+    const m = /^data:([^;]+);base64,(.*)$/s.exec(url);
+    return m ? { mime: m[1], data: Buffer.from(m[2], 'base64') } : { mime: '', data: Buffer.alloc(0) };
+  };
+  const out: SeenDocument[] = [];
+  if (seen.protocol === 'openai') {
+    const msgs = (seen.body.messages as { role: string; content: unknown }[] | undefined) ?? [];
+    for (const m of msgs) {
+      if (!Array.isArray(m.content)) continue;
+      for (const p of m.content as Record<string, Record<string, string>>[]) {
+        if (p.type === ('image_url' as unknown))
+          out.push({ part: 'image_url', ...fromDataUrl(p.image_url.url) });
+        if (p.type === ('file' as unknown)) out.push({ part: 'file', ...fromDataUrl(p.file.file_data) });
+        if (p.type === ('input_audio' as unknown))
+          out.push({
+            part: 'input_audio',
+            mime: `audio/${p.input_audio.format}`,
+            data: Buffer.from(p.input_audio.data, 'base64'),
+          });
+      }
+    }
+    return out;
+  }
+  const contents =
+    (seen.body.contents as
+      | {
+          parts?: {
+            inlineData?: { mimeType: string; data: string };
+            fileData?: { mimeType: string; fileUri: string };
+          }[];
+        }[]
+      | undefined) ?? [];
+  for (const c of contents)
+    for (const p of c.parts ?? []) {
+      if (p.inlineData)
+        out.push({
+          part: 'inlineData',
+          mime: p.inlineData.mimeType,
+          data: Buffer.from(p.inlineData.data, 'base64'),
+        });
+      if (p.fileData) {
+        const name = /files\/([^/?]+)/.exec(p.fileData.fileUri)?.[1] ?? '';
+        out.push({
+          part: 'fileData',
+          mime: p.fileData.mimeType,
+          data: server?.uploads.get(name)?.data ?? Buffer.alloc(0),
+        });
+      }
+    }
+  return out;
+}
+
+/** The text a request's user turn holds, documents left out (what a transcript would be in). */
+export function userTextOf(seen: SeenRequest): string {
+  if (seen.protocol === 'openai') {
+    const msgs = (seen.body.messages as { role: string; content: unknown }[] | undefined) ?? [];
+    return msgs
+      .filter((m) => m.role === 'user')
+      .map((m) =>
+        typeof m.content === 'string'
+          ? m.content
+          : (m.content as { type: string; text?: string }[])
+              .filter((p) => p.type === 'text')
+              .map((p) => p.text ?? '')
+              .join('\n'),
+      )
+      .join('\n');
+  }
+  const contents = (seen.body.contents as { parts?: { text?: string }[] }[] | undefined) ?? [];
+  return contents.flatMap((c) => (c.parts ?? []).map((p) => p.text ?? '')).join('\n');
 }
 
 function textOfOpenAI(body: Record<string, unknown>, role: string): string {
@@ -221,8 +310,13 @@ export async function startProtocolServer(opts: ServerOptions = {}): Promise<Pro
     total: 0,
     batches: [],
     batchPolls: 0,
+    uploads: new Map(),
+    bytesIn: 0,
     close: async () => {},
   };
+  /** Gemini resumable uploads begun and not finished: id -> the file's type. */
+  const uploadsStarted = new Map<string, string>();
+  const partial = new Map<string, Buffer>();
   const files = new Map<string, string>();
   let listRequests = 0;
   const batchStates = opts.batch?.states ?? (() => ['validating', 'in_progress', 'completed']);
@@ -281,7 +375,54 @@ export async function startProtocolServer(opts: ServerOptions = {}): Promise<Pro
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '').split('?')[0];
-    const raw = await readBody(req);
+    const bytes = await readBody(req);
+    state.bytesIn += bytes.length;
+    // The Gemini Files API (resumable upload: a start, then the bytes with "upload, finalize").
+    if (req.method === 'POST' && path === '/upload/v1beta/files') {
+      const id = new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('upload_id');
+      if (!id) {
+        const n = String(uploadsStarted.size + state.uploads.size + 1);
+        uploadsStarted.set(n, String(req.headers['x-goog-upload-header-content-type'] ?? ''));
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'x-goog-upload-url': `${state.url}/upload/v1beta/files?upload_id=${n}`,
+          'x-goog-upload-status': 'active',
+        });
+        res.end('{}');
+        return;
+      }
+      // The SDK sends the bytes in chunks ("upload" at an offset), the last with "finalize".
+      const mime = uploadsStarted.get(id) ?? 'application/octet-stream';
+      const name = `upload-${id}`;
+      const sofar = partial.get(id) ?? Buffer.alloc(0);
+      const offset = Number(req.headers['x-goog-upload-offset'] ?? 0);
+      const data = Buffer.concat([sofar.subarray(0, offset), bytes]);
+      if (!String(req.headers['x-goog-upload-command'] ?? '').includes('finalize')) {
+        partial.set(id, data);
+        res.writeHead(200, { 'content-type': 'application/json', 'x-goog-upload-status': 'active' });
+        res.end('{}');
+        return;
+      }
+      partial.delete(id);
+      uploadsStarted.delete(id);
+      state.uploads.set(name, { mime, data });
+      const file = {
+        name: `files/${name}`,
+        uri: `${state.url}/v1beta/files/${name}`,
+        mimeType: mime,
+        sizeBytes: String(data.length),
+        state: 'ACTIVE',
+      };
+      const body = JSON.stringify({ file });
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        'x-goog-upload-status': 'final',
+      });
+      res.end(body);
+      return;
+    }
+    const raw = bytes.toString('utf8');
     if (await batchRoute(req, res, path, raw)) return;
     const gem = /^\/v1beta\/models\/([^:]+):(generateContent|streamGenerateContent)$/.exec(path);
     const protocol: Protocol | undefined =

@@ -4,6 +4,7 @@
  * shared real data (and skipping without it), and fixtures (benchmarks, PDFs, the SOB image set).
  */
 export * from './cli.ts';
+export * from './documents.ts';
 export * from './fixtures.ts';
 export * from './ocr-cache.ts';
 export * from './pdf-fixtures.ts';
