@@ -93,9 +93,15 @@ export function fieldLines(inp: FieldInput): string {
     let len = ',"lenient":null,"lenient_verdict":null,"comparator":null';
     const l = byPath?.get(path);
     if (l) {
-      const accepted = l.verdict === 'match' ? 'true' : l.verdict === 'unsettled' || l.verdict === 'unscored' ? 'null' : 'false';
+      const accepted =
+        l.verdict === 'match'
+          ? 'true'
+          : l.verdict === 'unsettled' || l.verdict === 'unscored'
+            ? 'null'
+            : 'false';
       len = `,"lenient":${accepted},"lenient_verdict":"${l.verdict}","comparator":${JSON.stringify(l.accepted_by ?? l.matcher)}`;
-      if (l.pred_path !== path) len += `,"pred_path":${l.pred_path === null ? 'null' : JSON.stringify(l.pred_path)}`;
+      if (l.pred_path !== path)
+        len += `,"pred_path":${l.pred_path === null ? 'null' : JSON.stringify(l.pred_path)}`;
     }
     out.push(
       `${head}${parts[i]},"answer":${p === undefined ? 'null' : JSON.stringify(leafJson(p))},"exact":${exact}${len}${tail}`,

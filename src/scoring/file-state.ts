@@ -5,13 +5,13 @@
  */
 import { SummaryAccumulator, type SummaryData } from '../../metrics/summary.ts';
 import { errorMessage, UserError } from '../core/errors.ts';
+import { FIELDS_FILE } from '../core/formats/field-row.ts';
 import { pathModality } from '../core/modality.ts';
 import { dumpsPy, type PyValue } from '../core/pyjson.ts';
 import type { Modality, Source } from '../core/record.ts';
 import { type Benchmark, type BenchmarkRef, benchmarkSha256, idsByModality } from './benchmark.ts';
 import { LenientOutput } from './lenient-output.ts';
 import { EvalFolder, type FolderStream } from './output.ts';
-import { FIELDS_FILE } from '../core/formats/field-row.ts';
 import type { LineOutcome, ProfileOptions } from './score-line.ts';
 import { folderOf } from './targets.ts';
 import { TrackCollector } from './track.ts';

@@ -289,7 +289,17 @@ export class LenientScorer {
     };
     if (this.job.judge !== null) part.noJudge = partOf(base, score.valueAccuracy).values;
     if (waiting)
-      this.pending.set(part, { gold, cand, schema, gates, row, score, unsettled: base.unsettled, line, fields });
+      this.pending.set(part, {
+        gold,
+        cand,
+        schema,
+        gates,
+        row,
+        score,
+        unsettled: base.unsettled,
+        line,
+        fields,
+      });
     return part;
   };
 

@@ -16,8 +16,8 @@ import {
   toReferenceRow,
 } from '../../metrics/record.ts';
 import { parseAnswer, scoreRecordStrict } from '../../metrics/strict.ts';
-import { pyEquals, strictEquals } from '../../metrics/values.ts';
 import { summaryRow } from '../../metrics/summary.ts';
+import { pyEquals, strictEquals } from '../../metrics/values.ts';
 import type { ParsedLine } from '../core/jsonl.ts';
 import { namesModality, recordModality } from '../core/modality.ts';
 import { dumpsPy, isStructured, type PyObject, type PyValue, parsePyJson } from '../core/pyjson.ts';
@@ -65,7 +65,6 @@ export type RowHook = (
   line: number,
   fields: FieldsOf,
 ) => LenientRowPart;
-
 
 /** Short hashes of schema texts (a row of `fields.jsonl` names its schema by one). */
 const schemaHashes = new Map<string, string>();
@@ -259,7 +258,9 @@ type ParsedOk = Extract<ParsedLine, { ok: true }>;
  * is kept; the outcomes are returned for the worker's own message writer.
  */
 export function primeScoring(): LineOutcome[] {
-  return primeScorer().map(({ score, modality }, i) => rowOutcome(i + 1, modality, score, null, undefined, undefined));
+  return primeScorer().map(({ score, modality }, i) =>
+    rowOutcome(i + 1, modality, score, null, undefined, undefined),
+  );
 }
 
 /** The compliance track's outcome with only what the summary needs of its scores. */
