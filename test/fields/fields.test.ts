@@ -5,10 +5,12 @@
  * Real `sob score --match default` (worker threads) and `sob leaderboard`/`sob compare`.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import { sobIn, tempDir } from '../kit/index.ts';
+import { CHROMIUM, launchChromium } from '../report/run.ts';
 
 const tmp = tempDir('sob-fields-');
 const evalDir = join(tmp, 'evaluation');
@@ -234,4 +236,34 @@ test('--fail-under field:<path>=<min> exits 3 naming the model and field; a fiel
   assert.match(none.stderr, /field nope has no scored leaf/);
   const usage = await sobIn(['leaderboard', evalDir, '--fail-under', 'field:=0.5']);
   assert.equal(usage.code, 2);
+});
+
+test('the report in Chromium: the "Which fields to trust" table, worst first', async (t) => {
+  if (!existsSync(CHROMIUM)) {
+    t.skip('Debian chromium is not installed (apt-get install chromium): the browser test cannot run');
+    return;
+  }
+  const out = join(tmp, 'report.html');
+  const r = await sobIn(['report', evalDir, '--out', out]);
+  assert.equal(r.code, 0, r.stderr);
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(pathToFileURL(out).href);
+    await page.waitForSelector('#fields-table tbody tr');
+    const head = await page.$$eval('#fields-table thead th', (ths) => ths.map((th) => th.textContent));
+    assert.deepEqual(head, ['Field', 'Model', 'Accuracy', '95% CI', 'n', 'By', 'Exact']);
+    const cells = await page.$$eval('#fields-table tbody tr', (trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)),
+    );
+    assert.equal(cells.length, 8);
+    assert.deepEqual(cells[0], ['due_date', 'beta', '0.333', '[0.061, 0.792]', '3', 'lenient', '0.333']);
+    assert.deepEqual(cells[1], ['total', 'alpha', '0.667', '[0.208, 0.939]', '3', 'lenient', '0.667']);
+    assert.ok(await page.$('nav a[href="#fields"]'), 'the section is in the navigation');
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+  }
 });
