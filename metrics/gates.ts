@@ -42,7 +42,8 @@ export function parseThresholds(args: string[]): Threshold[] {
   for (const arg of args)
     for (const item of arg.split(',')) {
       const t = item.trim();
-      if (t === '') continue;
+      // `field:<path>=<min>` is a field gate (metrics/field-table.ts `parseFieldThresholds`).
+      if (t === '' || t.startsWith('field:')) continue;
       const eq = t.indexOf('=');
       if (eq < 0) throw new Error(`"${t}": expected metric=minimum, e.g. value_accuracy=0.80`);
       const metric = gateMetric(t.slice(0, eq).trim());

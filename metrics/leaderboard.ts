@@ -5,6 +5,7 @@
 
 import { floatSum } from '../src/core/pysum.ts';
 import { MODALITIES, type Modality } from '../src/core/record.ts';
+import type { FieldStat } from './field-table.ts';
 import type { Usage } from './usage.ts';
 
 /** The official SOB set: per-source total schema-complexity weight and record count. */
@@ -141,6 +142,8 @@ export interface LeaderboardRow {
   lenient?: LenientColumns;
   /** Tokens, cost and timings of the model's answers, where its response files were found. */
   usage?: Usage;
+  /** Which fields to trust: this model's per-field accuracy, worst first (from fields.jsonl). */
+  fields?: Omit<FieldStat, 'model'>[];
 }
 
 /** Our metric names -> weighted mean and its 95% interval (when the summary has one). */

@@ -92,6 +92,10 @@ export async function compareRuns(s: CompareSettings): Promise<void> {
   const len = comparePair(ma, mb, s.samples, s.seed, LENIENT_COMPARED.length, (r) => r.lenient);
   const lenient = len[0].n > 0 ? len : [];
   const note = methodNote(s.samples, s.seed);
+  // Field flips (fields.jsonl of both): leaves right in A and wrong in B, and the reverse.
+  const { fieldFlips, fieldFlipsText } = await import('../report/fields.ts');
+  const flips = await fieldFlips(a, b);
+  const flipsText = flips ? `\n\n${fieldFlipsText(flips, ma.name, mb.name)}` : '';
   const lenNote =
     lenient.length > 0 && lenient[0].n !== res[0].n
       ? `\nlenient metrics over the ${lenient[0].n} records both scored with --match`
@@ -115,11 +119,21 @@ export async function compareRuns(s: CompareSettings): Promise<void> {
                     })),
                   }
                 : {}),
+              ...(flips
+                ? {
+                    field_flips: {
+                      leaves: flips.reduce((n, f) => n + f.n, 0),
+                      right_in_a_wrong_in_b: flips.reduce((n, f) => n + f.lost, 0),
+                      wrong_in_a_right_in_b: flips.reduce((n, f) => n + f.gained, 0),
+                      fields: flips,
+                    },
+                  }
+                : {}),
             },
             null,
             2,
           )
-        : `${pairTable(ma, mb, [...res, ...lenient], [...COMPARED, ...LENIENT_COMPARED.slice(0, lenient.length)])}${lenNote}\n${note}`
+        : `${pairTable(ma, mb, [...res, ...lenient], [...COMPARED, ...LENIENT_COMPARED.slice(0, lenient.length)])}${lenNote}\n${note}${flipsText}`
     }\n`,
   );
 }

@@ -342,6 +342,7 @@ export async function evaluate(s: EvalSettings): Promise<void> {
     const ev = await loadEvaluation(evaluation);
     rows = buildLeaderboard(ev, {});
     await (await import('../report/usage.ts')).attachUsage(rows, ev);
+    await (await import('../report/fields.ts')).attachFields(rows, evaluation);
     writeFileAtomic(join(evalDir, 'leaderboard.md'), `${tables.leaderboardMarkdown(rows)}\n`);
     writeFileAtomic(join(evalDir, 'leaderboard.csv'), tables.leaderboardCsv(rows));
     writeFileAtomic(join(evalDir, 'leaderboard.json'), `${tables.leaderboardJson(rows)}\n`);
@@ -390,6 +391,7 @@ export async function evaluate(s: EvalSettings): Promise<void> {
     {
       command: `sob eval (${models.join(', ')})`,
       subjects: rowSubjects(rows),
+      fieldTable: async () => (await import('../report/fields.ts')).fieldTable(evaluation),
       pairs: (baseline) => {
         const p = evaluationPairs(evaluation, baseline);
         return { pairs: p.pairs, unmatched: [...p.onlyCurrent, ...p.onlyBaseline] };

@@ -7,6 +7,13 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import {
+  checkFieldThresholds,
+  type FieldGateResult,
+  type FieldStat,
+  type FieldThreshold,
+  fieldGateLine,
+} from '../../metrics/field-table.ts';
+import {
   checkThresholds,
   type GateMetric,
   type GateSubject,
@@ -25,6 +32,8 @@ export const GATE_FAILED_EXIT = 3;
 
 export interface Gates {
   thresholds: Threshold[];
+  /** `--fail-under field:<path>=<min>`: a field's accuracy per model (docs/fields.md). */
+  fields?: FieldThreshold[];
   baseline?: string;
   /** The baseline as the user wrote it (the summary never shows a local absolute path). */
   baselineShown?: string;
@@ -32,7 +41,7 @@ export interface Gates {
 }
 
 export function hasGates(g: Gates): boolean {
-  return g.thresholds.length > 0 || g.baseline !== undefined;
+  return g.thresholds.length > 0 || (g.fields?.length ?? 0) > 0 || g.baseline !== undefined;
 }
 
 /**
@@ -48,6 +57,8 @@ export async function applyGates(
     pairs: (baseline: string) => { pairs: RegressionPair[]; unmatched: string[] };
     samples?: number;
     seed?: number;
+    /** The per-field table the field gates check (read only when there are field gates). */
+    fieldTable?: () => Promise<{ stats: FieldStat[]; models: string[] } | null>;
   },
 ): Promise<boolean> {
   if (!hasGates(g)) return true;
@@ -66,7 +77,22 @@ export async function applyGates(
     const tests = await regressionTests(pairs, opts.samples ?? 2000, opts.seed ?? 42);
     regression = { baseline: g.baselineShown ?? g.baseline, results: regressionVerdicts(tests), unmatched };
   }
+  const fieldGates = g.fields ?? [];
+  let fieldResults: FieldGateResult[] = [];
+  const fieldLines: string[] = [];
+  if (fieldGates.length > 0) {
+    const t = opts.fieldTable ? await opts.fieldTable() : null;
+    if (!t)
+      fieldLines.push(
+        'gate failed: no fields.jsonl to check --fail-under field: on (score again with this sob)',
+      );
+    else {
+      fieldResults = checkFieldThresholds(t.stats, t.models, fieldGates);
+      fieldLines.push(...fieldResults.filter((r) => !r.ok).map(fieldGateLine));
+    }
+  }
   const lines = [
+    ...fieldLines,
     ...(g.thresholds.length > 0 && opts.subjects.length === 0
       ? ['gate failed: no scored model to check --fail-under on']
       : []),
@@ -74,7 +100,7 @@ export async function applyGates(
     ...(regression?.results.filter((r) => r.regressed).map(regressionLine) ?? []),
   ];
   for (const l of lines) log(l);
-  const tested = thresholds.length + (regression?.results.length ?? 0);
+  const tested = thresholds.length + fieldResults.length + (regression?.results.length ?? 0);
   if (lines.length === 0) log(`gates: all ${tested} checks hold`);
   if (g.summary) {
     const shown = [...new Set<GateMetric>(['value_accuracy', ...g.thresholds.map((t) => t.metric)])];

@@ -143,6 +143,8 @@ export async function writeLeaderboard(settings: LeaderboardSettings): Promise<v
   }
   const rows = buildLeaderboard(ev, names);
   await (await import('../report/usage.ts')).attachUsage(rows, ev);
+  const { attachFields } = await import('../report/fields.ts');
+  const fieldTable = await attachFields(rows, dir);
   log(`${rows.length} models`);
   logFolder(ev);
   const ranks = settings.ranks ? sourceRanks(ev.models) : undefined;
@@ -159,6 +161,7 @@ export async function writeLeaderboard(settings: LeaderboardSettings): Promise<v
   await applyGates(gates, {
     command: `sob leaderboard ${settings.dirArg}`,
     subjects: rowSubjects(rows),
+    fieldTable: async () => fieldTable,
     pairs: (baseline) => {
       const p = evaluationPairs(dir, baseline);
       return { pairs: p.pairs, unmatched: [...p.onlyCurrent, ...p.onlyBaseline] };

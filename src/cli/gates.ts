@@ -6,6 +6,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { type FieldThreshold, parseFieldThresholds } from '../../metrics/field-table.ts';
 import { type GateMetric, parseThresholds, type Threshold } from '../../metrics/gates.ts';
 import type { Gates } from '../app/gates.ts';
 import { errorMessage, UserError } from '../core/errors.ts';
@@ -24,7 +25,7 @@ export function gateOptions(cmd: Command): Command {
   return cmd
     .option(
       '--fail-under <metric=min>',
-      'CI gate: exit 3 when a model scores below min (e.g. value_accuracy=0.80; repeatable, or comma-separated)',
+      "CI gate: exit 3 when a model scores below min (e.g. value_accuracy=0.80, or a field's accuracy: field:line_items[].amount=0.9; repeatable, or comma-separated)",
       (v: string, p: string[] | undefined) => [...(p ?? []), v],
     )
     .option(
@@ -37,8 +38,10 @@ export function gateOptions(cmd: Command): Command {
 /** The gate flags checked before anything runs: a bad one is a usage error (exit 2). */
 export function parseGates(flags: GateFlags, allowed?: readonly GateMetric[]): Gates {
   let thresholds: Threshold[];
+  let fields: FieldThreshold[];
   try {
     thresholds = parseThresholds(flags.failUnder ?? []);
+    fields = parseFieldThresholds(flags.failUnder ?? []);
   } catch (e) {
     throw new UserError(`--fail-under ${errorMessage(e)}`, 2);
   }
@@ -56,7 +59,7 @@ export function parseGates(flags: GateFlags, allowed?: readonly GateMetric[]): G
       throw new UserError(`--fail-on-regression: no such folder: ${flags.failOnRegression}`, 2);
     baseline = evaluationDirOf(resolve(flags.failOnRegression));
   }
-  if (flags.gateSummary && thresholds.length === 0 && !baseline)
+  if (flags.gateSummary && thresholds.length === 0 && fields.length === 0 && !baseline)
     throw new UserError('--gate-summary needs --fail-under or --fail-on-regression', 2);
-  return { thresholds, baseline, baselineShown: flags.failOnRegression, summary: flags.gateSummary };
+  return { thresholds, fields, baseline, baselineShown: flags.failOnRegression, summary: flags.gateSummary };
 }

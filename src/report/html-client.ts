@@ -89,6 +89,24 @@ function clipped(tag,id,text,full,n){
 
 app.textContent='';
 app.appendChild(el('h1',{text:'sob-eval report'}));
+/** Which fields to trust: per field and model, accuracy with its 95% interval and n, worst first. */
+function fieldsSection(){
+  if(!D.fields)return;var F=D.fields;
+  var s=section('fields','Which fields to trust','Per field (array indices collapsed: line_items[].amount) and model: the share of ground-truth leaves answered right, with a 95% Wilson interval and n, worst first. "By" says which verdict counts: lenient (the comparator that decided, for answers scored with --match) or exact. Click a column to sort.'+(F.perSchema?' Records do not share one schema: one row per schema (its short hash).':''));
+  var nm=function(m){var i=D.models.indexOf(m);return i<0?m:D.names[i];};
+  var fc=[{label:'Field',left:true,get:function(r){return r.field;}}]
+    .concat(F.perSchema?[{label:'Schema',left:true,get:function(r){return r.schema;}}]:[])
+    .concat([{label:'Model',left:true,get:function(r){return nm(r.model);}},
+    {label:'Accuracy',get:function(r){return r.accuracy;}},
+    {label:'95% CI',title:'Wilson score interval',get:function(r){return r.ci95_low;},text:function(r){return '['+f3(r.ci95_low)+', '+f3(r.ci95_high)+']';}},
+    {label:'n',get:function(r){return r.n;},text:function(r){return String(r.n);}},
+    {label:'By',left:true,get:function(r){return r.by;}},
+    {label:'Exact',title:'the exact comparison in place, over every leaf of the field',get:function(r){return r.exact_accuracy;}}]);
+  var tb=el('table',{id:'fields-table'});
+  sortable(tb,F.stats,fc,function(r){var tr=el('tr',{'data-field':r.field,'data-model':r.model});fc.forEach(function(c){var v=c.text?c.text(r):c.get(r);tr.appendChild(el('td',{class:c.left?'l':'',text:typeof v==='number'?f3(v):v==null?'-':String(v)}));});return tr;});
+  s.appendChild(el('div',{class:'card'},[tb]));
+  if(F.total>F.stats.length)s.appendChild(el('p',{class:'muted',text:F.stats.length+' of '+F.total+' field rows shown (the worst); sob leaderboard --format json has them all.'}));
+}
 var H={el:el,sortable:sortable,clipped:clipped,section:section};
 if(D.compliance&&!D.leaderboard.length){SOB_COMPLIANCE.render(D,app,H);return;}
 app.appendChild(el('p',{class:'muted',text:D.models.length+' models, '+D.records.length+' records; generated '+D.generated+' from '+D.where}));
@@ -103,7 +121,7 @@ if(D.skipped.length||D.warnings.length){
   if(D.warnings.length){nb.appendChild(el('b',{text:'Read the numbers with care'}));var wl=el('ul',{id:'warnings'});D.warnings.forEach(function(w){wl.appendChild(el('li',{text:w}));});nb.appendChild(wl);}
   app.appendChild(nb);
 }
-app.appendChild(el('nav',null,[['lb','Leaderboard']].concat(lenientNav()).concat([['src','Per source'],['quality','Data quality'],['fig','JSON Pass vs Value Accuracy'],['ranks','Rank shifts'],['tax','Errors'],['cmp','Pairwise'],['drill','Records']]).concat(D.compliance?[['compliance','Schema compliance']]:[]).map(function(x){return el('a',{href:'#'+x[0],text:x[1]});})));
+app.appendChild(el('nav',null,[['lb','Leaderboard']].concat(lenientNav()).concat(D.fields?[['fields','Which fields to trust']]:[]).concat([['src','Per source'],['quality','Data quality'],['fig','JSON Pass vs Value Accuracy'],['ranks','Rank shifts'],['tax','Errors'],['cmp','Pairwise'],['drill','Records']]).concat(D.compliance?[['compliance','Schema compliance']]:[]).map(function(x){return el('a',{href:'#'+x[0],text:x[1]});})));
 
 // Unified leaderboard (paper Table 2)
 var lb=section('lb','Unified leaderboard','Overall = mean of the seven aggregates x coverage (records scored / records in the benchmark); sources weighted by their total schema-complexity weight W. Click a column to sort.');
@@ -139,6 +157,7 @@ if(D.leaderboard.some(function(r){return r.usage;})){
   sortable(ut,D.leaderboard,ucols,function(r){var tr=el('tr',{'data-model':r.model});ucols.forEach(function(c){tr.appendChild(el('td',{class:c.left?'l':'',text:c.text?c.text(r):String(c.get(r))}));});return tr;});
 }
 lenientSection();
+fieldsSection();
 
 // Per-source tables (paper Tables 4-6), sorted by Value Accuracy, with 95% intervals and ranks
 var src=section('src','Per source','Schema-complexity weighted means with 95% bootstrap intervals; rank by Value Accuracy.');

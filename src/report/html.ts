@@ -449,6 +449,16 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
   }
 
   await lenient.readSideFiles(layout.evalDir, models, recIndex, records);
+  // Which fields to trust (fields.jsonl): the worst rows, the table's size kept in bounds.
+  const fieldTable = await (await import('./fields.ts')).fieldTable(layout.evalDir);
+  const fields =
+    fieldTable && fieldTable.stats.length > 0
+      ? {
+          stats: fieldTable.stats.slice(0, 2000),
+          total: fieldTable.stats.length,
+          perSchema: fieldTable.perSchema,
+        }
+      : null;
 
   // The pairwise comparison on the source with the most models.
   const src = MODALITIES.filter((m) => (forMatrix[m]?.length ?? 0) >= 2).sort(
@@ -525,6 +535,7 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
     prompts,
     promptTexts,
     lenient: lenient.data(leaderboard),
+    fields,
     profile: profileHeader(ev.info),
     diffsOmitted,
     maxDiffLeaves: maxLeaves,

@@ -1,12 +1,14 @@
 /**
  * Leaderboard rendering: a terminal table, Markdown, CSV (csv-stringify) and JSON.
  */
+
 import { stringify } from 'csv-stringify/sync';
 import type { LeaderboardRow, SourceTotals } from '../../metrics/leaderboard.ts';
 import type { SourceRow } from '../../metrics/ranks.ts';
 import type { Usage } from '../../metrics/usage.ts';
 import { leaderboardJsonText } from '../core/formats/leaderboard.ts';
 import { MODALITIES } from '../core/record.ts';
+import { fieldTableMarkdown, fieldTableOfRows } from './fields.ts';
 import {
   hasLenient,
   LENIENT_HEADER,
@@ -175,6 +177,8 @@ export function leaderboardMarkdown(rows: LeaderboardRow[], ranks?: RankMap): st
     out.push(`| ${cells(r, i + 1, ranks, len, use).join(' | ')} |`);
   });
   for (const f of footer(rows)) out.push('', f);
+  const fields = fieldTableOfRows(rows);
+  if (fields) out.push('', fieldTableMarkdown(fields));
   return out.join('\n');
 }
 

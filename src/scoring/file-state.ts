@@ -5,12 +5,13 @@
  */
 import { SummaryAccumulator, type SummaryData } from '../../metrics/summary.ts';
 import { errorMessage, UserError } from '../core/errors.ts';
+import { FIELDS_FILE } from '../core/formats/field-row.ts';
 import { pathModality } from '../core/modality.ts';
 import { dumpsPy, type PyValue } from '../core/pyjson.ts';
 import type { Modality, Source } from '../core/record.ts';
 import { type Benchmark, type BenchmarkRef, benchmarkSha256, idsByModality } from './benchmark.ts';
 import { LenientOutput } from './lenient-output.ts';
-import { EvalFolder } from './output.ts';
+import { EvalFolder, type FolderStream } from './output.ts';
 import type { LineOutcome, ProfileOptions } from './score-line.ts';
 import { folderOf } from './targets.ts';
 import { TrackCollector } from './track.ts';
@@ -36,6 +37,8 @@ export class Output {
   readonly track = new TrackCollector();
   /** `--match`: the folder's lenient numbers and side file, opened with its first lenient row. */
   lenient?: LenientOutput;
+  /** `fields.jsonl`: one line per record and ground-truth leaf (SOB folders only). */
+  readonly fields?: FolderStream;
   /** Rows written (a schema folder writes rows the SOB summary does not count). */
   written = 0;
   /** Each record id's first line (repeats are counted; the strict profile keeps the first). */
@@ -56,7 +59,9 @@ export class Output {
     /** A modality, or `schema` (the compliance track's folder). */
     readonly modality: Source,
     readonly folder: EvalFolder,
-  ) {}
+  ) {
+    if (modality !== 'schema') this.fields = folder.stream(FIELDS_FILE);
+  }
   get dir(): string {
     return this.folder.dir;
   }
@@ -162,6 +167,7 @@ export class FileState {
       out.written++;
       // The side file has one line per row, in the same order.
       if (o.lenient) (out.lenient ??= new LenientOutput(out.folder)).add(o.lenient, o.score.weight);
+      if (o.fields && out.fields) out.fields.write(o.fields);
     }
     if (!t || t.sob) out.acc.add(o.score);
     if (t) out.track.add(t);

@@ -25,7 +25,7 @@ import { type RecordScore, schemaSourceOf } from '../../metrics/record.ts';
 import { parseAnswer } from '../../metrics/strict.ts';
 import { dumpsPy, type PyValue } from '../core/pyjson.ts';
 import type { Modality, ScoringView } from '../core/record.ts';
-import type { LenientRowPart, MatchJob, Profile } from './line-types.ts';
+import type { FieldsOf, LenientRowPart, MatchJob, Profile } from './line-types.ts';
 import { loadPolicy } from './policy-file.ts';
 
 export type { LenientRowPart, MatchJob } from './line-types.ts';
@@ -188,6 +188,7 @@ interface Pending {
   score: RecordScore;
   unsettled: UnsettledPair[];
   line: number;
+  fields: FieldsOf;
 }
 
 /** Outcomes as the worker batches them (the fields this module reads and rewrites). */
@@ -196,6 +197,7 @@ interface RowOutcome {
   line: number;
   json?: string;
   lenient?: LenientRowPart;
+  fields?: string;
 }
 
 /** Asks the parent for verdicts: [hash, verdict] for every pair it could settle. */
@@ -259,6 +261,7 @@ export class LenientScorer {
     _modality: Modality,
     row: Record<string, unknown>,
     line: number,
+    fields: FieldsOf,
   ): LenientRowPart => {
     if (view === null) {
       Object.assign(row, rowFields(UNSCORED));
@@ -282,10 +285,21 @@ export class LenientScorer {
     const part: LenientRowPart = {
       ...partOf(final, score.valueAccuracy),
       side: sideLine(score.recordId, line, final),
+      fields: fields(final),
     };
     if (this.job.judge !== null) part.noJudge = partOf(base, score.valueAccuracy).values;
     if (waiting)
-      this.pending.set(part, { gold, cand, schema, gates, row, score, unsettled: base.unsettled, line });
+      this.pending.set(part, {
+        gold,
+        cand,
+        schema,
+        gates,
+        row,
+        score,
+        unsettled: base.unsettled,
+        line,
+        fields,
+      });
     return part;
   };
 
@@ -320,6 +334,7 @@ export class LenientScorer {
         noJudge,
         side: sideLine(p.score.recordId, p.line, s),
       };
+      o.fields = p.fields(s);
       o.json = dumpsPy(p.row);
       end();
     }

@@ -5,6 +5,7 @@
  * imports another to name them.
  */
 import type { LenientPart } from '../../metrics/lenient-summary.ts';
+import type { LenientScore } from '../../metrics/match/score.ts';
 import type { SummaryRow } from '../../metrics/summary.ts';
 import type { Modality, Source } from '../core/record.ts';
 import type { Protocol } from '../core/validator.ts';
@@ -39,6 +40,8 @@ export type LineOutcome =
       track?: TrackInfo;
       /** With `--match`: the lenient scores (the row already has their fields). */
       lenient?: LenientRowPart;
+      /** The record's `fields.jsonl` lines, joined by newlines ('' when it has none). */
+      fields?: string;
     }
   | { kind: 'malformed'; line: number; error: string }
   /** An answer whose id the known benchmark does not have: reported, not scored. */
@@ -57,4 +60,9 @@ export interface MatchJob {
 /** A row's lenient part as it travels to the parent: the numbers and the side file's line. */
 export interface LenientRowPart extends LenientPart {
   side: string;
+  /** The record's `fields.jsonl` lines (moved onto the outcome before it travels). */
+  fields?: string;
 }
+
+/** The record's `fields.jsonl` lines given its lenient scores (null: without `--match`). */
+export type FieldsOf = (lenient: LenientScore | null) => string;

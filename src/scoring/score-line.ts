@@ -3,6 +3,8 @@
  * Shared by the worker and the in-process path so both give the same rows.
  */
 
+import { createHash } from 'node:crypto';
+import { fieldLines } from '../../metrics/fields.ts';
 import {
   failedRecordScore,
   parseSchemaText,
@@ -13,20 +15,21 @@ import {
   scoreRecord,
   toReferenceRow,
 } from '../../metrics/record.ts';
-import { scoreRecordStrict } from '../../metrics/strict.ts';
+import { parseAnswer, scoreRecordStrict } from '../../metrics/strict.ts';
 import { summaryRow } from '../../metrics/summary.ts';
+import { pyEquals, strictEquals } from '../../metrics/values.ts';
 import type { ParsedLine } from '../core/jsonl.ts';
 import { namesModality, recordModality } from '../core/modality.ts';
-import { dumpsPy, type PyObject, type PyValue, parsePyJson } from '../core/pyjson.ts';
+import { dumpsPy, isStructured, type PyObject, type PyValue, parsePyJson } from '../core/pyjson.ts';
 import { type Modality, type ScoringView, scoringView } from '../core/record.ts';
 import { isKnownSchemaText } from '../core/schema.ts';
 import { TextMap } from '../core/text-map.ts';
 import type { BenchmarkRecord } from './benchmark.ts';
 import { failedSchemaRecord, isSchemaRecord, scoreSchemaRecord, sobRecordTrack } from './compliance.ts';
-import type { LenientRowPart, LineOutcome, ProfileOptions } from './line-types.ts';
+import type { FieldsOf, LenientRowPart, LineOutcome, ProfileOptions } from './line-types.ts';
 import { SCHEMA_TIMED_OUT } from './verdicts.ts';
 
-export type { LineOutcome, Profile, ProfileOptions } from './line-types.ts';
+export type { FieldsOf, LineOutcome, Profile, ProfileOptions } from './line-types.ts';
 export { schemaTextHash } from './verdicts.ts';
 
 /** Ground truths by their source text (the same record recurs in every model's file). */
@@ -60,7 +63,37 @@ export type RowHook = (
   modality: Modality,
   row: Record<string, unknown>,
   line: number,
+  fields: FieldsOf,
 ) => LenientRowPart;
+
+/** Short hashes of schema texts (a row of `fields.jsonl` names its schema by one). */
+const schemaHashes = new Map<string, string>();
+function schemaHash(key: string): string {
+  let h = schemaHashes.get(key);
+  if (h === undefined) {
+    h = createHash('sha256').update(key).digest('hex').slice(0, 12);
+    if (schemaHashes.size >= 4096) schemaHashes.clear();
+    schemaHashes.set(key, h);
+  }
+  return h;
+}
+
+/** What builds a scored record's `fields.jsonl` lines (the answer as its profile read it). */
+function fieldsOf(view: ScoringView, score: RecordScore, profile: ProfileOptions): FieldsOf {
+  const strict = profile.profile === 'strict';
+  const read = strict ? parseAnswer(view.raw, view.candidate).value : view.candidate;
+  const candidate = isStructured(read) ? (read as PyValue) : null;
+  const schema = schemaHash(schemaSourceOf(view).key);
+  return (lenient) =>
+    fieldLines({
+      score,
+      schema,
+      gold: view.groundTruth,
+      candidate,
+      equals: strict ? strictEquals : pyEquals,
+      lenient,
+    });
+}
 
 /**
  * The outcome of a scored SOB record: its row (written directly when nothing is added to it),
@@ -73,16 +106,20 @@ function rowOutcome(
   score: RecordScore,
   view: ScoringView | null,
   hook: RowHook | undefined,
+  profile: ProfileOptions | undefined,
   rowObject?: Record<string, unknown>,
 ): Extract<LineOutcome, { kind: 'row' }> {
   const summary = summaryRow(score, modality === 'image');
+  const fields: FieldsOf = view && profile ? fieldsOf(view, score, profile) : () => '';
   if (!hook) {
     const json = rowObject ? dumpsPy(rowObject) : referenceRowJson(score, modality);
-    return { kind: 'row', line, modality, score: summary, json };
+    return { kind: 'row', line, modality, score: summary, json, fields: fields(null) };
   }
   const row = rowObject ?? toReferenceRow(score, modality);
-  const lenient = hook(view, score, modality, row, line);
-  return { kind: 'row', line, modality, score: summary, json: dumpsPy(row), lenient };
+  const lenient = hook(view, score, modality, row, line, fields);
+  const text = lenient.fields ?? '';
+  lenient.fields = undefined;
+  return { kind: 'row', line, modality, score: summary, json: dumpsPy(row), lenient, fields: text };
 }
 
 /**
@@ -195,7 +232,7 @@ export function scoreParsedLine(parsed: ParsedLine, ctx: LineContext): LineOutco
   const modality = vm.modality;
   if (ctx.timedOut?.(() => schemaSourceOf(view).key)) {
     const failed = failedRecordScore(view.metadata, SCHEMA_TIMED_OUT);
-    return rowOutcome(parsed.line, modality, failed, null, ctx.rowHook);
+    return rowOutcome(parsed.line, modality, failed, null, ctx.rowHook, undefined);
   }
   const schemaPhase = ctx.schemaPhase;
   let row: Extract<LineOutcome, { kind: 'row' }>;
@@ -204,10 +241,10 @@ export function scoreParsedLine(parsed: ParsedLine, ctx: LineContext): LineOutco
     // The strict row carries the compliance block of the answer it scored.
     const rowObject = toReferenceRow(score, modality);
     sobRecordTrack(parsed as ParsedOk, view, rowObject, profile);
-    row = rowOutcome(parsed.line, modality, score, view, ctx.rowHook, rowObject);
+    row = rowOutcome(parsed.line, modality, score, view, ctx.rowHook, profile, rowObject);
   } else {
     const score = scoreRecord(view, { modality, schemaPhase });
-    row = rowOutcome(parsed.line, modality, score, view, ctx.rowHook);
+    row = rowOutcome(parsed.line, modality, score, view, ctx.rowHook, profile);
   }
   if (vm.defaulted) row.defaulted = true;
   return row;
@@ -221,7 +258,9 @@ type ParsedOk = Extract<ParsedLine, { ok: true }>;
  * is kept; the outcomes are returned for the worker's own message writer.
  */
 export function primeScoring(): LineOutcome[] {
-  return primeScorer().map(({ score, modality }, i) => rowOutcome(i + 1, modality, score, null, undefined));
+  return primeScorer().map(({ score, modality }, i) =>
+    rowOutcome(i + 1, modality, score, null, undefined, undefined),
+  );
 }
 
 /** The compliance track's outcome with only what the summary needs of its scores. */
@@ -236,5 +275,5 @@ export function failedLine(parsed: ParsedLine, reason: string, ctx: LineContext)
   if (isSchemaRecord(vm.view.metadata))
     return slim(failedSchemaRecord(parsed as ParsedOk, vm.view, reason, ctx.profile.protocol));
   const score = failedRecordScore(vm.view.metadata, reason);
-  return rowOutcome(parsed.line, vm.modality, score, null, ctx.rowHook);
+  return rowOutcome(parsed.line, vm.modality, score, null, ctx.rowHook, undefined);
 }

@@ -7,6 +7,7 @@ export * from './batches.ts';
 export * from './error-line.ts';
 export * from './eval-row.ts';
 export * from './eval-summary.ts';
+export * from './field-row.ts';
 export * from './jsonl-version.ts';
 export * from './leaderboard.ts';
 export * from './manifest.ts';
