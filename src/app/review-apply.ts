@@ -98,7 +98,7 @@ export async function applyReview(s: { evalDir: string; benchmark?: string; out?
   const oldVersion = Number(oldManifest?.gold?.version ?? 1);
   const version = oldVersion + 1;
   const benchDir = dirname(bench);
-  const dir = resolve(s.out ?? join(dirname(benchDir), `${basename(benchDir)}-gold-v${version}`));
+  const dir = resolve(s.out ?? join(dirname(benchDir), `${basename(benchDir).replace(/-gold-v\d+$/, '')}-gold-v${version}`));
   if (existsSync(dir)) throw new UserError(`${dir} exists already: the new version goes to a new folder (--out)`);
   const byRecord = new Map<string, GoldChange[]>();
   for (const c of changes) byRecord.set(c.record_id, [...(byRecord.get(c.record_id) ?? []), c]);

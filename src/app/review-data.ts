@@ -99,14 +99,13 @@ function answerFiles(evalDir: string): { model: string; file: string; benchmark?
     for (const d of readdirSync(runs).sort()) {
       const file = join(runs, d, 'responses.jsonl');
       if (!existsSync(file)) continue;
-      let model = d;
+      // The run's folder name is the model's name in the evaluation folder (replay_m1, openai_gpt-4.1).
+      const model = d;
       let benchmark: string | undefined;
       try {
         const m = JSON.parse(readFileSync(join(runs, d, 'manifest.json'), 'utf8')) as {
-          model?: string;
           benchmark?: { path?: string };
         };
-        if (typeof m.model === 'string') model = m.model;
         if (typeof m.benchmark?.path === 'string') benchmark = resolve(join(runs, d), m.benchmark.path);
       } catch {
         // a run without a readable manifest: its folder names the model

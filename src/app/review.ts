@@ -377,7 +377,7 @@ export async function serveReview(s: ReviewSettings, log: (m: string) => void): 
   const server = new ReviewServer(review, s.reviewer);
   const url = await server.listen(s.port ?? 0);
   log(
-    `sob review: ${review.items.length} flagged leaves over ${review.data.records.length} records and ${review.data.models.length} models; reviewer ${s.reviewer}; decisions -> ${relative(process.cwd(), resolve(s.evalDir, 'review', 'decisions.jsonl')) || 'review/decisions.jsonl'}`,
+    `sob review: ${review.items.length} flagged leaves over ${review.data.records.length} records and ${review.data.models.length} models; reviewer ${s.reviewer}; decisions -> ${resolve(s.evalDir, 'review', 'decisions.jsonl')}`,
   );
   process.stdout.write(`${url}\n`);
   return server;

@@ -14,11 +14,12 @@
  * - `judge_flag` / `judge_unscored`: from `sob judge`'s judgments (reviewer issues at a path, or
  *   a judge that gave no valid answer) and leaves the lenient judge left unscored.
  */
-import { withoutJudge } from '../../metrics/match/policy.ts';
-import { defaultPolicy, scoreLenient } from '../../metrics/match/index.ts';
+import { defaultPolicy, scoreLenient, withoutJudge } from '../../metrics/match/index.ts';
 import { flattenLeaves } from '../../metrics/paths.ts';
 import { pyEquals } from '../../metrics/values.ts';
-import { type PyValue, pyStr, toPlain } from '../core/pyjson.ts';
+import { dumpsPy, type PyValue, pyStr, toPlain } from '../core/pyjson.ts';
+
+const show = (v: PyValue): string => dumpsPy(v, { ensureAscii: false, separators: [',', ':'] });
 import { ungroundedPaths } from '../core/record-checks.ts';
 import { validateInstance } from '../core/schema.ts';
 
@@ -132,7 +133,7 @@ export function modelsAgreeAgainstGold(r: ReviewRecord, o: FlagOptions = {}): Fl
         reasons: [
           {
             kind: 'models_agree',
-            detail: `${n} of ${answered.length} models agree on ${pyStr(best.value)}, the gold says ${pyStr(g)}`,
+            detail: `${n} of ${answered.length} models agree on ${show(best.value)}, the gold says ${show(g)}`,
             value: best.value,
             models: best.models,
           },
