@@ -167,11 +167,11 @@ export class ReviewServer {
       if (req.method === 'GET' && url.pathname === '/api/file') return this.file(res, url.searchParams.get('path') ?? '');
       if (req.method === 'POST' && url.pathname === '/api/decision') {
         const d = this.decide((await readBody(req)) as Record<string, unknown>);
-        return this.send(res, 200, { ok: true, decision: d, state: this.state() });
+        return this.send(res, 200, { ok: true, decision: brief(d), state: this.state() });
       }
       if (req.method === 'POST' && url.pathname === '/api/undo') {
         const undone = this.undo();
-        return this.send(res, 200, { ok: true, undone, state: this.state() });
+        return this.send(res, 200, { ok: true, undone: undone && brief(undone), state: this.state() });
       }
       return this.send(res, 404, { error: 'not found' });
     } catch (e) {
@@ -321,6 +321,11 @@ export class ReviewServer {
     });
     return last;
   }
+}
+
+/** A decision as the page reads it (values as JSON text: an int lexeme is a bigint here). */
+function brief(d: Decision) {
+  return { id: d.id, reviewer: d.reviewer, record_id: d.record_id, path: d.path, decision: d.decision, after_text: jsonText(d.after ?? null) };
 }
 
 /** What the reviewer typed: JSON when it parses (numbers keep their lexeme), else the text as a string. */
