@@ -6,7 +6,7 @@
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { cohensKappa } from '../../judges/agreement.ts';
-import { totalsOfFile, makeManifest, readManifest, writeManifest } from '../../sources/manifest.ts';
+import { makeManifest, readManifest, totalsOfFile, writeManifest } from '../../sources/manifest.ts';
 import { UserError } from '../core/errors.ts';
 import { writeFileAtomic } from '../core/files.ts';
 import { readLinesSync } from '../core/jsonl.ts';
@@ -52,7 +52,10 @@ export function chosenDecisions(all: readonly Decision[]): GoldChange[] {
   for (const ds of byLeaf.values()) {
     ds.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
     const d = ds.at(-1)!;
-    const differ = ds.filter((o) => o !== d && (o.decision !== d.decision || jsonText(o.after ?? null) !== jsonText(d.after ?? null)));
+    const differ = ds.filter(
+      (o) =>
+        o !== d && (o.decision !== d.decision || jsonText(o.after ?? null) !== jsonText(d.after ?? null)),
+    );
     out.push({
       record_id: d.record_id,
       path: d.path,
@@ -66,7 +69,14 @@ export function chosenDecisions(all: readonly Decision[]): GoldChange[] {
       decision_id: d.id,
       ...(d.model === undefined ? {} : { model: d.model }),
       ...(differ.length
-        ? { overruled: differ.map((o) => ({ reviewer: o.reviewer, decision: o.decision, after: o.after, decision_id: o.id })) }
+        ? {
+            overruled: differ.map((o) => ({
+              reviewer: o.reviewer,
+              decision: o.decision,
+              after: o.after,
+              decision_id: o.id,
+            })),
+          }
         : {}),
     });
   }
@@ -87,7 +97,11 @@ export interface ApplyResult {
 const LINE = { ensureAscii: false, separators: [',', ':'] as [string, string] };
 
 /** Writes the new benchmark version; returns where and what changed. */
-export async function applyReview(s: { evalDir: string; benchmark?: string; out?: string }): Promise<ApplyResult> {
+export async function applyReview(s: {
+  evalDir: string;
+  benchmark?: string;
+  out?: string;
+}): Promise<ApplyResult> {
   const data = loadReviewData(s.evalDir, { benchmark: s.benchmark });
   const bench = data.benchmark;
   if (!bench) throw new UserError(`${s.evalDir}: no benchmark known (give --benchmark <records.jsonl>)`);
@@ -98,8 +112,11 @@ export async function applyReview(s: { evalDir: string; benchmark?: string; out?
   const oldVersion = Number(oldManifest?.gold?.version ?? 1);
   const version = oldVersion + 1;
   const benchDir = dirname(bench);
-  const dir = resolve(s.out ?? join(dirname(benchDir), `${basename(benchDir).replace(/-gold-v\d+$/, '')}-gold-v${version}`));
-  if (existsSync(dir)) throw new UserError(`${dir} exists already: the new version goes to a new folder (--out)`);
+  const dir = resolve(
+    s.out ?? join(dirname(benchDir), `${basename(benchDir).replace(/-gold-v\d+$/, '')}-gold-v${version}`),
+  );
+  if (existsSync(dir))
+    throw new UserError(`${dir} exists already: the new version goes to a new folder (--out)`);
   const byRecord = new Map<string, GoldChange[]>();
   for (const c of changes) byRecord.set(c.record_id, [...(byRecord.get(c.record_id) ?? []), c]);
   const dropped: string[] = [];
@@ -124,7 +141,8 @@ export async function applyReview(s: { evalDir: string; benchmark?: string; out?
       if (c.decision === 'gold_wrong') gold = withLeaf(gold, c.path, c.after ?? null);
       else if (c.decision === 'alternative') {
         const had = (alts.get(c.path) as PyValue[] | undefined) ?? [];
-        if (!had.some((v) => jsonText(v) === jsonText(c.after ?? null))) alts.set(c.path, [...had, c.after ?? null]);
+        if (!had.some((v) => jsonText(v) === jsonText(c.after ?? null)))
+          alts.set(c.path, [...had, c.after ?? null]);
       }
     }
     output.set('ground_truth', gold);
@@ -174,7 +192,8 @@ export async function applyReview(s: { evalDir: string; benchmark?: string; out?
     kept,
     dropped,
     changed: changes.filter((c) => c.decision === 'gold_wrong' && !dropped.includes(c.record_id)).length,
-    alternatives: changes.filter((c) => c.decision === 'alternative' && !dropped.includes(c.record_id)).length,
+    alternatives: changes.filter((c) => c.decision === 'alternative' && !dropped.includes(c.record_id))
+      .length,
     confirmed: changes.filter((c) => c.decision === 'gold_right').length,
   };
 }
@@ -192,7 +211,9 @@ export interface PairAgreement {
 }
 
 const label = (d: Decision) =>
-  d.decision === 'gold_wrong' || d.decision === 'alternative' ? `${d.decision} ${jsonText(d.after ?? null)}` : d.decision;
+  d.decision === 'gold_wrong' || d.decision === 'alternative'
+    ? `${d.decision} ${jsonText(d.after ?? null)}`
+    : d.decision;
 
 /** Agreement of every pair of reviewers over the leaves both decided (their standing decisions). */
 export function reviewAgreement(all: readonly Decision[]): PairAgreement[] {
@@ -238,8 +259,8 @@ export function agreementText(evalDir: string): string {
     out.push(
       `${p.a} vs ${p.b}: ${p.shared} leaves both decided; same decision ${f(p.agreement)}; Cohen's kappa (gold right vs changed) ${f(p.kappa)}`,
     );
-    for (const d of p.disagreements) out.push(`  ${d.record_id} ${d.path || '(record)'}: ${p.a} ${d.a} | ${p.b} ${d.b}`);
+    for (const d of p.disagreements)
+      out.push(`  ${d.record_id} ${d.path || '(record)'}: ${p.a} ${d.a} | ${p.b} ${d.b}`);
   }
   return `${out.join('\n')}\n`;
 }
-

@@ -17,7 +17,7 @@ import {
   statSync,
   writeSync,
 } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { flattenLeaves, splitPath } from '../../metrics/paths.ts';
 import { UserError } from '../core/errors.ts';
 import { openNoFollow, truncateNoFollow } from '../core/files.ts';
@@ -123,7 +123,8 @@ function answerFiles(evalDir: string): { model: string; file: string; benchmark?
 function recordOf(v: PyObject, line: number, where: string): LoadedRecord {
   const md = get(v, 'metadata');
   const id = get(md, 'record_id');
-  if (typeof id !== 'string' || id === '') throw new UserError(`${where}: metadata.record_id must be a string`);
+  if (typeof id !== 'string' || id === '')
+    throw new UserError(`${where}: metadata.record_id must be a string`);
   const input = get(v, 'input');
   const context = get(input, 'context');
   const question = get(input, 'question');
@@ -213,7 +214,9 @@ export function loadReviewData(evalDirArg: string, opts: { benchmark?: string } 
   const named = [...new Set(files.map((f) => f.benchmark).filter((b): b is string => b !== undefined))];
   let benchmark = opts.benchmark ? resolve(opts.benchmark) : named[0];
   if (!opts.benchmark && named.length > 1)
-    throw new UserError(`${evalDirArg}: the runs answer different benchmarks (${named.join(', ')}): give --benchmark`);
+    throw new UserError(
+      `${evalDirArg}: the runs answer different benchmarks (${named.join(', ')}): give --benchmark`,
+    );
   if (!benchmark && existsSync(join(evalDir, 'benchmark', 'records.jsonl')))
     benchmark = join(evalDir, 'benchmark', 'records.jsonl');
   const records = new Map<string, LoadedRecord>();
@@ -312,7 +315,11 @@ export function readDecisions(evalDir: string): Decision[] {
     if (!(v instanceof Map)) continue;
     const plain = toPlain(v) as Record<string, unknown>;
     if (typeof plain.id !== 'string' || typeof plain.record_id !== 'string') continue;
-    out.push({ ...(plain as unknown as Decision), before: v.get('before') ?? null, after: v.get('after') ?? null });
+    out.push({
+      ...(plain as unknown as Decision),
+      before: v.get('before') ?? null,
+      after: v.get('after') ?? null,
+    });
   }
   return out;
 }
@@ -327,7 +334,10 @@ export function repairDecisions(evalDir: string): void {
 }
 
 /** Appends one decision and fsyncs it (and, the first time, the folder) before returning. */
-export function appendDecision(evalDir: string, d: Omit<Decision, 'id' | 'time' | 'format_version'>): Decision {
+export function appendDecision(
+  evalDir: string,
+  d: Omit<Decision, 'id' | 'time' | 'format_version'>,
+): Decision {
   const file = decisionsFile(evalDir);
   const dir = dirname(file);
   const fresh = !existsSync(file);
@@ -380,17 +390,3 @@ export function leafKey(recordId: string, path: string): string {
 export function sha256File(file: string): string {
   return createHash('sha256').update(readFileSync(file)).digest('hex');
 }
-
-/** The first `n` bytes of a file (to sniff an image's type). */
-export function headBytes(file: string, n: number): Buffer {
-  const fd = openSync(file, 'r');
-  try {
-    const size = Math.min(n, fstatSync(fd).size);
-    const buf = Buffer.alloc(size);
-    readSync(fd, buf, 0, size, 0);
-    return buf;
-  } finally {
-    closeSync(fd);
-  }
-}
-

@@ -16,12 +16,12 @@ import { validateInstance } from '../core/schema.ts';
 import { type FlagItem, type FlagOptions, flagRecords, sameLeaf } from '../report/review-flags.ts';
 import { reviewCsp, reviewPage } from '../report/review-page.ts';
 import {
+  activeDecisions,
   appendDecision,
   currentDecisions,
   DECISIONS,
   type Decision,
   type DecisionKind,
-  activeDecisions,
   jsonText,
   type LoadedRecord,
   leafKey,
@@ -128,7 +128,9 @@ export class ReviewServer {
   }
 
   private send(res: ServerResponse, status: number, body: unknown, type = 'application/json'): void {
-    const data = Buffer.isBuffer(body) ? body : Buffer.from(type === 'application/json' ? JSON.stringify(body) : String(body));
+    const data = Buffer.isBuffer(body)
+      ? body
+      : Buffer.from(type === 'application/json' ? JSON.stringify(body) : String(body));
     res.writeHead(status, {
       'content-type': type === 'application/json' ? 'application/json; charset=utf-8' : type,
       'content-length': data.length,
@@ -164,7 +166,8 @@ export class ReviewServer {
       if (req.method === 'GET' && url.pathname === '/api/state') return this.send(res, 200, this.state());
       if (req.method === 'GET' && url.pathname === '/api/record')
         return this.send(res, 200, this.recordView(url.searchParams.get('id') ?? ''));
-      if (req.method === 'GET' && url.pathname === '/api/file') return this.file(res, url.searchParams.get('path') ?? '');
+      if (req.method === 'GET' && url.pathname === '/api/file')
+        return this.file(res, url.searchParams.get('path') ?? '');
       if (req.method === 'POST' && url.pathname === '/api/decision') {
         const d = this.decide((await readBody(req)) as Record<string, unknown>);
         return this.send(res, 200, { ok: true, decision: brief(d), state: this.state() });
@@ -209,7 +212,9 @@ export class ReviewServer {
       if (who === this.reviewer) continue;
       for (const [k, d] of per) (others[k] ??= []).push(show(d));
     }
-    const dropped = [...new Set([...mineMap.values()].filter((d) => d.decision === 'drop').map((d) => d.record_id))];
+    const dropped = [
+      ...new Set([...mineMap.values()].filter((d) => d.decision === 'drop').map((d) => d.record_id)),
+    ];
     return {
       reviewer: this.reviewer,
       models: this.review.data.models,
@@ -263,7 +268,8 @@ export class ReviewServer {
   decide(body: Record<string, unknown>): Decision {
     if (typeof body !== 'object' || body === null) throw new HttpError(400, 'expected a JSON object');
     const { record_id: id, path, decision } = body;
-    if (typeof id !== 'string' || typeof path !== 'string') throw new HttpError(400, 'record_id and path must be strings');
+    if (typeof id !== 'string' || typeof path !== 'string')
+      throw new HttpError(400, 'record_id and path must be strings');
     if (!(DECISIONS as readonly unknown[]).includes(decision))
       throw new HttpError(400, `decision must be one of ${DECISIONS.join(', ')}`);
     const kind = decision as DecisionKind;
@@ -325,7 +331,14 @@ export class ReviewServer {
 
 /** A decision as the page reads it (values as JSON text: an int lexeme is a bigint here). */
 function brief(d: Decision) {
-  return { id: d.id, reviewer: d.reviewer, record_id: d.record_id, path: d.path, decision: d.decision, after_text: jsonText(d.after ?? null) };
+  return {
+    id: d.id,
+    reviewer: d.reviewer,
+    record_id: d.record_id,
+    path: d.path,
+    decision: d.decision,
+    after_text: jsonText(d.after ?? null),
+  };
 }
 
 /** What the reviewer typed: JSON when it parses (numbers keep their lexeme), else the text as a string. */
@@ -387,7 +400,6 @@ export async function serveReview(s: ReviewSettings, log: (m: string) => void): 
   process.stdout.write(`${url}\n`);
   return server;
 }
-
 
 /** What `sob review` was asked: serve the page, list the flags, apply the decisions, or compare reviewers. */
 export interface ReviewCommand extends ReviewSettings {

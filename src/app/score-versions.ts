@@ -9,22 +9,36 @@ import { dirname, join, resolve } from 'node:path';
 import { readManifest } from '../../sources/manifest.ts';
 import type { EvalSummaryOut } from '../core/formats/eval-summary.ts';
 import type { BenchmarkRef } from '../scoring/benchmark.ts';
-import { type ScoredOutput, type ScoreOptions, type ScoreTarget, scoreFiles } from '../scoring/score-files.ts';
+import {
+  type ScoredOutput,
+  type ScoreOptions,
+  type ScoreTarget,
+  scoreFiles,
+} from '../scoring/score-files.ts';
 
 /** The version a benchmark was made from by `sob review --apply`, or undefined. */
-export function previousVersion(benchmark: string): { path: string; version: number; current: number } | undefined {
+export function previousVersion(
+  benchmark: string,
+): { path: string; version: number; current: number } | undefined {
   const m = readManifest(benchmark);
   const prev = m?.gold?.previous;
   if (!m?.gold || !prev) return undefined;
-  return { path: resolve(dirname(benchmark), prev.benchmark), version: prev.version, current: m.gold.version };
+  return {
+    path: resolve(dirname(benchmark), prev.benchmark),
+    version: prev.version,
+    current: m.gold.version,
+  };
 }
 
 type Cells = { n: number; va: number; perfect: number; lenient?: number };
 
 function cellsOf(o: ScoredOutput): Cells {
   const s = (o.summary as EvalSummaryOut).summary;
-  const lw = (o.summary as { lenient?: { summary?: { overall_weighted?: { metrics?: Record<string, { mean?: number }> } } } })
-    .lenient?.summary?.overall_weighted?.metrics?.lenient_value_accuracy?.mean;
+  const lw = (
+    o.summary as {
+      lenient?: { summary?: { overall_weighted?: { metrics?: Record<string, { mean?: number }> } } };
+    }
+  ).lenient?.summary?.overall_weighted?.metrics?.lenient_value_accuracy?.mean;
   return {
     n: o.records,
     va: s.overall_weighted.metrics.leaf_value_em.mean,
@@ -50,7 +64,13 @@ export async function beforeAfterTable(
   try {
     const results = await scoreFiles(
       targets.map((t) => ({ file: t.file, modelDir: t.modelDir, profile: t.profile, benchmark: before })),
-      { ...opts, outDir: tmp, benchmark: before, summary: { ...opts.summary, bootstrapSamples: 0 }, log: () => {} },
+      {
+        ...opts,
+        outDir: tmp,
+        benchmark: before,
+        summary: { ...opts.summary, bootstrapSamples: 0 },
+        log: () => {},
+      },
     );
     const was = new Map<string, Cells>();
     for (const [i, r] of results.entries())
@@ -93,7 +113,8 @@ export async function beforeAfterTable(
         ]);
       }
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-    const fmt = (cs: string[]) => cs.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+    const fmt = (cs: string[]) =>
+      cs.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
     return `gold ${b} -> ${a} (weighted means; the same answers scored against both versions)\n${[fmt(header), ...rows.map(fmt)].join('\n')}\n`;
   } finally {
     rmSync(tmp, { recursive: true, force: true });

@@ -218,11 +218,18 @@ export async function scoreTargets(s: ScoreSettings): Promise<void> {
   const { previousVersion, beforeAfterTable } = await import('./score-versions.ts');
   const prev = benchmark ? previousVersion(benchmark.path) : undefined;
   if (prev && benchmark) {
-    const before = await checkedBenchmark(prev.path, { ...s, allowInvalidGroundTruth: true, skipInvalid: true });
+    const before = await checkedBenchmark(prev.path, {
+      ...s,
+      allowInvalidGroundTruth: true,
+      skipInvalid: true,
+    });
     process.stdout.write(
       `\n${await beforeAfterTable(
         targets,
-        results.map((r, i) => ({ name: targets[i].modelDir ?? r.file.split('/').pop() ?? r.file, outputs: r.outputs })),
+        results.map((r, i) => ({
+          name: targets[i].modelDir ?? r.file.split('/').pop() ?? r.file,
+          outputs: r.outputs,
+        })),
         before,
         { before: prev.version, after: prev.current },
         {

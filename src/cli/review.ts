@@ -27,20 +27,37 @@ export function registerReview(program: Command): void {
     .description(
       'check the gold: a local page of the leaves that deserve a look, one decision per leaf (then --apply writes a new benchmark version)',
     )
-    .argument('<eval-dir>', 'what sob eval wrote (runs/<model>/responses.jsonl), or a folder of response files')
+    .argument(
+      '<eval-dir>',
+      'what sob eval wrote (runs/<model>/responses.jsonl), or a folder of response files',
+    )
     .option('--reviewer <name>', 'who decides (recorded with every decision)', defaultReviewer())
-    .option('--benchmark <records.jsonl>', 'the benchmark the answers belong to (default: the one the runs name)')
+    .option(
+      '--benchmark <records.jsonl>',
+      'the benchmark the answers belong to (default: the one the runs name)',
+    )
     .option(
       '--agree-share <x>',
       'flag a leaf when at least this share of the answering models agree on one value that is not the gold',
       shareOption,
       DEFAULT_AGREE_SHARE,
     )
-    .option('--min-agree <n>', '... and at least this many models', intOption('--min-agree', 1), DEFAULT_MIN_AGREE)
+    .option(
+      '--min-agree <n>',
+      '... and at least this many models',
+      intOption('--min-agree', 1),
+      DEFAULT_MIN_AGREE,
+    )
     .option('--port <n>', 'the port (default: a random free one)', intOption('--port', 0), 0)
     .option('--list', 'print the flagged leaves and their reasons instead of serving the page')
-    .option('--apply', 'write a new benchmark version from the decisions (beside the old one; the old is not touched)')
-    .option('--out <dir>', 'with --apply: the new version\'s folder (default: <benchmark folder>-gold-v<N> beside it)')
+    .option(
+      '--apply',
+      'write a new benchmark version from the decisions (beside the old one; the old is not touched)',
+    )
+    .option(
+      '--out <dir>',
+      "with --apply: the new version's folder (default: <benchmark folder>-gold-v<N> beside it)",
+    )
     .option('--agreement', "the reviewers' agreement on the leaves they both decided")
     .addHelpText(
       'after',

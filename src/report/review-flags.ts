@@ -20,6 +20,7 @@ import { pyEquals } from '../../metrics/values.ts';
 import { dumpsPy, type PyValue, pyStr, toPlain } from '../core/pyjson.ts';
 
 const show = (v: PyValue): string => dumpsPy(v, { ensureAscii: false, separators: [',', ':'] });
+
 import { ungroundedPaths } from '../core/record-checks.ts';
 import { validateInstance } from '../core/schema.ts';
 

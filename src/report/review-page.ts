@@ -62,9 +62,11 @@ function go(i){
   closeEdit();
   var it = item();
   if (!R || R.id !== it.record_id) {
-    api('/api/record?id=' + encodeURIComponent(it.record_id)).then(function(r){ R = r; pickModel(); drawRecord(); drawList(); })
+    return api('/api/record?id=' + encodeURIComponent(it.record_id)).then(function(r){ R = r; pickModel(); drawRecord(); drawList(); })
       .catch(function(e){ status('error: ' + e.message, 'error'); });
-  } else { pickModel(); drawRecord(); drawList(); }
+  }
+  pickModel(); drawRecord(); drawList();
+  return Promise.resolve();
 }
 function pickModel(){
   var it = item(); sel = 0;
@@ -122,22 +124,24 @@ function decide(kind, extra){
   var body = { record_id: it.record_id, path: it.path, decision: kind, note: $('note').value };
   if (kind === 'alternative') body.model = R.models[sel] ? R.models[sel].model : '';
   if (extra) Object.keys(extra).forEach(function(k){ body[k] = extra[k]; });
-  busy = true; status('saving...', '');
+  busy = true; delete $('status').dataset.at; status('saving...', '');
   return api('/api/decision', body).then(function(res){
     busy = false; S = res.state; $('note').value = ''; closeEdit();
-    status('saved: ' + kind + ' at ' + it.record_id + ' ' + (it.path || '(record)'), 'saved');
-    go(nextOpen(cur + 1, 1) < S.items.length ? nextOpen(cur + 1, 1) : cur);
-  }).catch(function(e){
+    var said = 'saved: ' + kind + ' at ' + it.record_id + ' ' + (it.path || '(record)');
+    status(said, 'saved');
+    // Said again once the next leaf is drawn: "saved" then always shows the leaf after it.
+    return go(nextOpen(cur + 1, 1) < S.items.length ? nextOpen(cur + 1, 1) : cur).then(function(){ status(said, 'saved'); $('status').dataset.at = String(cur); });
+  }, function(e){
     busy = false; status('not saved: ' + e.message, 'error');
     if (kind === 'gold_wrong') { $('edit-error').textContent = e.message; openEdit(true); }
   });
 }
 function undo(){
-  if (busy) return; busy = true; status('undoing...', '');
+  if (busy) return; busy = true; delete $('status').dataset.at; status('undoing...', '');
   api('/api/undo', {}).then(function(res){
     busy = false; S = res.state; status(res.undone ? 'undone: ' + res.undone.decision + ' at ' + res.undone.record_id + ' ' + (res.undone.path || '(record)') : 'nothing to undo', 'saved');
     var i = res.undone ? S.items.findIndex(function(x){ return x.record_id === res.undone.record_id && x.path === res.undone.path; }) : cur;
-    R = null; go(i >= 0 ? i : cur);
+    R = null; return go(i >= 0 ? i : cur).then(function(){ $('status').dataset.at = String(cur); });
   }).catch(function(e){ busy = false; status('not undone: ' + e.message, 'error'); });
 }
 function openEdit(keep){

@@ -45,27 +45,39 @@ function reviewer(dir: string, name: string): ReviewServer {
   return new ReviewServer(prepareReview({ evalDir: dir }), name);
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: test reads of written JSON
+type Rec = Record<string, any>;
 const lines = (file: string) =>
   readFileSync(file, 'utf8')
     .split('\n')
     .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as Record<string, any>);
+    .map((l) => JSON.parse(l) as Rec);
 
 test('--apply writes a new version beside the old; sob score prints before and after per model', async () => {
   const ana = reviewer(ev, 'ana');
-  ana.decide({ record_id: 'r1', path: 'city', decision: 'gold_wrong', value: '"Paris"', note: 'the text says Paris' });
+  ana.decide({
+    record_id: 'r1',
+    path: 'city',
+    decision: 'gold_wrong',
+    value: '"Paris"',
+    note: 'the text says Paris',
+  });
   ana.decide({ record_id: 'r1', path: 'year', decision: 'gold_wrong', value: '1902' });
   ana.decide({ record_id: 'r2', path: 'city', decision: 'alternative', model: 'replay_m2' });
   ana.decide({ record_id: 'r3', path: 'year', decision: 'gold_right' });
   ana.decide({ record_id: 'r4', path: 'name', decision: 'drop', note: 'markup in the gold' });
   const oldRecords = readFileSync(bench);
-  const folder = () => readdirSync(join(tmp, 'bench')).map((f) => [f, readFileSync(join(tmp, 'bench', f)).toString('base64')]);
+  const folder = () =>
+    readdirSync(join(tmp, 'bench')).map((f) => [f, readFileSync(join(tmp, 'bench', f)).toString('base64')]);
   const oldFolder = folder();
 
   const ap = await sobIn(['review', ev, '--apply'], { cwd: tmp });
   assert.equal(ap.code, 0, ap.stderr);
   const dir = join(tmp, 'bench-gold-v2');
-  assert.match(ap.stdout, /5 records kept, 1 dropped, 2 gold values changed, 1 alternatives accepted, 1 confirmed/);
+  assert.match(
+    ap.stdout,
+    /5 records kept, 1 dropped, 2 gold values changed, 1 alternatives accepted, 1 confirmed/,
+  );
   assert.ok(readFileSync(bench).equals(oldRecords), 'the old records byte for byte');
   assert.deepEqual(folder(), oldFolder, 'nothing added to or changed in the old folder');
 
@@ -76,7 +88,11 @@ test('--apply writes a new version beside the old; sob score prints before and a
   );
   assert.ok(recs.every((r) => r.metadata.gold_version === 2));
   assert.deepEqual(recs[0].output.ground_truth, { city: 'Paris', year: 1902, name: 'Ada' });
-  assert.deepEqual(recs[1].output.ground_truth, { city: 'Rome', year: 1950, name: 'Bo' }, 'an alternative keeps the gold');
+  assert.deepEqual(
+    recs[1].output.ground_truth,
+    { city: 'Rome', year: 1950, name: 'Bo' },
+    'an alternative keeps the gold',
+  );
   assert.deepEqual(recs[1].metadata.accepted_alternatives, { city: ['Roma'] });
   assert.deepEqual(recs[2].output.ground_truth.year, 2000);
   // Unchanged records keep their lexemes: r5's gold year stays the string it was.
@@ -88,7 +104,14 @@ test('--apply writes a new version beside the old; sob score prints before and a
   assert.equal(manifest.sources.text.records, 5);
   assert.equal(manifest.sources.text.weight, 5);
   assert.deepEqual(
-    manifest.gold.changes.map((c: Record<string, unknown>) => [c.record_id, c.path, c.decision, c.before, c.after, c.reviewer]),
+    manifest.gold.changes.map((c: Record<string, unknown>) => [
+      c.record_id,
+      c.path,
+      c.decision,
+      c.before,
+      c.after,
+      c.reviewer,
+    ]),
     [
       ['r1', 'city', 'gold_wrong', 'Lyon', 'Paris', 'ana'],
       ['r1', 'year', 'gold_wrong', 1901, 1902, 'ana'],
@@ -138,8 +161,32 @@ test('--apply writes a new version beside the old; sob score prints before and a
   //   r6 1 -> 14/3 / 5 = 0.933 for every model.
   // Perfect v1: r6 only -> 1/6 = 0.167; v2: r1 and r6 -> 2/5 = 0.400.
   // columns: source, n v1, n v2, VA v1, VA v2, change, Len v1, Len v2, change, Perfect v1, v2
-  assert.deepEqual(rows.replay_m1, ['text', '6', '5', '0.667', '0.800', '+0.133', '0.778', '0.933', '+0.156', '0.167', '0.400']);
-  assert.deepEqual(rows.replay_m2, ['text', '6', '5', '0.667', '0.800', '+0.133', '0.722', '0.933', '+0.211', '0.167', '0.400']);
+  assert.deepEqual(rows.replay_m1, [
+    'text',
+    '6',
+    '5',
+    '0.667',
+    '0.800',
+    '+0.133',
+    '0.778',
+    '0.933',
+    '+0.156',
+    '0.167',
+    '0.400',
+  ]);
+  assert.deepEqual(rows.replay_m2, [
+    'text',
+    '6',
+    '5',
+    '0.667',
+    '0.800',
+    '+0.133',
+    '0.722',
+    '0.933',
+    '+0.211',
+    '0.167',
+    '0.400',
+  ]);
   assert.deepEqual(rows.replay_m3, rows.replay_m2);
   assert.ok(readFileSync(bench).equals(oldRecords), 'scoring left the old records as they were');
 });

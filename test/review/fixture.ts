@@ -19,7 +19,12 @@ type Leaves = { city: string; year: number | string; name: string };
 const R: { id: string; context: string; gold: Leaves; answers: [Leaves, Leaves, Leaves] }[] = [];
 const same = (l: Leaves): [Leaves, Leaves, Leaves] => [l, l, l];
 // r1: every model reads Paris 1902 where the gold says Lyon 1901 (Lyon is nowhere in the text).
-R.push({ id: 'r1', context: 'Ada was born in Paris in 1902.', gold: { city: 'Lyon', year: 1901, name: 'Ada' }, answers: same({ city: 'Paris', year: 1902, name: 'Ada' }) });
+R.push({
+  id: 'r1',
+  context: 'Ada was born in Paris in 1902.',
+  gold: { city: 'Lyon', year: 1901, name: 'Ada' },
+  answers: same({ city: 'Paris', year: 1902, name: 'Ada' }),
+});
 // r2: two models say Roma, one ROME (exact wrong, lenient right).
 R.push({
   id: 'r2',
@@ -32,13 +37,33 @@ R.push({
   ],
 });
 // r3: every model says 2001.
-R.push({ id: 'r3', context: 'Cy moved to Oslo in 2000 and was born there in 2001.', gold: { city: 'Oslo', year: 2000, name: 'Cy' }, answers: same({ city: 'Oslo', year: 2001, name: 'Cy' }) });
+R.push({
+  id: 'r3',
+  context: 'Cy moved to Oslo in 2000 and was born there in 2001.',
+  gold: { city: 'Oslo', year: 2000, name: 'Cy' },
+  answers: same({ city: 'Oslo', year: 2001, name: 'Cy' }),
+});
 // r4: hostile gold and context; every model says Dee.
-R.push({ id: 'r4', context: `Dee lives in Nice since 1800. ${HOSTILE}`, gold: { city: 'Nice', year: 1800, name: HOSTILE }, answers: same({ city: 'Nice', year: 1800, name: 'Dee' }) });
+R.push({
+  id: 'r4',
+  context: `Dee lives in Nice since 1800. ${HOSTILE}`,
+  gold: { city: 'Nice', year: 1800, name: HOSTILE },
+  answers: same({ city: 'Nice', year: 1800, name: 'Dee' }),
+});
 // r5: the gold's year is a string, so the gold fails its schema; the models give the integer.
-R.push({ id: 'r5', context: 'Eve, Bern, 1900.', gold: { city: 'Bern', year: '1900', name: 'Eve' }, answers: same({ city: 'Bern', year: 1900, name: 'Eve' }) });
+R.push({
+  id: 'r5',
+  context: 'Eve, Bern, 1900.',
+  gold: { city: 'Bern', year: '1900', name: 'Eve' },
+  answers: same({ city: 'Bern', year: 1900, name: 'Eve' }),
+});
 // r6: all right; only the judge flags it (judge/judgments.jsonl).
-R.push({ id: 'r6', context: 'Fay, Graz, 1990.', gold: { city: 'Graz', year: 1990, name: 'Fay' }, answers: same({ city: 'Graz', year: 1990, name: 'Fay' }) });
+R.push({
+  id: 'r6',
+  context: 'Fay, Graz, 1990.',
+  gold: { city: 'Graz', year: 1990, name: 'Fay' },
+  answers: same({ city: 'Graz', year: 1990, name: 'Fay' }),
+});
 
 export const RECORD_IDS = R.map((r) => r.id);
 export const MODELS = ['m1', 'm2', 'm3'];
@@ -53,7 +78,11 @@ export function writeFixture(dir: string): { benchmark: string; responses: strin
       (r) =>
         `${JSON.stringify({
           metadata: { record_id: r.id, source: 'text', schema_complexity: 'easy' },
-          input: { context: r.context, question: `Where and when? ${r.id === 'r4' ? HOSTILE : ''}`, json_schema: SCHEMA },
+          input: {
+            context: r.context,
+            question: `Where and when? ${r.id === 'r4' ? HOSTILE : ''}`,
+            json_schema: SCHEMA,
+          },
           output: { ground_truth: r.gold },
         })}\n`,
     ).join(''),

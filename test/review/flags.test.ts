@@ -32,9 +32,16 @@ function record(gold: string, answers: string[]): ReviewRecord {
 test('models agree against the gold: at least 60% of the answering models and at least 2, folded text', () => {
   assert.equal(DEFAULT_AGREE_SHARE, 0.6);
   // 3 of 5 = 0.6 agree on "b": flagged; 2 of 5 = 0.4: not.
-  const five = (xs: string[]) => record('{"k":"a"}', xs.map((x) => `{"k":"${x}"}`));
+  const five = (xs: string[]) =>
+    record(
+      '{"k":"a"}',
+      xs.map((x) => `{"k":"${x}"}`),
+    );
   assert.equal(modelsAgreeAgainstGold(five(['b', 'B ', 'b', 'a', 'c'])).length, 1);
-  assert.match(modelsAgreeAgainstGold(five(['b', 'B ', 'b', 'a', 'c']))[0].reasons[0].detail, /^3 of 5 models agree on "b"/);
+  assert.match(
+    modelsAgreeAgainstGold(five(['b', 'B ', 'b', 'a', 'c']))[0].reasons[0].detail,
+    /^3 of 5 models agree on "b"/,
+  );
   assert.equal(modelsAgreeAgainstGold(five(['b', 'b', 'c', 'a', 'd'])).length, 0);
   // Agreeing with the gold up to case and spaces is agreeing with it.
   assert.equal(modelsAgreeAgainstGold(five(['A', ' a', 'a', 'a', 'a'])).length, 0);
@@ -53,7 +60,10 @@ test('a gold failing its schema is flagged at the leaf ajv names; judge flags jo
     schema: { type: 'object', properties: { a: { type: 'object', properties: { b: { type: 'integer' } } } } },
   };
   assert.equal(pointerToLeafPath('/a/0/b~1c'), 'a[0].b/c');
-  const items = flagRecords([r], [{ record_id: 'x', path: 'a.b', kind: 'judge_flag', detail: 'j: unsupported' }]);
+  const items = flagRecords(
+    [r],
+    [{ record_id: 'x', path: 'a.b', kind: 'judge_flag', detail: 'j: unsupported' }],
+  );
   assert.deepEqual(
     items.map((i) => [i.path, i.reasons.map((x) => x.kind)]),
     [['a.b', ['gold_schema', 'judge_flag']]],
@@ -61,7 +71,9 @@ test('a gold failing its schema is flagged at the leaf ajv names; judge flags jo
   assert.match(items[0].reasons[0].detail, /\/a\/b must be integer/);
 });
 
-test('the SOB image set: leaves where most models agree against the gold, at the default threshold', { skip: needsData('sob') }, () => {
+test('the SOB image set: leaves where most models agree against the gold, at the default threshold', {
+  skip: needsData('sob'),
+}, () => {
   const data = loadReviewData(sharedData('sob', 'images_responses'));
   assert.equal(data.records.length, 209);
   assert.equal(data.models.length, 34);

@@ -21,6 +21,14 @@ const tmp = tempDir('sob-review-page-');
 const ev = join(tmp, 'ev');
 const servers: ChildProcess[] = [];
 
+// The page's globals, for the functions Playwright runs in it (the suite compiles without the DOM lib).
+declare const document: {
+  getElementById(
+    id: string,
+  ): { textContent: string | null; dataset: Record<string, string>; replaceChildren(): void } | null;
+};
+declare const window: unknown;
+
 /** Starts `sob review` as a child; resolves with the URL it prints. */
 function startReview(reviewer: string): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, [BIN, 'review', ev, '--reviewer', reviewer], {
@@ -91,17 +99,31 @@ test('the token, the folder and the host are enforced', async () => {
   mkdirSync(join(ev, 'pics'), { recursive: true });
   symlinkSync(join(tmp, 'secret.png'), join(ev, 'pics', 'link.png'));
   writeFileSync(join(ev, 'pics', 'ok.png'), 'png bytes');
-  for (const p of ['../secret.png', join(tmp, 'secret.png'), 'pics/link.png', '%2e%2e/secret.png', '/etc/passwd'])
+  for (const p of [
+    '../secret.png',
+    join(tmp, 'secret.png'),
+    'pics/link.png',
+    '%2e%2e/secret.png',
+    '/etc/passwd',
+  ])
     assert.equal(await status(`/api/file?token=${token}&path=${encodeURIComponent(p)}`), 403, p);
   // Inside, only images; and a page of another host name (DNS rebinding) is refused.
   assert.equal(await status(`/api/file?token=${token}&path=pics/ok.png`), 200);
   assert.equal(await status(`/api/file?token=${token}&path=runs/replay_m1/manifest.json`), 403);
   const rebound = await new Promise<number>((ok) => {
     import('node:http').then(({ request }) => {
-      const req = request({ host: '127.0.0.1', port: u.port, path: `/api/state?token=${token}`, headers: { host: `evil.example:${u.port}` } }, (res) => {
-        res.resume();
-        ok(res.statusCode ?? 0);
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: u.port,
+          path: `/api/state?token=${token}`,
+          headers: { host: `evil.example:${u.port}` },
+        },
+        (res) => {
+          res.resume();
+          ok(res.statusCode ?? 0);
+        },
+      );
       req.end();
     });
   });
@@ -133,7 +155,11 @@ test('a keyboard walk over five flagged leaves, SIGKILL, restart: four decisions
     const savedAfter = async (key: string) => {
       await page.keyboard.press(key);
       try {
-        await page.waitForFunction(() => /^(saved|undone)/.test(document.getElementById('status')!.textContent ?? ''));
+        // `data-at`: set once the leaf after the decision is drawn.
+        await page.waitForFunction(() => {
+          const s = document.getElementById('status')!;
+          return /^(saved|undone)/.test(s.textContent ?? '') && s.dataset.at !== undefined;
+        });
       } catch (e) {
         throw new Error(`after ${key}: status ${await page.textContent('#status')}: ${e}`);
       }
@@ -143,7 +169,10 @@ test('a keyboard walk over five flagged leaves, SIGKILL, restart: four decisions
     assert.equal(await page.textContent('#count'), '7 flagged');
     assert.deepEqual(await at(), { index: 0, record: 'r1', path: 'city' });
     // The leaf's reasons and the differences marked: three models, all differing from the gold.
-    assert.match((await page.textContent('#reasons'))!, /3 of 3 models agree on "Paris", the gold says "Lyon"/);
+    assert.match(
+      (await page.textContent('#reasons'))!,
+      /3 of 3 models agree on "Paris", the gold says "Lyon"/,
+    );
     assert.equal(await page.$$eval('#leaves tr.cur td.diff', (tds) => tds.length), 3);
 
     // 1. r1.city: the gold is wrong, the right value typed.
@@ -178,8 +207,18 @@ test('a keyboard walk over five flagged leaves, SIGKILL, restart: four decisions
     assert.deepEqual(await at(), { index: 4, record: 'r4', path: 'name' });
     assert.ok((await page.textContent('#context'))!.includes(HOSTILE), 'the context shown as text');
     assert.ok((await page.textContent('#question'))!.includes(HOSTILE));
-    assert.equal(await page.$$eval('#leaves td', (tds) => tds.filter((td) => td.textContent!.includes('<script>')).length), 1);
-    assert.equal((await page.$$('main script, main img[src="x"], #leaves img')).length, 0, 'no element made from record text');
+    assert.equal(
+      await page.$$eval(
+        '#leaves td',
+        (tds) => tds.filter((td) => td.textContent!.includes('<script>')).length,
+      ),
+      1,
+    );
+    assert.equal(
+      (await page.$$('main script, main img[src="x"], #leaves img')).length,
+      0,
+      'no element made from record text',
+    );
     await savedAfter('d');
     assert.deepEqual(await at(), { index: 5, record: 'r5', path: 'year' });
     assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
@@ -199,7 +238,9 @@ test('a keyboard walk over five flagged leaves, SIGKILL, restart: four decisions
     );
     assert.equal(lines[2].model, 'replay_m2');
     assert.equal(lines[4].undoes, lines[3].id);
-    assert.ok(lines.every((d) => d.reviewer === 'ana' && typeof d.time === 'string' && typeof d.reason === 'string'));
+    assert.ok(
+      lines.every((d) => d.reviewer === 'ana' && typeof d.time === 'string' && typeof d.reason === 'string'),
+    );
     assert.match(String(lines[0].reason), /models_agree: 3 of 3/);
     assert.equal(lines[0].before, 'Lyon');
 
@@ -211,7 +252,9 @@ test('a keyboard walk over five flagged leaves, SIGKILL, restart: four decisions
     await page.waitForSelector('body[data-ready="1"]');
     await page.waitForFunction(() => document.getElementById('rid')!.textContent === 'r5');
     assert.deepEqual(await at(), { index: 5, record: 'r5', path: 'year' });
-    const marks = await page.$$eval('#list li', (lis) => lis.map((li) => li.querySelector('.dec')?.textContent ?? ''));
+    const marks = await page.$$eval('#list li', (lis) =>
+      lis.map((li) => li.querySelector('.dec')?.textContent ?? ''),
+    );
     assert.deepEqual(marks, ['gold_wrong', 'gold_wrong', 'alternative', '', 'drop', '', '']);
 
     // A second reviewer disagrees on r1.city: both kept; ana's page says so.
@@ -220,7 +263,12 @@ test('a keyboard walk over five flagged leaves, SIGKILL, restart: four decisions
     const res = await fetch(`${bu.origin}/api/decision?token=${bu.searchParams.get('token')}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ record_id: 'r1', path: 'city', decision: 'gold_right', note: 'Lyon per the registry' }),
+      body: JSON.stringify({
+        record_id: 'r1',
+        path: 'city',
+        decision: 'gold_right',
+        note: 'Lyon per the registry',
+      }),
     });
     assert.equal(res.status, 200);
     await page.reload();
