@@ -288,3 +288,63 @@ test('a keyboard walk over five flagged leaves, SIGKILL, restart: four decisions
     await browser.close();
   }
 });
+
+test('a record with a page image: shown from inside the folder, named but not served from outside', async (t) => {
+  if (!existsSync(CHROMIUM)) {
+    t.skip('Debian chromium is not installed (apt-get install chromium): the browser test cannot run');
+    return;
+  }
+  // A folder of response files (the SOB layout); the record's attachments are relative to it.
+  const dir = join(tmp, 'with-image');
+  mkdirSync(join(dir, 'pages'), { recursive: true });
+  // A 2x1 PNG.
+  const png = Buffer.from(
+    'iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAYAAAD0In+KAAAAEUlEQVR4nGP4z8DwnwEIGAAd8AL+Hbn6lQAAAABJRU5ErkJggg==',
+    'base64',
+  );
+  writeFileSync(join(dir, 'pages', 'p1.png'), png);
+  writeFileSync(join(tmp, 'outside.png'), png);
+  const line = (model: string, year: number) =>
+    `${JSON.stringify({
+      metadata: { record_id: 'img1', model_id: model, source: 'image' },
+      input: {
+        context: 'Page one, 1999.',
+        question: 'Year?',
+        json_schema: { type: 'object', properties: { year: { type: 'integer' } } },
+        attachments: [
+          { kind: 'image', path: 'pages/p1.png', sha256: 'x', mime: 'image/png' },
+          { kind: 'image', path: '../outside.png', sha256: 'y', mime: 'image/png' },
+        ],
+      },
+      output: { ground_truth: { year: 1998 }, candidate_response: { year } },
+    })}\n`;
+  writeFileSync(join(dir, 'response_a_image.jsonl'), line('a', 1999));
+  writeFileSync(join(dir, 'response_b_image.jsonl'), line('b', 1999));
+  const { prepareReview, ReviewServer } = await import('../../src/app/review.ts');
+  const server = new ReviewServer(prepareReview({ evalDir: dir }), 'ana');
+  const url = await server.listen();
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage();
+    await page.goto(url);
+    await page.waitForSelector('img.page');
+    assert.deepEqual(await at1(page), { rid: 'img1', path: 'year' });
+    const img = await page.$eval('img.page', (i) => {
+      const im = i as unknown as { naturalWidth: number; naturalHeight: number; alt: string };
+      return [im.naturalWidth, im.naturalHeight, im.alt];
+    });
+    assert.deepEqual(img, [2, 1, 'pages/p1.png']);
+    assert.equal((await page.$$('img.page')).length, 1, 'only the image inside the folder');
+    assert.match(
+      (await page.textContent('#images'))!,
+      /\.\.\/outside\.png: outside the evaluation folder: not served/,
+    );
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+});
+
+async function at1(page: import('playwright-core').Page) {
+  return { rid: await page.textContent('#rid'), path: await page.textContent('#leaf-path') };
+}
