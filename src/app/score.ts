@@ -221,6 +221,34 @@ export async function scoreTargets(s: ScoreSettings): Promise<void> {
     cs.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   if (rows.length > 0) process.stdout.write(`${[fmt(header), ...rows.map(fmt)].join('\n')}\n`);
   if (schemaLines.length > 0) process.stdout.write(`${schemaLines.join('\n')}\n`);
+  // A version `sob review --apply` wrote: the same answers against the version it came from too.
+  const { previousVersion, beforeAfterTable } = await import('./score-versions.ts');
+  const prev = benchmark ? previousVersion(benchmark.path) : undefined;
+  if (prev && benchmark) {
+    const before = await checkedBenchmark(prev.path, {
+      ...s,
+      allowInvalidGroundTruth: true,
+      skipInvalid: true,
+    });
+    process.stdout.write(
+      `\n${await beforeAfterTable(
+        targets,
+        results.map((r, i) => ({
+          name: targets[i].modelDir ?? r.file.split('/').pop() ?? r.file,
+          outputs: r.outputs,
+        })),
+        before,
+        { before: prev.version, after: prev.current },
+        {
+          modality: s.modality,
+          summary: { bootstrapSamples: 0, seed: s.seed, topKErrors: s.topKErrors },
+          jobs: s.jobs,
+          recordTimeoutMs: s.recordTimeoutMs,
+          match,
+        },
+      )}`,
+    );
+  }
   log(
     `scored ${done - failures}/${files.length} files in ${((Date.now() - started) / 1000).toFixed(2)} s${rows.length > 0 ? ` (weighted means shown; ${profileLine(targets)})` : ''}`,
   );

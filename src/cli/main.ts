@@ -31,6 +31,7 @@ const COMMANDS: readonly { name: string; file: string; register: string }[] = [
   { name: 'ocr', file: './ocr.ts', register: 'registerOcr' },
   { name: 'judge', file: './judge.ts', register: 'registerJudge' },
   { name: 'author', file: './author.ts', register: 'registerAuthor' },
+  { name: 'review', file: './review.ts', register: 'registerReview' },
 ];
 
 /** What the top-level `--help` shows of a command without loading it. */

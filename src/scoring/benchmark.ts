@@ -38,6 +38,10 @@ export interface BenchmarkRecord {
   /** The record's weight fields and source, put over the answer's metadata. */
   schemaComplexity?: unknown;
   difficulty?: unknown;
+  /** `metadata.accepted_alternatives` (sob review --apply): right in lenient scoring only. */
+  acceptedAlternatives?: unknown;
+  /** `metadata.gold_version` (sob review --apply). */
+  goldVersion?: unknown;
 }
 
 export interface Benchmark {
@@ -98,6 +102,8 @@ export function loadBenchmark(ref: BenchmarkRef): Benchmark {
       groundTruthText: p.spans?.get('output.ground_truth'),
       schemaComplexity: meta.get('schema_complexity') ?? derivedComplexity(schemaText),
       difficulty: meta.get('difficulty'),
+      acceptedAlternatives: meta.get('accepted_alternatives'),
+      goldVersion: meta.get('gold_version'),
     });
     const list = ids.get(modality ?? '');
     if (list) list.push(id);

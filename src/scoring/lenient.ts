@@ -18,6 +18,7 @@
  * record is also its "lenient without judge" score, kept for the summary and `--sensitivity`.
  */
 
+import { goldWithAlternatives } from '../../metrics/match/alternatives.ts';
 import type { JudgeVerdict, UnsettledPair } from '../../metrics/match/judge.ts';
 import { type Policy, withoutJudge } from '../../metrics/match/policy.ts';
 import { type LenientScore, scoreLenient } from '../../metrics/match/score.ts';
@@ -269,8 +270,9 @@ export class LenientScorer {
       if (this.job.judge !== null) part.noJudge = part.values;
       return part;
     }
-    const gold = view.groundTruth;
     const cand = this.profile === 'strict' ? parseAnswer(view.raw, view.candidate).value : view.candidate;
+    // Accepted alternatives (sob review) are right leniently; exact scoring never sees them.
+    const gold = goldWithAlternatives(view.groundTruth, cand, view.metadata.get('accepted_alternatives'));
     const schema = this.schemaOf(view);
     const gates = { hardening: score.jsonPass, coverage_gate: score.explanation.coverage_gate ?? 1 };
     const base = scoreLenient(gold, cand, schema, { policy: this.policy, gates });

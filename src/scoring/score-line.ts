@@ -137,6 +137,8 @@ function withBenchmarkMetadata(metadata: PyObject, b: BenchmarkRecord): PyObject
   for (const [k, v] of [
     ['schema_complexity', b.schemaComplexity],
     ['difficulty', b.difficulty],
+    ['accepted_alternatives', b.acceptedAlternatives],
+    ['gold_version', b.goldVersion],
   ] as const) {
     if (v === undefined) m.delete(k);
     else m.set(k, v as PyValue);

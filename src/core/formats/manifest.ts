@@ -41,6 +41,15 @@ export interface BenchmarkManifest {
   benchmark?: string;
   /** Records that gave no `schema_complexity`: it was derived from their schema's shape. */
   schema_complexity_derived?: number;
+  /** A version written by `sob review --apply` (docs/review.md): the gold's version, the one it
+   * came from, and every change with its decision. */
+  gold?: {
+    version: number;
+    previous?: { benchmark: string; sha256: string; version: number };
+    decisions?: string;
+    decisions_sha256?: string;
+    changes?: unknown[];
+  };
 }
 
 export type RunStatus = 'running' | 'complete' | 'incomplete' | 'interrupted' | 'failed' | string;
