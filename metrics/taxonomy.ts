@@ -80,7 +80,8 @@ export class TaxonomyAccumulator {
   }
 
   result(): Taxonomy {
-    const { classes, n } = this;
+    const classes = this.classes;
+    const n = this.n;
     for (const c of ERROR_CLASSES) classes[c].rate = n ? classes[c].count / n : 0;
     const topMissingPaths = [...this.missing.entries()]
       .sort((a, b) => b[1] - a[1])

@@ -36,7 +36,8 @@ export const SERIAL = {
   'test/providers/streaming.test.ts': 'ttft_ms and tpot_ms within 10% of scripted delays',
   'test/cli/ocr-limits.test.ts': 'peak RSS and seconds under --page-timeout + 10 s',
   'test/providers/skeleton-limits.test.ts': 'SIGTERM stops a run within 10 s (10.7 s in parallel)',
-  'test/cli/record-budget.test.ts': 'a catastrophic pattern rejected within its budget + 2 s; SIGTERM obeyed within 2 s',
+  'test/cli/record-budget.test.ts':
+    'a catastrophic pattern rejected within its budget + 2 s; SIGTERM obeyed within 2 s',
   'test/scoring/bad-input.test.ts':
     'a 50 MB answer validated within the default record time budget; a ReDoS run under 30 s',
 };

@@ -110,7 +110,7 @@ export async function checkBenchmark(file: string, sel: Selection = {}): Promise
     const next = inFlight.shift()!;
     const res = await next.verdict;
     if (full()) return;
-    const { line, id, src } = next;
+    const { line, id } = next;
     // An earlier line of the same id, accepted while this one was being checked: a repeat.
     const first = id === undefined ? undefined : seen.get(id);
     if (first !== undefined) {
