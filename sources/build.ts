@@ -230,9 +230,28 @@ async function writeOutputs(
   const maxLogged = opts.maxWarningsLogged ?? 50;
   const reject = (p: Problem) => {
     rejected++;
-    rejects.write(
-      `${JSON.stringify({ origin: p.origin, record_id: p.record_id ?? null, reasons: p.reasons, record: p.record })}\n`,
-    );
+    let line: string;
+    try {
+      line = JSON.stringify({
+        origin: p.origin,
+        record_id: p.record_id ?? null,
+        reasons: p.reasons,
+        record: p.record,
+      });
+    } catch (e) {
+      // A record nested too deeply for the JSON writer (a hostile schema): its reasons, without it.
+      if (!(e instanceof RangeError)) throw e;
+      const deep = `nested too deeply to write as JSON (${e.message})`;
+      if (!p.reasons.some((r) => r.startsWith('nested too deeply')))
+        p = { ...p, reasons: [...p.reasons, deep] };
+      line = JSON.stringify({
+        origin: p.origin,
+        record_id: p.record_id ?? null,
+        reasons: p.reasons,
+        record: null,
+      });
+    }
+    rejects.write(`${line}\n`);
     // One line: the record id (else where it came from), the reasons, then where it came from.
     log(`rejected ${p.record_id ?? p.origin}: ${p.reasons.join('; ')}${p.record_id ? ` (${p.origin})` : ''}`);
   };

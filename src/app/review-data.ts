@@ -7,13 +7,11 @@ import { createHash, randomUUID } from 'node:crypto';
 import {
   closeSync,
   existsSync,
-  fstatSync,
   fsyncSync,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
-  readSync,
   statSync,
   writeSync,
 } from 'node:fs';

@@ -275,8 +275,14 @@ export class BudgetedWorker<J, R> {
       const next = this.queue.shift()!;
       this.worker ??= this.start();
       this.worker.ref();
+      try {
+        // A job the structured clone cannot copy (an object nested thousands deep) fails alone.
+        this.worker.postMessage({ id: next.id, job: next.job });
+      } catch (e) {
+        this.settle(next, { ok: false, reason: (e as Error).message, timedOut: false });
+        continue;
+      }
       this.posted.push(next);
-      this.worker.postMessage({ id: next.id, job: next.job });
     }
   }
 }

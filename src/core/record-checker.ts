@@ -13,12 +13,19 @@ import { type CheckOptions, type CheckResult, checkRecordContent } from './recor
 
 type Job = { candidate: unknown; opts: Omit<CheckOptions, 'seenIds'> };
 
-/** The worker's side: one record's checks (the record itself is not sent back, its metadata is). */
+/**
+ * The worker's side: one record's checks. The record itself is not sent back: its metadata is,
+ * and its attachments (the caller checks each file against its hash before anything is asked).
+ */
 export function handle(job: Job): CheckResult {
   const res = checkRecordContent(job.candidate, job.opts);
   if (!res.record) return res;
-  const { metadata } = res.record;
-  return { ...res, record: { metadata } as CheckResult['record'] };
+  const { metadata, input } = res.record;
+  const attachments = input?.attachments;
+  return {
+    ...res,
+    record: { metadata, input: attachments ? { attachments } : {} } as CheckResult['record'],
+  };
 }
 
 /** Where a schema runs regular expressions (`pattern` at `properties.code`): what a time-out names. */
@@ -85,7 +92,13 @@ export class RecordChecker {
     const out = await this.worker.run({ candidate, opts });
     if (this.opts.signal?.aborted) throw new CheckInterrupted();
     if (out.ok) return out.value;
-    if (!out.timedOut) return { ok: false, errors: [`the record check failed: ${out.reason}`], warnings: [] };
+    if (!out.timedOut) {
+      // A record the worker could not be handed (nested thousands deep) cannot be written either.
+      const why = /call stack/i.test(out.reason)
+        ? `nested too deeply to write as JSON (${out.reason})`
+        : `the record check failed: ${out.reason}`;
+      return { ok: false, errors: [why], warnings: [] };
+    }
     const regex = regexKeywords(schemaOf(candidate));
     const what =
       regex.length > 0
