@@ -207,11 +207,14 @@ function checkMappedColumns(file: string, rows: Iterable<RawRow>, map: Record<st
 }
 
 /** The columns of a JSONL file's rows, read as a stream (for `checkMappedColumns`). */
-async function jsonlColumns(file: string): Promise<RawRow[]> {
+async function jsonlColumns(file: string, maxRows?: number): Promise<RawRow[]> {
   const columns = new Set<string>();
-  for await (const { row } of streamJsonlRows(file))
+  let n = 0;
+  for await (const { row } of streamJsonlRows(file)) {
+    if (maxRows !== undefined && ++n > maxRows) break;
     if (row !== null && typeof row === 'object' && !('__parseError' in row))
       for (const k of Object.keys(row)) columns.add(k);
+  }
   return columns.size === 0
     ? []
     : [{ origin: file, row: Object.fromEntries([...columns].map((c) => [c, 1])) }];
@@ -224,7 +227,12 @@ async function* streamRecordCandidates(
   source: string,
   log: (line: string) => void,
 ): AsyncGenerator<{ candidate: Candidate } | { problem: Problem }> {
-  if (Object.keys(map).length > 0) checkMappedColumns(input, await jsonlColumns(input), map);
+  // The column checks need every row's columns: a streamed pass of their own (the first 10,000
+  // rows for the required fields when no --map is given: enough to tell rows under other names).
+  const mapped = Object.keys(map).length > 0;
+  const columns = await jsonlColumns(input, mapped ? undefined : 10_000);
+  if (mapped) checkMappedColumns(input, columns, map);
+  checkRequiredColumns(input, columns, map);
   let n = 0;
   for await (const raw of streamJsonlRows(input)) {
     n++;
@@ -243,6 +251,61 @@ async function* streamRecordCandidates(
   );
 }
 
+/** A required field's name as a user writes it (and as `--map` takes it). */
+function userName(field: string): string {
+  return field === 'record_id' ? 'id' : field === 'json_schema' ? 'schema' : field;
+}
+
+/**
+ * Rows under other column names (`doc_id`, `passage`, ...): when no row has any name a required
+ * field is found under, every row would be rejected for the same reason. One usage line instead
+ * (exit 2), naming the columns there are and the `--map` that would read them, with a guess per
+ * field where a column's name holds the field's (`doc_id` for `id`).
+ */
+export function checkRequiredColumns(file: string, rows: RawRow[], map: Record<string, string>): void {
+  const columns: string[] = [];
+  for (const { row } of rows) {
+    if (!isObj(row) || (row as { __parseError?: string }).__parseError) continue;
+    // A nested record among the rows carries its own fields: nothing to guess.
+    if ('input' in row || 'output' in row || 'metadata' in row) return;
+    for (const k of Object.keys(row)) if (!columns.includes(k)) columns.push(k);
+  }
+  if (columns.length === 0) return;
+  const known = new Set(Object.values(RECORD_FIELDS).flat());
+  const missing = REQUIRED.filter(
+    (f) => map[f] === undefined && !RECORD_FIELDS[f].some((n) => columns.includes(n)),
+  );
+  if (missing.length === 0) return;
+  const spare = columns.filter((c) => !known.has(c) && !Object.values(map).includes(c));
+  // A misspelt column (`ground_truht`) is each row's did-you-mean, naming file and line.
+  if (missing.every((f) => spare.some((c) => RECORD_FIELDS[f].some((n) => didYouMean(c, [n]) !== undefined))))
+    return;
+  const taken = new Set<string>();
+  const lower = (c: string) => c.toLowerCase();
+  const guessed = missing.map((f) => {
+    const names = RECORD_FIELDS[f];
+    const guess =
+      spare.find((c) => !taken.has(c) && names.some((n) => lower(c) === n)) ??
+      spare.find((c) => !taken.has(c) && names.some((n) => lower(c).includes(n))) ??
+      spare.find((c) => !taken.has(c) && didYouMean(c, names) !== undefined);
+    if (guess) taken.add(guess);
+    return guess;
+  });
+  // As many columns left as fields: read in order (rows are mostly written id, context, ...).
+  const rest = spare.filter((c) => !taken.has(c));
+  const open = guessed.filter((g) => g === undefined).length;
+  let next = 0;
+  const guesses = missing.map((f, i) => {
+    const guess = guessed[i] ?? (rest.length === open ? rest[next++] : undefined);
+    return `${userName(f)}=${guess ?? '<column>'}`;
+  });
+  const shown = columns.length > 8 ? [...columns.slice(0, 8), '...'] : columns;
+  throw new UserError(
+    `${file}: none of your columns (${shown.join(', ')}) is ${missing.map((f) => `\`${userName(f)}\``).join(', ')}; use --map ${guesses.join(',')}`,
+    2,
+  );
+}
+
 export const loader: RecordLoader = {
   produces: 'records',
   checks: 'records',
@@ -256,6 +319,7 @@ export const loader: RecordLoader = {
       return { candidates: [], problems: [], stream: streamRecordCandidates(input, map, source, ctx.log) };
     const rows = ext === '.csv' ? readCsvRows(input) : await readSobFile(input);
     checkMappedColumns(input, rows, map);
+    checkRequiredColumns(input, rows, map);
     const out = recordCandidates(rows, map, source);
     ctx.log(
       `read ${rows.length} rows from ${input}${

@@ -66,9 +66,22 @@ export interface UserBenchmark {
 export async function userBenchmark(
   file: string,
   dir: string,
-  opts: { log: (line: string) => void; skipInvalid?: boolean; recordTimeoutMs?: number },
+  opts: {
+    log: (line: string) => void;
+    skipInvalid?: boolean;
+    recordTimeoutMs?: number;
+    /** `--map`: our field -> the user's column, as `sob build records --map` takes it. */
+    map?: Record<string, string>;
+  },
 ): Promise<UserBenchmark> {
-  if (!(await holdsFlatRows(file))) return { path: file };
+  if (!(await holdsFlatRows(file))) {
+    if (opts.map && Object.keys(opts.map).length > 0)
+      throw new UserError(
+        `--map renames the columns of flat rows (JSONL, JSON or CSV), and ${file} holds benchmark records: leave --map out`,
+        2,
+      );
+    return { path: file };
+  }
   const out = join(dir, 'records.jsonl');
   opts.log(
     `${file} holds flat rows (id, context, question, schema, ground_truth): read as \`sob build records\` reads them -> ${out}`,
@@ -83,6 +96,7 @@ export async function userBenchmark(
       input: file,
       out: join(scratch, 'records.jsonl'),
       log: opts.log,
+      map: opts.map,
       maxWarningsLogged: 10,
       recordTimeoutMs: opts.recordTimeoutMs,
     });
@@ -111,11 +125,14 @@ export async function userBenchmark(
 /**
  * Where `sob run` builds a file's flat rows: `runs/benchmarks/<name>-<12 hex of its SHA-256>`
  * (beside the run directory when one is given), so the same rows always give the same records
- * file and a re-run resumes, and edited rows give a new one.
+ * file and a re-run resumes, and edited rows (or another `--map`) give a new one.
  */
-export function userBenchmarkDir(file: string, runDir?: string): string {
+export function userBenchmarkDir(file: string, runDir?: string, map?: Record<string, string>): string {
   const root = runDir ? dirname(resolve(runDir)) : resolve('runs');
   if (!existsSync(file) || !statSync(file).isFile()) return join(root, 'benchmarks');
-  const hash = createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 12);
+  const h = createHash('sha256').update(readFileSync(file));
+  // Other columns mapped give other records: another folder (no --map: the hash it always had).
+  if (map && Object.keys(map).length > 0) h.update(`\0--map ${JSON.stringify(Object.entries(map).sort())}`);
+  const hash = h.digest('hex').slice(0, 12);
   return join(root, 'benchmarks', `${basename(file, extname(file))}-${hash}`);
 }

@@ -31,6 +31,8 @@ export interface EvalSettings {
   source?: Source;
   limit?: number;
   skipInvalid?: boolean;
+  /** `--map`: our field -> the column of the user's rows that holds it. */
+  map?: Record<string, string>;
   allowInvalidGroundTruth?: boolean;
   baseUrl: string[];
   stream: boolean;
@@ -116,6 +118,7 @@ export async function evaluate(s: EvalSettings): Promise<void> {
           log,
           skipInvalid: s.skipInvalid,
           recordTimeoutMs: s.ask.recordTimeoutMs,
+          map: s.map,
         })
       ).path
     : await buildExampleBenchmark(join(evalDir, 'benchmark'));

@@ -39,6 +39,8 @@ export interface RunSettings {
   runDir?: string;
   ask: AskSettings;
   skipInvalid?: boolean;
+  /** `--map`: our field -> the column of the user's rows that holds it. */
+  map?: Record<string, string>;
   baseUrl: string[];
   stream: boolean;
   promptTemplate?: string;
@@ -66,10 +68,11 @@ export async function runModel(s: RunSettings): Promise<void> {
   // in runs/benchmarks/<name>-<hash of the file> (beside the run directory when one is given).
   const { userBenchmark, userBenchmarkDir } = await import('../../sources/user-benchmark.ts');
   const benchmark = (
-    await userBenchmark(s.benchmark, userBenchmarkDir(s.benchmark, s.runDir), {
+    await userBenchmark(s.benchmark, userBenchmarkDir(s.benchmark, s.runDir, s.map), {
       log,
       skipInvalid: s.skipInvalid,
       recordTimeoutMs: s.ask.recordTimeoutMs,
+      map: s.map,
     })
   ).path;
   const provider = await createProvider(s.model, {

@@ -6,6 +6,7 @@
 
 import { basename, dirname, join, resolve } from 'node:path';
 import { GATE_METRICS, type GateMetric } from '../../metrics/gates.ts';
+import { UserError } from '../core/errors.ts';
 import type { EvalSummaryOut, SummaryOut } from '../core/formats/eval-summary.ts';
 import type { Modality } from '../core/record.ts';
 import type { Protocol } from '../core/validator-protocols.ts';
@@ -33,6 +34,8 @@ export interface ScoreSettings {
   benchmark?: string;
   out?: string;
   skipInvalid?: boolean;
+  /** `--map`: our field -> the column of the user's rows (`--benchmark`) that holds it. */
+  map?: Record<string, string>;
   allowInvalidGroundTruth?: boolean;
   bootstrapSamples: number;
   /** How resamples are drawn (`auto`: Poisson for strict summaries over 50,000 records). */
@@ -130,10 +133,11 @@ export async function scoreTargets(s: ScoreSettings): Promise<void> {
   if (benchmarkPath) {
     const { userBenchmark, userBenchmarkDir } = await import('../../sources/user-benchmark.ts');
     benchmarkPath = (
-      await userBenchmark(benchmarkPath, userBenchmarkDir(benchmarkPath), {
+      await userBenchmark(benchmarkPath, userBenchmarkDir(benchmarkPath, undefined, s.map), {
         log,
         skipInvalid: s.skipInvalid,
         recordTimeoutMs: s.recordTimeoutMs,
+        map: s.map,
       })
     ).path;
   }
@@ -150,6 +154,8 @@ export async function scoreTargets(s: ScoreSettings): Promise<void> {
       );
     else targets.push(...expandInputs([input]).map((file) => ({ file, profile: fileProfile })));
   }
+  // A benchmark's records (or rows) handed to `sob score` would score as zeros: said, exit 1.
+  for (const t of targets) if (await holdsNoAnswers(t.file)) throw new UserError(notAnswersLine(t.file), 1);
   const files = targets.map((t) => t.file);
   const outDir = s.out ?? defaultOutDir();
   const started = Date.now();
@@ -272,6 +278,48 @@ export async function scoreTargets(s: ScoreSettings): Promise<void> {
     },
     seed: s.seed,
   });
+}
+
+/** What `sob score` says of a file of benchmark records (no answers in it). */
+export function notAnswersLine(file: string): string {
+  return `${file}: these are benchmark records, not model answers: did you mean \`sob eval --benchmark ${file}\`? (sob score reads the answers a model gave: responses.jsonl of sob run, or response files)`;
+}
+
+/**
+ * Whether a JSONL file holds records and no answer at all: no line has a `candidate_response`
+ * (or `raw_response`) and some line is a benchmark record or a flat row. Streamed, and over at
+ * the first answer (a response file's first line, almost always).
+ */
+export async function holdsNoAnswers(file: string): Promise<boolean> {
+  const { createReadStream, statSync } = await import('node:fs');
+  if (!file.endsWith('.jsonl') || !statSync(file, { throwIfNoEntry: false })?.isFile()) return false;
+  const { createInterface } = await import('node:readline');
+  const { isFlatRow } = await import('../core/record-checks.ts');
+  const stream = createReadStream(file, { encoding: 'utf8' });
+  const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
+  let records = 0;
+  try {
+    for await (const line of lines) {
+      if (line.includes('"candidate_response"') || line.includes('"raw_response"')) return false;
+      if (line.trim() === '') continue;
+      let v: unknown;
+      try {
+        v = JSON.parse(line);
+      } catch {
+        continue; // the scorer names a line that is not JSON
+      }
+      const rec = v as { input?: unknown; output?: unknown };
+      if (
+        isFlatRow(v) ||
+        (rec && typeof rec === 'object' && rec.input !== undefined && rec.output !== undefined)
+      )
+        records++;
+    }
+  } finally {
+    lines.close();
+    stream.destroy();
+  }
+  return records > 0;
 }
 
 /** `--fail-under` on a scored file: the seven metrics (Overall and coverage are leaderboard figures). */

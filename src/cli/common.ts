@@ -109,6 +109,8 @@ export interface AskFlags {
   promptTemplate?: string;
   cache?: string | boolean;
   skipInvalid?: boolean;
+  /** `--map` as given (parsed by `fieldMapOf`). */
+  map?: string;
   allowInvalidGroundTruth?: boolean;
   recordTimeoutMs: number;
   pdfOverLimit: 'images' | 'refuse';
@@ -223,6 +225,10 @@ export function recordCheckOptions(cmd: Command): Command {
       'go on with the benchmark records that pass the checks, leaving out the rejected ones (default: a rejected record stops the command, exit 2, before anything is asked or scored)',
     )
     .option(
+      '--map <field=column,...>',
+      'your own rows: which of your columns holds each field (id, context, question, schema, ground_truth, source, schema_complexity, difficulty), as sob build records --map, e.g. --map id=doc_id,context=passage',
+    )
+    .option(
       '--allow-invalid-ground-truth',
       'keep records whose ground truth fails its own schema (warned, not rejected): the SOB image set has one, and the reference scores it',
     );
@@ -240,6 +246,12 @@ export function recordTimeoutOption(cmd: Command): Command {
     intOption('--record-timeout-ms', 1),
     RECORD_BUDGET_MS,
   );
+}
+
+/** `--map context=passage,...` as {our field: their column} (a usage error when malformed). */
+export async function fieldMapOf(spec: string | undefined): Promise<Record<string, string> | undefined> {
+  if (spec === undefined) return undefined;
+  return (await import('../../sources/records.ts')).parseFieldMap(spec);
 }
 
 /** The response cache folder `--cache [dir]` names, if any. */

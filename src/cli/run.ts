@@ -7,6 +7,7 @@ import {
   askOptions,
   askSettings,
   batchOptions,
+  fieldMapOf,
   inputModesOption,
   intOption,
   numberOption,
@@ -98,6 +99,11 @@ leaves the batch running at the provider, and the same command later polls it an
 answers (it never submits the same records twice).`,
     )
     .action(async (flags: RunFlags) => {
-      await runModel({ ...flags, input: flags.input?.[0], ask: askSettings(flags) });
+      await runModel({
+        ...flags,
+        input: flags.input?.[0],
+        map: await fieldMapOf(flags.map),
+        ask: askSettings(flags),
+      });
     });
 }

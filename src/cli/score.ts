@@ -8,6 +8,7 @@ import type { Modality } from '../core/record.ts';
 import { PROTOCOLS, type Protocol } from '../core/validator-protocols.ts';
 import {
   choiceOption,
+  fieldMapOf,
   intOption,
   modalityOption,
   recordCheckOptions,
@@ -24,6 +25,7 @@ interface ScoreFlags extends ScoreOptionFlags, GateFlags {
   out?: string;
   skipInvalid?: boolean;
   allowInvalidGroundTruth?: boolean;
+  map?: string;
   topKErrors: number;
   jobs?: number;
   recordTimeoutMs: number;
@@ -175,6 +177,8 @@ records (the compliance track) are not scored leniently.`,
         );
       }
       refuseSobPoisson(flags);
+      if (flags.map !== undefined && flags.benchmark === undefined)
+        throw new UserError('--map renames the columns of your own rows: it goes with --benchmark <rows>', 2);
       const remotes = flags.remote.map(remoteFolder);
       await scoreTargets({
         inputs,
@@ -187,6 +191,7 @@ records (the compliance track) are not scored leniently.`,
         benchmark: flags.benchmark,
         out: flags.out,
         skipInvalid: flags.skipInvalid,
+        map: await fieldMapOf(flags.map),
         allowInvalidGroundTruth: flags.allowInvalidGroundTruth,
         bootstrapSamples: flags.bootstrapSamples,
         bootstrapMethod: flags.bootstrapMethod,
