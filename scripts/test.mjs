@@ -25,6 +25,13 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '..');
+/**
+ * A file's time limit: a test file that hangs (a child waiting forever) is stopped and counted
+ * failed, so the suite always ends (CI's own limit is 90 minutes; a file takes 45 s at most).
+ */
+const FILE_LIMIT_S = Number(process.env.SOB_TEST_FILE_LIMIT_S || 420);
+/** The test files running now (each in its own process group: stopped with the runner). */
+const running = new Set();
 /** The run's OCR cache folder, named to every test file in SOB_TEST_OCR_CACHE. */
 let ocrCache = '';
 
@@ -117,12 +124,28 @@ function runTier(files, concurrency) {
         cwd: ROOT,
         stdio: ['ignore', 'pipe', 'pipe'],
         env: { ...process.env, SOB_TEST_OCR_CACHE: ocrCache },
+        // Its own process group: a file over its time limit is stopped with every process it started.
+        detached: true,
       });
+      running.add(child);
       let out = '';
       let err = '';
+      let timedOut = false;
+      const limit = setTimeout(() => {
+        timedOut = true;
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          child.kill('SIGKILL');
+        }
+      }, FILE_LIMIT_S * 1000);
       child.stdout.on('data', (d) => (out += d));
       child.stderr.on('data', (d) => (err += d));
       child.on('exit', (code, signal) => {
+        running.delete(child);
+        clearTimeout(limit);
+        if (timedOut)
+          err += `\n# ${file}: stopped after its time limit of ${FILE_LIMIT_S} s (SOB_TEST_FILE_LIMIT_S)\n`;
         const secs = ((performance.now() - t0) / 1000).toFixed(1);
         const count = (what) => Number(new RegExp(`^ℹ ${what} (\\d+)$`, 'm').exec(out)?.[1] ?? Number.NaN);
         const pass = count('pass');
@@ -184,7 +207,14 @@ async function main() {
   // One OCR cache for the whole run (test/kit/ocr-cache.ts), removed when it ends.
   ocrCache = mkdtempSync(join(tmpdir(), 'sob-test-ocr-'));
   process.on('exit', () => rmSync(ocrCache, { recursive: true, force: true }));
-  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
+  for (const sig of ['SIGINT', 'SIGTERM'])
+    process.on(sig, () => {
+      for (const c of running)
+        try {
+          process.kill(-c.pid, 'SIGTERM');
+        } catch {}
+      process.exit(130);
+    });
   for (const [name, files, n] of runs) {
     const t0 = performance.now();
     console.log(`# tier ${name}: ${files.length} files, ${Math.min(n, files.length)} at once`);
