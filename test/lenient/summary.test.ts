@@ -9,8 +9,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildLenientSummary, LENIENT_METRICS, LenientAccumulator } from '../../metrics/lenient-summary.ts';
 import { PyRandom } from '../../src/core/pyrandom.ts';
+import { floatSum } from '../../src/core/pysum.ts';
 
-/** The SPEC's bootstrap, literally: S resamples of n `randrange(n)` draws, sorted, order statistics. */
+/** The SPEC's bootstrap, literally: S resamples of n `randrange(n)` draws, summed as Python 3.12 sums, sorted, order statistics. */
 function byHand(
   values: number[],
   weights: number[] | null,
@@ -20,14 +21,17 @@ function byHand(
   const n = values.length;
   const est: number[] = [];
   for (let s = 0; s < samples; s++) {
-    let sum = 0;
-    let tw = 0;
+    const terms: number[] = [];
+    const ws: number[] = [];
     for (let i = 0; i < n; i++) {
       const j = rng.randrange(n);
       const w = weights ? weights[j] : 1;
-      sum += values[j] * w;
-      tw += w;
+      terms.push(values[j] * w);
+      ws.push(w);
     }
+    // Python 3.12's sum() of floats (docs/scoring.md "Sums"), as the summaries' every mean.
+    const sum = floatSum(terms);
+    const tw = weights ? floatSum(ws) : n;
     est.push(tw === 0 ? 0 : sum / tw);
   }
   est.sort((a, b) => a - b);
