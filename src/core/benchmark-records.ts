@@ -187,13 +187,17 @@ export async function checkBenchmark(file: string, sel: Selection = {}): Promise
         });
         continue;
       }
-      const verdict = checker.check(plain, {
-        mode: src === 'schema' ? 'compliance' : 'extraction',
-        // Grounding is the build's advice on how a record was written; a run asks what it is given.
-        skipGrounding: true,
-        fewProperties: 'warning',
-        invalidGroundTruth: sel.allowInvalidGroundTruth ? 'warning' : 'error',
-      });
+      const verdict = checker.check(
+        plain,
+        {
+          mode: src === 'schema' ? 'compliance' : 'extraction',
+          // Grounding is the build's advice on how a record was written; a run asks what it is given.
+          skipGrounding: true,
+          fewProperties: 'warning',
+          invalidGroundTruth: sel.allowInvalidGroundTruth ? 'warning' : 'error',
+        },
+        l.text,
+      );
       // Taken in order below; an interrupt is seen there.
       verdict.catch(() => {});
       inFlight.push({ line: l.line, id, src, verdict });

@@ -15,7 +15,7 @@ export interface JsonlLine {
 }
 
 export type ParsedLine =
-  | { line: number; ok: true; value: PyValue; spans?: Map<string, string> }
+  | { line: number; ok: true; value: PyValue; spans?: Map<string, string>; text?: string }
   | { line: number; ok: false; error: string };
 
 /** Python's str.strip(): its whitespace includes \x1c-\x1f and \x85 (not \ufeff). */
@@ -189,7 +189,7 @@ export function parseLine(
         spans,
       };
     }
-    return { line: l.line, ok: true, value: parsePyJson(l.text) };
+    return { line: l.line, ok: true, value: parsePyJson(l.text), text: l.text };
   } catch (e) {
     const msg = e instanceof JsonSyntaxError ? e.message : String(e);
     return { line: l.line, ok: false, error: msg };

@@ -9,16 +9,19 @@
  */
 import { BudgetedWorker, RECORD_BUDGET_MS } from './budget.ts';
 import { isObj } from './complexity.ts';
+import { parsePyJson, toPlain } from './pyjson.ts';
 import { type CheckOptions, type CheckResult, checkRecordContent } from './record-checks.ts';
 
-type Job = { candidate: unknown; opts: Omit<CheckOptions, 'seenIds'> };
+/** A record as a value, or as its JSON line (`text`) when it is nested too deeply to be copied. */
+type Job = { candidate?: unknown; text?: string; opts: Omit<CheckOptions, 'seenIds'> };
 
 /**
  * The worker's side: one record's checks. The record itself is not sent back: its metadata is,
  * and its attachments (the caller checks each file against its hash before anything is asked).
  */
 export function handle(job: Job): CheckResult {
-  const res = checkRecordContent(job.candidate, job.opts);
+  const candidate = job.text !== undefined ? toPlain(parsePyJson(job.text)) : job.candidate;
+  const res = checkRecordContent(candidate, job.opts);
   if (!res.record) return res;
   const { metadata, input } = res.record;
   const attachments = input?.attachments;
@@ -88,8 +91,16 @@ export class RecordChecker {
    * One record's checks but the unique id (the caller's `withSeenIds`, taken in file order). A
    * record over the budget is rejected with what was running.
    */
-  async check(candidate: unknown, opts: Omit<CheckOptions, 'seenIds'> = {}): Promise<CheckResult> {
-    const out = await this.worker.run({ candidate, opts });
+  async check(
+    candidate: unknown,
+    opts: Omit<CheckOptions, 'seenIds'> = {},
+    /** The record's JSON line, if read from a file: sent instead when the value cannot be copied. */
+    text?: string,
+  ): Promise<CheckResult> {
+    let out = await this.worker.run({ candidate, opts });
+    // Nested too deeply for the structured clone (thousands of levels): the line is parsed there.
+    if (!out.ok && !out.timedOut && text !== undefined && /call stack/i.test(out.reason))
+      out = await this.worker.run({ text, opts });
     if (this.opts.signal?.aborted) throw new CheckInterrupted();
     if (out.ok) return out.value;
     if (!out.timedOut) {

@@ -274,7 +274,14 @@ export function checkRecordContent(
       `the ground truth is ${scalarWords(truth)}, not a JSON object or array: the SOB metrics score the leaves of a structured answer, so every answer to it would score 0 (docs/records.md); wrap it, e.g. {"answer": ...}`,
     );
   let derived: Complexity | undefined;
-  const schemaCheck = checkDraft7Schema(schema);
+  const depth = nestingDepth(schema, MAX_SCHEMA_DEPTH);
+  const schemaCheck: ReturnType<typeof checkDraft7Schema> =
+    depth > MAX_SCHEMA_DEPTH
+      ? {
+          valid: false,
+          reason: `nested more than ${MAX_SCHEMA_DEPTH} levels deep (no schema a model is asked needs that)`,
+        }
+      : checkDraft7Schema(schema);
   if (!schemaCheck.valid) {
     errors.push(`invalid draft-07 schema: ${schemaCheck.reason}`);
   } else {
@@ -346,4 +353,24 @@ export function nonFiniteNumbers(value: unknown): string[] {
   };
   walk(value, '', 0);
   return out;
+}
+
+/**
+ * A record's schema deeper than this is refused by the record check: compiling one thousands of
+ * levels deep takes ajv minutes (3,000 levels: 127 s on a worker's stack), for no real schema.
+ */
+export const MAX_SCHEMA_DEPTH = 1000;
+
+/** How deep `value` nests (objects and arrays), counted without recursion; stops past `limit`. */
+export function nestingDepth(value: unknown, limit: number): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (d + 1 > max) max = d + 1;
+    if (max > limit) return max;
+    for (const x of Array.isArray(v) ? v : Object.values(v)) stack.push([x, d + 1]);
+  }
+  return max;
 }
