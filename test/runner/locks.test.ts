@@ -18,7 +18,7 @@ function script(r: SeenRequest) {
   if (r.model === 'judge')
     return {
       kind: 'answer' as const,
-      delayMs: 400,
+      delayMs: 1000,
       text: JSON.stringify({
         accuracy: 90,
         grounding: 90,
@@ -27,7 +27,7 @@ function script(r: SeenRequest) {
         rationale: 'ok',
       }),
     };
-  return { kind: 'answer' as const, delayMs: 150, text: JSON.stringify({ id: r.key }) };
+  return { kind: 'answer' as const, delayMs: 400, text: JSON.stringify({ id: r.key }) };
 }
 
 before(async () => {
