@@ -340,10 +340,11 @@ export async function evaluate(s: EvalSettings): Promise<void> {
   const { hasSobResults } = await import('../report/compliance.ts');
   let rows: import('../../metrics/leaderboard.ts').LeaderboardRow[] = [];
   if (hasSobResults(evaluation)) {
-    const { buildLeaderboard, loadEvaluation } = await import('../report/evaluation.ts');
+    const { buildLeaderboard, loadEvaluation, readDisplayNames } = await import('../report/evaluation.ts');
     const tables = await import('../report/tables.ts');
     const ev = await loadEvaluation(evaluation);
-    rows = buildLeaderboard(ev, {});
+    // Display names where `sob leaderboard` looks for them by default (evaluation/display_names.json).
+    rows = buildLeaderboard(ev, readDisplayNames(undefined, evaluation));
     await (await import('../report/usage.ts')).attachUsage(rows, ev);
     await (await import('../report/fields.ts')).attachFields(rows, evaluation);
     writeFileAtomic(join(evalDir, 'leaderboard.md'), `${tables.leaderboardMarkdown(rows)}\n`);
