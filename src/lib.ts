@@ -36,13 +36,46 @@ export function build(opts: BuildOptions): Promise<BuildResult> {
 export type RunInput = Partial<Omit<RunOptions, 'provider' | 'benchmark'>> & {
   /** `provider:model`, as `sob run --model` takes it (`openai:gpt-4.1`, `baseline:gold`, ...). */
   model: string;
+  /**
+   * Benchmark records, a folder of them, or the user's own flat rows (JSONL, JSON or CSV of id,
+   * context, question, schema, ground_truth), read as `sob run --benchmark` reads them.
+   */
   benchmark: string;
+  /** `--map`: our field -> the column of the user's rows that holds it. */
+  map?: Record<string, string>;
   provider?: ProviderOptions;
 };
 
+/**
+ * The benchmark a command would use for `path`: flat rows built into records (in
+ * `runs/benchmarks/<name>-<hash>/`, beside `runDir` when given), exactly as `sob run` and
+ * `sob score --benchmark` build them; records or a folder as they are.
+ */
+async function benchmarkFor(
+  path: string,
+  o: {
+    runDir?: string;
+    map?: Record<string, string>;
+    skipInvalid?: boolean;
+    recordTimeoutMs?: number;
+    log?: (line: string) => void;
+  },
+): Promise<string> {
+  const { userBenchmark, userBenchmarkDir } = await import('../sources/user-benchmark.ts');
+  return (
+    await userBenchmark(path, userBenchmarkDir(path, o.runDir, o.map), {
+      log: o.log ?? (() => {}),
+      skipInvalid: o.skipInvalid,
+      recordTimeoutMs: o.recordTimeoutMs,
+      map: o.map,
+    })
+  ).path;
+}
+
 /** `sob run`: asks a model every record of a benchmark; a resumable run directory. */
 export async function run(input: RunInput): Promise<RunResult> {
-  const { model, provider, ...rest } = input;
+  const { model, provider, map, ...rest } = input;
+  const benchmark = await benchmarkFor(rest.benchmark, { ...rest, map });
   return runBenchmark({
     concurrency: 8,
     constrained: false,
@@ -53,6 +86,7 @@ export async function run(input: RunInput): Promise<RunResult> {
     template: makeTemplate(DEFAULT_TEMPLATE),
     log: () => {},
     ...rest,
+    benchmark,
     provider: await createProvider(model, provider),
   });
 }
@@ -60,14 +94,38 @@ export async function run(input: RunInput): Promise<RunResult> {
 /** What `score` takes besides the files: `sob score`'s defaults (1,000 samples, seed 42, sob profile). */
 export type ScoreInput = Partial<Omit<ScoreOptions, 'summary'>> & {
   summary?: Partial<ScoreOptions['summary']>;
+  /** `--map` for a `benchmark` of flat rows. */
+  map?: Record<string, string>;
+  /** `--skip-invalid`: flat rows the build rejects are left out instead of stopping the call. */
+  skipInvalid?: boolean;
 };
 
-/** `sob score`: scores response files into `<outDir>/<modality>/<model>/eval_{records.jsonl,summary.json}`. */
-export function score(files: (string | ScoreTarget)[], opts: ScoreInput = {}): Promise<FileResult[]> {
-  const targets = files.map((f) => (typeof f === 'string' ? { file: f } : f));
+/**
+ * `sob score`: scores response files into `<outDir>/<modality>/<model>/eval_{records.jsonl,summary.json}`.
+ * A `benchmark` (the options' or a target's) may be records or the user's flat rows, read as
+ * `sob score --benchmark` reads them.
+ */
+export async function score(files: (string | ScoreTarget)[], opts: ScoreInput = {}): Promise<FileResult[]> {
+  const { map, skipInvalid, ...rest } = opts;
+  const built = new Map<string, string>();
+  const records = async <T extends { path: string } | undefined>(ref: T): Promise<T> => {
+    if (!ref) return ref;
+    let path = built.get(ref.path);
+    if (path === undefined) {
+      path = await benchmarkFor(ref.path, { map, skipInvalid, recordTimeoutMs: opts.recordTimeoutMs });
+      built.set(ref.path, path);
+    }
+    return { ...ref, path };
+  };
+  const targets: ScoreTarget[] = [];
+  for (const f of files) {
+    const t = typeof f === 'string' ? { file: f } : f;
+    targets.push(t.benchmark ? { ...t, benchmark: await records(t.benchmark) } : t);
+  }
   return scoreFiles(targets, {
     outDir: 'runs/evaluation',
-    ...opts,
+    ...rest,
+    benchmark: await records(rest.benchmark),
     summary: { bootstrapSamples: 1000, seed: 42, topKErrors: 20, ...opts.summary },
   });
 }

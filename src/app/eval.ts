@@ -9,9 +9,9 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { UserError } from '../core/errors.ts';
-import { plainDirs } from '../core/files.ts';
+import { plainDirs, refuseSymlink } from '../core/files.ts';
 import { PACKAGE_ROOT } from '../core/paths.ts';
-import type { Source } from '../core/record.ts';
+import { SOURCES, type Source } from '../core/record.ts';
 import { applyGates, type Gates, rowSubjects } from './gates.ts';
 import { interruptible, log } from './io.ts';
 import type { AskSettings } from './run.ts';
@@ -94,6 +94,39 @@ async function buildExampleBenchmark(dir: string): Promise<string> {
 }
 
 /**
+ * Every folder `sob eval` writes inside its eval directory, made as plain folders (never through
+ * a symbolic link: a link at any level is refused with one line) before anything is built, asked
+ * or scored: `benchmark/`, `runs/<model>/`, `evaluation/`, and for `--epochs N` each
+ * `epochs/<e>/runs/<model>/` and `epochs/<e>/evaluation/`. The per-source folders of each
+ * evaluation (`text/`, `image/`, ...), made by the scorer, must not be links either. The files at
+ * the top (leaderboard.*, epochs.*, report.html, gate-summary.md) are written by rename, which
+ * replaces a link instead of following it.
+ */
+export function evalFolders(
+  evalDir: string,
+  models: string[],
+  epochs: number,
+): {
+  benchmark: string;
+  runs: (epoch: number, model: string) => string;
+  evaluation: (epoch: number) => string;
+} {
+  const runsOf = (e: number) => (e === 1 ? ['runs'] : ['epochs', String(e), 'runs']);
+  const evaluationOf = (e: number) => (e === 1 ? ['evaluation'] : ['epochs', String(e), 'evaluation']);
+  const benchmark = plainDirs(evalDir, ['benchmark'], 'benchmark folder');
+  for (let e = 1; e <= epochs; e++) {
+    for (const m of models) plainDirs(evalDir, [...runsOf(e), m], 'run directory');
+    const ev = plainDirs(evalDir, evaluationOf(e), 'evaluation folder');
+    for (const source of SOURCES) refuseSymlink(join(ev, source), 'evaluation folder');
+  }
+  return {
+    benchmark,
+    runs: (e, m) => plainDirs(evalDir, [...runsOf(e), m], 'run directory'),
+    evaluation: (e) => plainDirs(evalDir, evaluationOf(e), 'evaluation folder'),
+  };
+}
+
+/**
  * Runs `sob eval`: every model over the benchmark, scored, one leaderboard (and the compliance
  * track's, for schema records), the HTML report and the gates. Progress goes to stderr, the
  * tables to stdout; an incomplete run, an unscored file (exit 1), an interrupt (130) or a failed
@@ -109,19 +142,22 @@ export async function evaluate(s: EvalSettings): Promise<void> {
   const models = s.models?.length ? s.models : DEFAULT_MODELS;
   if (s.benchmark && !existsSync(s.benchmark))
     throw new UserError(`no such benchmark: ${resolve(s.benchmark)}`);
+  const { sanitizeModelId } = await import('../runner/run-dir.ts');
+  // Every folder this command writes, checked (and made) before anything is built or asked.
+  const folders = evalFolders(evalDir, models.map(sanitizeModelId), s.epochs);
   // Flat rows a user wrote (id, context, question, schema, ground_truth) become records first.
   const benchmark = s.benchmark
     ? (
         await (
           await import('../../sources/user-benchmark.ts')
-        ).userBenchmark(resolve(s.benchmark), join(evalDir, 'benchmark'), {
+        ).userBenchmark(resolve(s.benchmark), folders.benchmark, {
           log,
           skipInvalid: s.skipInvalid,
           recordTimeoutMs: s.ask.recordTimeoutMs,
           map: s.map,
         })
       ).path
-    : await buildExampleBenchmark(join(evalDir, 'benchmark'));
+    : await buildExampleBenchmark(folders.benchmark);
   log(`sob eval: ${models.length} model(s) over ${benchmark} -> ${evalDir}`);
   // Every record checked once, before any model is asked: a rejected one stops here (exit 2)
   // or, with --skip-invalid, is left out for every model.
@@ -143,11 +179,9 @@ export async function evaluate(s: EvalSettings): Promise<void> {
   const { createProvider } = await import('../providers/index.ts');
   const { runBenchmark, resolveBenchmark } = await import('../runner/run.ts');
   const { loadTemplate } = await import('../runner/prompt.ts');
-  const { sanitizeModelId } = await import('../runner/run-dir.ts');
   const { scoreFiles } = await import('../scoring/score-files.ts');
   const { ProgressReporter } = await import('../runner/progress.ts');
-  const { epochEvaluationDir, epochRunsDir } = await import('../report/epochs.ts');
-  const evaluation = join(evalDir, 'evaluation');
+  const evaluation = folders.evaluation(1);
   const template = loadTemplate(s.promptTemplate);
   // Lenient matching (--match): prepared once, used for every model's answers.
   const match = s.match
@@ -186,7 +220,7 @@ export async function evaluate(s: EvalSettings): Promise<void> {
     provider,
     benchmark,
     // Made without following links: a symlinked runs/ or runs/<model> is refused.
-    runDir: plainDirs(evalDir, ['runs', sanitizeModelId(model)], 'run directory'),
+    runDir: folders.runs(1, sanitizeModelId(model)),
     ...s.ask,
     constrained: s.constrained,
     template,
@@ -296,7 +330,7 @@ export async function evaluate(s: EvalSettings): Promise<void> {
           progress = bar;
           const er = await runBenchmark({
             ...runOptions(model, provider),
-            runDir: join(epochRunsDir(evalDir, epoch), name),
+            runDir: folders.runs(epoch, name),
             epoch,
             onProgress: (p) => bar.update(p),
             log: (line) => {
@@ -308,7 +342,7 @@ export async function evaluate(s: EvalSettings): Promise<void> {
           log(`${prefix}${er.status} (${er.runDir})`);
           if (er.status === 'interrupted') return interrupted();
           if (er.status !== 'complete') failed++;
-          if (er.progress.done > 0) await scoreRun(er.runDir, name, epochEvaluationDir(evalDir, epoch));
+          if (er.progress.done > 0) await scoreRun(er.runDir, name, folders.evaluation(epoch));
           if (stop.interrupted()) return interrupted();
         }
       } finally {
@@ -340,10 +374,11 @@ export async function evaluate(s: EvalSettings): Promise<void> {
   const { hasSobResults } = await import('../report/compliance.ts');
   let rows: import('../../metrics/leaderboard.ts').LeaderboardRow[] = [];
   if (hasSobResults(evaluation)) {
-    const { buildLeaderboard, loadEvaluation } = await import('../report/evaluation.ts');
+    const { buildLeaderboard, loadEvaluation, readDisplayNames } = await import('../report/evaluation.ts');
     const tables = await import('../report/tables.ts');
     const ev = await loadEvaluation(evaluation);
-    rows = buildLeaderboard(ev, {});
+    // Display names where `sob leaderboard` looks for them by default (evaluation/display_names.json).
+    rows = buildLeaderboard(ev, readDisplayNames(undefined, evaluation));
     await (await import('../report/usage.ts')).attachUsage(rows, ev);
     await (await import('../report/fields.ts')).attachFields(rows, evaluation);
     writeFileAtomic(join(evalDir, 'leaderboard.md'), `${tables.leaderboardMarkdown(rows)}\n`);

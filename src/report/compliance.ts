@@ -11,7 +11,6 @@
 
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { stringify } from 'csv-stringify/sync';
 import { z } from 'zod';
 import {
   type ComplianceBoard,
@@ -29,6 +28,7 @@ import { checkVersion } from '../core/formats/version.ts';
 import { readJsonl } from '../core/jsonl.ts';
 import { parsePyJson, pyStr, toPlain } from '../core/pyjson.ts';
 import { MODALITIES } from '../core/record.ts';
+import { csvTable, mdCell, nameCell } from './cells.ts';
 import { type EvaluationFolder, type SkippedFolder, scanModelFolders } from './evaluation.ts';
 import { USAGE_CSV_KEYS, USAGE_HEADER, usageCellsOf, usageCsvOf } from './tables.ts';
 import { attachComplianceUsage } from './usage.ts';
@@ -284,10 +284,6 @@ export function complianceTable(board: ComplianceBoard): string {
   return out.join('\n');
 }
 
-function mdCell(s: string): string {
-  return s.replaceAll('\\', '\\\\').replaceAll('|', '\\|').replaceAll('\n', ' ');
-}
-
 export function complianceMarkdown(board: ComplianceBoard): string {
   const out = [INTRO, '', protocolLine(board)];
   for (const s of sections(board, true)) {
@@ -300,7 +296,7 @@ export function complianceMarkdown(board: ComplianceBoard): string {
       `|${head.map((_, i) => (i === 1 ? ' --- ' : ' ---: ')).join('|')}|`,
     );
     board.rows.forEach((r, i) => {
-      out.push(`| ${cellsOf(board, r, i, s.cell).map(mdCell).join(' | ')} |`);
+      out.push(`| ${cellsOf(board, r, i, s.cell).map(nameCell).join(' | ')} |`);
     });
   }
   const usage = usageSection(board);
@@ -311,7 +307,7 @@ export function complianceMarkdown(board: ComplianceBoard): string {
       '',
       `| ${usage.head.join(' | ')} |`,
       `|${usage.head.map((_, i) => (i === 1 ? ' --- ' : ' ---: ')).join('|')}|`,
-      ...usage.body.map((b) => `| ${b.map(mdCell).join(' | ')} |`),
+      ...usage.body.map((b) => `| ${b.map(nameCell).join(' | ')} |`),
     );
   out.push('', 'Cells: rate [95% bootstrap interval]; - where a model has no record of the dataset.');
   return out.join('\n');
@@ -360,7 +356,7 @@ export function complianceCsv(board: ComplianceBoard): string {
         const v = r.usage ? usageCsvOf(r.usage)[k] : '';
         rows.push([k, i + 1, r.model, r.display_name, r.records, ...board.datasets.map(() => ''), v ?? '']);
       });
-  return stringify(rows);
+  return csvTable(rows);
 }
 
 const USAGE_NOTE =

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { type EpochStats, epochStats } from '../../metrics/epochs.ts';
 import { checkEvalSummary, type EvalSummary } from '../core/formats/eval-summary.ts';
 import { MODALITIES } from '../core/record.ts';
+import { mdCell } from './cells.ts';
 import { COMPARED, loadModelRows } from './compare.ts';
 
 /** Where epoch `e` of an eval directory keeps its scores. */
@@ -94,7 +95,7 @@ export function epochsMarkdown(entries: EpochEntry[], only?: string[]): string {
       if (only && !only.includes(k)) continue;
       const s = e.metrics[k];
       lines.push(
-        `| ${e.subject} | ${label} | ${s.per_epoch.map((v) => v.toFixed(3)).join(' | ')} | ${s.mean.toFixed(3)} | ${s.sd.toFixed(3)} | ${s.changed}/${e.records} (${(100 * s.changed_share).toFixed(1)}%) |`,
+        `| ${mdCell(e.subject)} | ${label} | ${s.per_epoch.map((v) => v.toFixed(3)).join(' | ')} | ${s.mean.toFixed(3)} | ${s.sd.toFixed(3)} | ${s.changed}/${e.records} (${(100 * s.changed_share).toFixed(1)}%) |`,
       );
     }
   return lines.join('\n');

@@ -18,6 +18,7 @@ import { UserError } from '../core/errors.ts';
 import { FIELDS_FILE, type FieldRow, readFieldRow } from '../core/formats/field-row.ts';
 import { readLines } from '../core/jsonl.ts';
 import { MODALITIES } from '../core/record.ts';
+import { mdCell, mdCode } from './cells.ts';
 
 /** Each row of one `fields.jsonl` (a line that is not JSON stops with file and line). */
 export async function* fieldRows(file: string): AsyncGenerator<FieldRow> {
@@ -134,7 +135,7 @@ export function fieldTableMarkdown(
   ];
   for (const s of rows)
     out.push(
-      `| \`${s.field.replace(/\|/g, '\\|')}\` | ${t.perSchema ? `${s.schema} | ` : ''}${s.model} | ${pct(s.accuracy)} [${pct(s.ci95_low)}, ${pct(s.ci95_high)}] | ${s.n} | ${s.by} | ${pct(s.exact_accuracy)} |`,
+      `| ${mdCode(s.field)} | ${t.perSchema ? `${mdCell(s.schema ?? '')} | ` : ''}${mdCell(s.model)} | ${pct(s.accuracy)} [${pct(s.ci95_low)}, ${pct(s.ci95_high)}] | ${s.n} | ${s.by} | ${pct(s.exact_accuracy)} |`,
     );
   if (rows.length < t.stats.length)
     out.push(

@@ -15,6 +15,7 @@ import {
 } from '../../metrics/gates.ts';
 import { UserError } from '../core/errors.ts';
 import { MODALITIES } from '../core/record.ts';
+import { mdCell } from './cells.ts';
 import { COMPARED, comparePair, loadModelRows } from './compare.ts';
 import { scanSource } from './evaluation.ts';
 
@@ -129,7 +130,8 @@ export function gateMarkdown(r: GateReport): string {
     `| Model | ${[...r.shown.map((m) => GATE_METRICS[m].label), ...usageHead].join(' | ')} |`,
     `| --- |${[...r.shown, ...usageHead].map(() => ' ---: ').join('|')}|`,
     ...r.subjects.map(
-      (s) => `| ${s.name} | ${[...r.shown.map((m) => num(s.values[m])), ...usageCells(s)].join(' | ')} |`,
+      (s) =>
+        `| ${mdCell(s.name)} | ${[...r.shown.map((m) => num(s.values[m])), ...usageCells(s)].join(' | ')} |`,
     ),
   ];
   if (r.thresholds.length > 0) {
@@ -142,7 +144,7 @@ export function gateMarkdown(r: GateReport): string {
     );
     for (const t of r.thresholds)
       out.push(
-        `| ${t.ok ? '✅' : '❌'} | ${t.subject} | ${GATE_METRICS[t.metric].label} | ${num(t.value)} | ${t.min} |`,
+        `| ${t.ok ? '✅' : '❌'} | ${mdCell(t.subject)} | ${GATE_METRICS[t.metric].label} | ${num(t.value)} | ${t.min} |`,
       );
   }
   if (r.regression) {
@@ -153,7 +155,7 @@ export function gateMarkdown(r: GateReport): string {
       '',
     );
     const row = (x: RegressionResult) =>
-      `| ${x.regressed ? '❌' : x.difference > 0 && x.pHolm < 0.05 ? '⬆️' : ''} | ${x.subject} | ${GATE_METRICS[x.metric].label} | ${x.n} | ${x.meanA.toFixed(3)} | ${x.meanB.toFixed(3)} | ${signed(x.difference)} | [${signed(x.ciLow)}, ${signed(x.ciHigh)}] | ${x.pHolm < 0.001 ? '<0.001' : x.pHolm.toFixed(3)} |`;
+      `| ${x.regressed ? '❌' : x.difference > 0 && x.pHolm < 0.05 ? '⬆️' : ''} | ${mdCell(x.subject)} | ${GATE_METRICS[x.metric].label} | ${x.n} | ${x.meanA.toFixed(3)} | ${x.meanB.toFixed(3)} | ${signed(x.difference)} | [${signed(x.ciLow)}, ${signed(x.ciHigh)}] | ${x.pHolm < 0.001 ? '<0.001' : x.pHolm.toFixed(3)} |`;
     const head = [
       '| | Source/model | Metric | n | Baseline | Now | Change | 95% CI | Holm p |',
       '| --- | --- | --- | ---: | ---: | ---: | ---: | --- | ---: |',

@@ -4,12 +4,12 @@
  * `lenient` as is), the per-source table's lenient columns, `--sensitivity`, and what the HTML
  * report embeds for its "Exact vs lenient" section and record view.
  */
-import { stringify } from 'csv-stringify/sync';
 import type { LeaderboardRow, LenientSource, SourceResult } from '../../metrics/leaderboard.ts';
 import type { Sensitivity } from '../../metrics/lenient-leaderboard.ts';
 import { kendallTau } from '../../metrics/match/rank.ts';
 import type { SourceRow } from '../../metrics/ranks.ts';
 import { MODALITIES, type Modality } from '../core/record.ts';
+import { csvTable, mdCell } from './cells.ts';
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -244,7 +244,7 @@ export function sensitivityText(s: Sensitivity, format: 'table' | 'md' | 'csv' |
   if (format === 'json') return JSON.stringify(s, null, 2);
   const names = s.rankings.map((r) => r.name);
   if (format === 'csv')
-    return stringify(
+    return csvTable(
       s.models.map((m) => ({
         model: m.model,
         display_name: m.display_name,
@@ -256,7 +256,7 @@ export function sensitivityText(s: Sensitivity, format: 'table' | 'md' | 'csv' |
         ),
         max_shift: m.max_shift,
       })),
-      { header: true },
+      true,
     );
   const by = s.rank_by === 'overall' ? 'Overall' : 'Value Accuracy';
   const header = ['Model', ...s.rankings.map((r) => `${r.name} (${by})`), 'Moves'];
@@ -282,7 +282,7 @@ export function sensitivityText(s: Sensitivity, format: 'table' | 'md' | 'csv' |
     return [
       `| ${header.join(' | ')} |`,
       `|${header.map((_, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`,
-      ...body.map((b) => `| ${b.join(' | ')} |`),
+      ...body.map((b) => `| ${b.map((c, j) => (j === 0 ? mdCell(c) : c)).join(' | ')} |`),
       '',
       ...notes.flatMap((n) => [n, '']),
     ].join('\n');

@@ -1,13 +1,14 @@
 /**
- * Leaderboard rendering: a terminal table, Markdown, CSV (csv-stringify) and JSON.
+ * Leaderboard rendering: a terminal table, Markdown, CSV (csv-stringify) and JSON. Markdown and
+ * CSV cells go through the one escaper (./cells.ts): a display name is shown as written, inert.
  */
 
-import { stringify } from 'csv-stringify/sync';
 import type { LeaderboardRow, SourceTotals } from '../../metrics/leaderboard.ts';
 import type { SourceRow } from '../../metrics/ranks.ts';
 import type { Usage } from '../../metrics/usage.ts';
 import { leaderboardJsonText } from '../core/formats/leaderboard.ts';
 import { MODALITIES } from '../core/record.ts';
+import { csvTable, nameCell } from './cells.ts';
 import { fieldTableMarkdown, fieldTableOfRows } from './fields.ts';
 import {
   hasLenient,
@@ -174,7 +175,11 @@ export function leaderboardMarkdown(rows: LeaderboardRow[], ranks?: RankMap): st
     `|${HEADER.map((_, i) => (i <= 1 ? ' --- ' : ' ---: ')).join('|')}|`,
   ];
   rows.forEach((r, i) => {
-    out.push(`| ${cells(r, i + 1, ranks, len, use).join(' | ')} |`);
+    out.push(
+      `| ${cells(r, i + 1, ranks, len, use)
+        .map(nameCell)
+        .join(' | ')} |`,
+    );
   });
   for (const f of footer(rows)) out.push('', f);
   const fields = fieldTableOfRows(rows);
@@ -183,7 +188,7 @@ export function leaderboardMarkdown(rows: LeaderboardRow[], ranks?: RankMap): st
 }
 
 export function leaderboardCsv(rows: LeaderboardRow[], ranks?: RankMap): string {
-  return stringify(
+  return csvTable(
     rows.map((r, i) => ({
       rank: i + 1,
       model: r.model,
@@ -200,7 +205,7 @@ export function leaderboardCsv(rows: LeaderboardRow[], ranks?: RankMap): string 
       ...(hasLenient(rows) ? lenientCsv(r) : {}),
       ...(hasUsage(rows) ? usageCsvOf(r.usage) : {}),
     })),
-    { header: true },
+    true,
   );
 }
 
@@ -238,7 +243,7 @@ export function sourceTableText(
       2,
     );
   if (format === 'csv') {
-    return stringify(
+    return csvTable(
       rows.map((r) => ({
         rank: r.rank,
         model: r.model,
@@ -262,7 +267,7 @@ export function sourceTableText(
             ]),
         ),
       })),
-      { header: true },
+      true,
     );
   }
   const lenientCellsOf = sourceLenientCells(rows);
@@ -284,7 +289,7 @@ export function sourceTableText(
     return [
       `| ${header.join(' | ')} |`,
       `|${header.map((_, i) => (i === 1 ? ' --- ' : ' ---: ')).join('|')}|`,
-      ...body.map((b) => `| ${b.join(' | ')} |`),
+      ...body.map((b) => `| ${b.map(nameCell).join(' | ')} |`),
     ].join('\n');
   }
   const widths = header.map((h, c) => Math.max(h.length, ...body.map((b) => b[c].length)));
