@@ -70,8 +70,13 @@ export function emptyTrackCounts(): TrackCounts {
 export interface SchemaFolderInput {
   responseFile: string;
   profile: string;
-  /** How the schemas were read (`jsonschemabench` or `dialect`). */
+  /** How the schemas were read (`jsonschemabench`, `dialect`, or `mixed`). */
   protocol: string;
+  /** Why (src/core/validator-protocols.ts `protocolReason`). */
+  protocolReason?: string;
+  /** Records whose schema has a format no value satisfies under its protocol (the first 1,000). */
+  unsatisfiable?: { record_id: string; formats: string[] }[];
+  unsatisfiableCount?: number;
   modelIds: string[];
   /** One per schema record, in file order. */
   rows: ComplianceRow[];
@@ -104,6 +109,7 @@ export function schemaFolderSummary(input: SchemaFolderInput): SchemaSummaryOut 
     profile: input.profile,
     track: 'compliance',
     protocol: input.protocol,
+    ...(input.protocolReason !== undefined ? { protocol_reason: input.protocolReason } : {}),
     data_quality: {
       json_parse_fail_count: BigInt(c.parse_failures),
       schema_rejected_count: BigInt(c.schema_rejected),
@@ -114,6 +120,10 @@ export function schemaFolderSummary(input: SchemaFolderInput): SchemaSummaryOut 
       distinct_record_ids: BigInt(input.distinctIds),
     },
   };
+  if (input.unsatisfiableCount) {
+    out.data_quality.unsatisfiable_format_schema_count = BigInt(input.unsatisfiableCount);
+    out.unsatisfiable_formats = input.unsatisfiable ?? [];
+  }
   if (input.benchmark) out.benchmark = benchmarkBlock(input.benchmark);
   if (input.sob && input.sob.summary !== undefined) out.summary = input.sob.summary;
   out.compliance = withIntCounts(
@@ -136,6 +146,10 @@ export interface ComplianceEntry {
   responseFile?: string;
   /** The summary's `protocol` (null in summaries written before there was a choice: dialect). */
   protocol?: string | null;
+  /** The summary's `protocol_reason`, when it says. */
+  protocolReason?: string;
+  /** The summary's `unsatisfiable_formats`, when any. */
+  unsatisfiable?: { record_id: string; formats: string[] }[];
 }
 
 export type ComplianceGroup = ComplianceSummary['overall'];
@@ -146,6 +160,8 @@ export interface ComplianceBoardRow {
   records: number;
   profile: string | null;
   protocol: string | null;
+  protocolReason?: string;
+  unsatisfiable?: { record_id: string; formats: string[] }[];
   overall: ComplianceGroup;
   /** By dataset name (a Map: names are the user's). */
   datasets: Map<string, ComplianceGroup>;
@@ -186,6 +202,8 @@ export function complianceBoard(entries: ComplianceEntry[]): ComplianceBoard {
       records: e.records,
       profile: e.profile,
       protocol: e.protocol ?? null,
+      ...(e.protocolReason ? { protocolReason: e.protocolReason } : {}),
+      ...(e.unsatisfiable ? { unsatisfiable: e.unsatisfiable } : {}),
       overall: e.summary.overall,
       datasets,
     };

@@ -9,7 +9,7 @@ import { GATE_METRICS, type GateMetric } from '../../metrics/gates.ts';
 import { UserError } from '../core/errors.ts';
 import type { EvalSummaryOut, SummaryOut } from '../core/formats/eval-summary.ts';
 import type { Modality } from '../core/record.ts';
-import type { Protocol } from '../core/validator-protocols.ts';
+import { type Protocol, unsatisfiableWarning } from '../core/validator-protocols.ts';
 import { complianceScoreLine } from '../report/compliance.ts';
 import { LENIENT_SHOWN, lenientShown } from '../report/lenient.ts';
 import type { BenchmarkRef } from '../scoring/benchmark.ts';
@@ -27,7 +27,8 @@ export interface ScoreSettings {
   gates: Gates;
   profile?: 'sob' | 'strict';
   assertFormats?: boolean;
-  protocol: Protocol;
+  /** `--protocol`; absent: each schema record's default (docs/compliance-protocols.md). */
+  protocol?: Protocol;
   /** `--remote` folders, each checked to exist. */
   remotes: { base: string; dir: string }[];
   modality?: Modality;
@@ -206,6 +207,7 @@ export async function scoreTargets(s: ScoreSettings): Promise<void> {
         schemaLines.push(
           `${targets[i].modelDir ?? r.file.split('/').pop() ?? r.file}  schema  ${o.records}  ${complianceScoreLine(o.summary)}`,
         );
+        for (const w of unsatisfiableLines(o.summary)) log(w);
         continue;
       }
       const s = (o.summary as EvalSummaryOut).summary;
@@ -278,6 +280,27 @@ export async function scoreTargets(s: ScoreSettings): Promise<void> {
     },
     seed: s.seed,
   });
+}
+
+/**
+ * A schema folder's warnings for formats no value can satisfy under its protocol: one line per
+ * record (the first 20, then how many more), naming the fields.
+ */
+export function unsatisfiableLines(summary: Record<string, unknown>): string[] {
+  const list = summary.unsatisfiable_formats;
+  if (!Array.isArray(list) || list.length === 0) return [];
+  const dq = summary.data_quality as Record<string, unknown> | undefined;
+  const total = Number(dq?.unsatisfiable_format_schema_count ?? list.length);
+  const protocol = (
+    typeof summary.protocol === 'string' && summary.protocol !== 'mixed'
+      ? summary.protocol
+      : 'jsonschemabench'
+  ) as Protocol;
+  const out = (list as { record_id: string; formats: string[] }[])
+    .slice(0, 20)
+    .map((u) => `warning: ${u.record_id}: ${unsatisfiableWarning(u.formats, protocol)}`);
+  if (total > out.length) out.push(`... and ${total - out.length} more schemas with such formats`);
+  return out;
 }
 
 /** What `sob score` says of a file of benchmark records (no answers in it). */

@@ -35,7 +35,7 @@ interface ScoreFlags extends ScoreOptionFlags, GateFlags {
   matchCache?: string;
   judgeConcurrency?: number;
   judgeTimeout?: number;
-  protocol: Protocol;
+  protocol?: Protocol;
   remote: string[];
 }
 
@@ -85,9 +85,8 @@ export function registerScore(program: Command): void {
     .option('--jobs <n>', 'worker threads (default: one per core)', intOption('--jobs', 1))
     .option(
       '--protocol <name>',
-      "how schema records' schemas are read: jsonschemabench (the paper's Draft 2020-12 validation) | dialect (each schema's own $schema draft); docs/compliance-protocols.md",
+      "how schema records' schemas are read: jsonschemabench (the paper's Draft 2020-12 validation) | dialect (each schema's own $schema draft); default: jsonschemabench for records built from JSONSchemaBench, dialect for any other; docs/compliance-protocols.md",
       choiceOption(PROTOCOLS),
-      'jsonschemabench' as Protocol,
     )
     .option(
       '--remote <uri-prefix=folder>',
@@ -142,11 +141,14 @@ eval_summary.json, "compliance": declared coverage, empirical coverage and compl
 intervals, per dataset (metadata.source_category) and overall, timings' medians and p90. See
 them with: sob leaderboard <out> --track compliance. With --profile strict, rows of the SOB
 sources carry the compliance block too.
-Schema records are validated by --protocol: jsonschemabench (default) validates every schema as
-JSONSchemaBench does (Draft 2020-12 meta-validation, then Draft 2020-12 with Python jsonschema's
-format checks; a $ref that resolves nowhere fails only the answers that reach it); dialect reads
-each schema in the draft its $schema names (draft-07 when none). The summary's "protocol" key
-and the compliance leaderboard say which. See docs/compliance-protocols.md.
+Schema records are validated by a protocol that follows the data: records built from
+JSONSchemaBench (sob build jsonschemabench) by jsonschemabench, which validates every schema as
+its harness does (Draft 2020-12 meta-validation, then Draft 2020-12 with Python jsonschema's
+format checks, ipv4/ipv6/uuid failing every value; a $ref that resolves nowhere fails only the
+answers that reach it); any other schema record (sob build schemas, your own rows) by dialect,
+each schema in the draft its $schema names (draft-07 when none). --protocol chooses one for all.
+A stderr line, the summary's "protocol" and "protocol_reason", the compliance leaderboard and the
+report say which and why. See docs/compliance-protocols.md.
 
 --match adds, per row, lenient_value_accuracy, lenient_faithfulness, field_precision,
 field_recall, field_f1, matcher_counts and lenient_leaves (the seven metrics stay as they are),

@@ -23,7 +23,7 @@ const PY_WS = /[\s\x1c-\x1f\x85]/;
 function isPyWs(ch: string): boolean {
   return ch !== '\ufeff' && PY_WS.test(ch);
 }
-function pyStrip(s: string): string {
+export function pyStrip(s: string): string {
   let a = 0;
   let b = s.length;
   while (a < b && isPyWs(s[a])) a++;

@@ -15,6 +15,7 @@ import { countProperties, deriveComplexity, isObj } from './complexity.ts';
 import type { Complexity } from './record.ts';
 import { BenchmarkRecord } from './record-shape.ts';
 import { checkDraft7Schema, validateInstance } from './schema.ts';
+import { defaultProtocol, unsatisfiableFormats, unsatisfiableWarning } from './validator-protocols.ts';
 
 /**
  * How a record is checked: `extraction` = every check (schema, ground truth valid under it, >= 3
@@ -265,6 +266,10 @@ export function checkRecordContent(
   errors.push(...nonFiniteNumbers(candidate));
   const schema = record.input.json_schema;
   if (opts.mode === 'compliance') {
+    // A format no value satisfies under the protocol the record will be read with: one warning.
+    const protocol = defaultProtocol((record.metadata as Record<string, unknown>).dataset);
+    const never = unsatisfiableFormats(schema, protocol);
+    if (never.length > 0) warnings.push(unsatisfiableWarning(never, protocol));
     return { ok: errors.length === 0, errors, warnings, derivedComplexity: deriveComplexity(schema), record };
   }
   const truth = record.output.ground_truth;

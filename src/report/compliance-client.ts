@@ -47,7 +47,11 @@ function render(D,app,h){
   var S=C.summaries,name=function(mi){return C.names[mi];};
   // The validation protocol each model's schemas were read under (docs/compliance-protocols.md).
   var protos=[];S.forEach(function(s){var p=s.protocol||'dialect (summary without a protocol)';if(protos.indexOf(p)<0)protos.push(p);});
-  if(S.length)sec.appendChild(el('p',{id:'compliance-protocol',class:protos.length>1?'notice':'muted',text:protos.length>1?'Validation protocols differ between models ('+protos.join(', ')+'): their rates are not comparable.':'Validation protocol: '+protos[0]+'.'}));
+  var whys=[];S.forEach(function(s){if(s.protocolReason&&whys.indexOf(s.protocolReason)<0)whys.push(s.protocolReason);});
+  if(S.length)sec.appendChild(el('p',{id:'compliance-protocol',class:protos.length>1?'notice':'muted',text:protos.length>1?'Validation protocols differ between models ('+protos.join(', ')+'): their rates are not comparable.':'Validation protocol: '+protos[0]+(whys.length===1?' ('+whys[0]+')':'')+'.'}));
+  // Schemas with a format no value can satisfy under the protocol (the harness's ipv4, ipv6, uuid): one warning each.
+  var never=[];S.forEach(function(s){(s.unsatisfiable||[]).forEach(function(u){if(!never.some(function(x){return x.record_id===u.record_id;}))never.push({record_id:u.record_id,formats:u.formats,protocol:s.protocol});});});
+  if(never.length){var nw=el('div',{class:'card notice',id:'compliance-unsatisfiable'},[el('b',{text:never.length+' schema'+(never.length===1?'':'s')+' with a format no value can satisfy under the protocol'}),el('span',{text:' (the harness\\'s ipv4, ipv6 and uuid checks return None; --protocol dialect checks them as written)'})]);var nu=el('ul');never.slice(0,50).forEach(function(u){nu.appendChild(el('li',null,[el('code',{text:u.record_id}),': '+u.formats.join(', ')+' ('+u.protocol+')']));});if(never.length>50)nu.appendChild(el('li',{text:'... and '+(never.length-50)+' more'}));nw.appendChild(nu);sec.appendChild(nw);}
   function q(s,k){for(var i=0;i<s.quality.length;i++)if(s.quality[i][0]===k)return s.quality[i][1];return null;}
   function rateCell(r){return el('td',null,[r.of?f3(r.rate):'-',r.ci95?el('span',{class:'ci',text:'['+r.ci95[0].toFixed(3)+', '+r.ci95[1].toFixed(3)+']'}):null,el('span',{class:'ci',text:r.count+'/'+r.of})]);}
   var timed=TIMINGS.filter(function(t){return S.some(function(s){return s.overall.efficiency[t[0]].n>0;});});

@@ -108,12 +108,18 @@ export function readComplianceSummary(file: string): ComplianceSummaryFile {
   const profile = own(raw, 'profile');
   const responseFile = own(raw, 'response_file');
   const protocol = own(raw, 'protocol');
+  const protocolReason = own(raw, 'protocol_reason');
+  const never = own(raw, 'unsatisfiable_formats');
   return {
     entry: {
       records: n,
       profile: typeof profile === 'string' ? profile : null,
       ...(typeof responseFile === 'string' ? { responseFile } : {}),
       protocol: typeof protocol === 'string' ? protocol : null,
+      ...(typeof protocolReason === 'string' ? { protocolReason } : {}),
+      ...(Array.isArray(never) && never.length > 0
+        ? { unsatisfiable: never as { record_id: string; formats: string[] }[] }
+        : {}),
       summary: {
         datasets,
         overall: group(own(c, 'overall'), 'compliance.overall'),
@@ -251,17 +257,40 @@ const INTRO =
 
 /** Which validation protocol the models' schemas were read under (docs/compliance-protocols.md). */
 export function protocolLine(board: ComplianceBoard): string {
+  const named = (r: ComplianceBoardRow) =>
+    r.protocol === null
+      ? 'dialect (summary without a protocol)'
+      : r.protocolReason
+        ? `${r.protocol} (${r.protocolReason})`
+        : r.protocol;
   const names = [
     ...new Set(board.rows.map((r) => r.protocol ?? 'dialect (summary without a protocol)')),
   ].sort();
   if (names.length === 0) return 'Validation protocol: -';
-  return names.length === 1
-    ? `Validation protocol: ${names[0]}.`
-    : `Validation protocols differ between models (${names.join(', ')}): their rates are not comparable.`;
+  if (names.length === 1) {
+    const full = [...new Set(board.rows.map(named))];
+    return `Validation protocol: ${full.length === 1 ? full[0] : names[0]}.`;
+  }
+  return `Validation protocols differ between models (${names.join(', ')}): their rates are not comparable.`;
+}
+
+/** One line per model whose schemas have formats no value can satisfy under its protocol. */
+export function unsatisfiableBoardLines(board: ComplianceBoard): string[] {
+  return board.rows.flatMap((r) => {
+    const u = r.unsatisfiable;
+    if (!u || u.length === 0) return [];
+    const shown = u
+      .slice(0, 5)
+      .map((x) => `${x.record_id} ${x.formats.join(', ')}`)
+      .join('; ');
+    return [
+      `Warning: ${r.display_name}: ${u.length} schema${u.length === 1 ? '' : 's'} with a format no value can satisfy under the ${r.protocol} protocol (the harness's ipv4/ipv6/uuid return None): ${shown}${u.length > 5 ? '; ...' : ''}; --protocol dialect checks them as written.`,
+    ];
+  });
 }
 
 export function complianceTable(board: ComplianceBoard): string {
-  const out = [INTRO, protocolLine(board)];
+  const out = [INTRO, protocolLine(board), ...unsatisfiableBoardLines(board)];
   for (const s of sections(board, false)) {
     const head = header(board);
     const body = board.rows.map((r, i) => cellsOf(board, r, i, s.cell));
@@ -285,7 +314,7 @@ export function complianceTable(board: ComplianceBoard): string {
 }
 
 export function complianceMarkdown(board: ComplianceBoard): string {
-  const out = [INTRO, '', protocolLine(board)];
+  const out = [INTRO, '', protocolLine(board), ...unsatisfiableBoardLines(board).map((l) => `\n${l}`)];
   for (const s of sections(board, true)) {
     const head = header(board);
     out.push(
@@ -387,6 +416,8 @@ export function complianceJson(board: ComplianceBoard): string {
         records: r.records,
         profile: r.profile,
         protocol: r.protocol,
+        ...(r.protocolReason ? { protocol_reason: r.protocolReason } : {}),
+        ...(r.unsatisfiable ? { unsatisfiable_formats: r.unsatisfiable } : {}),
         declared_coverage: r.overall.declared_coverage.rate,
         empirical_coverage: r.overall.empirical_coverage.rate,
         compliance: r.overall.compliance.rate,
@@ -419,7 +450,9 @@ export function complianceScoreLine(summary: Record<string, unknown>): string {
   const o = isObject(c.overall) ? (c.overall as unknown as ComplianceGroup) : undefined;
   if (!o) return 'compliance: -';
   const r = (x: { count: number; of: number; rate: number }) => `${x.rate.toFixed(3)} (${x.count}/${x.of})`;
-  return `declared ${r(o.declared_coverage)}  empirical ${r(o.empirical_coverage)}  compliance ${r(o.compliance)}  partial validity ${f3(o.partial_validity.mean)}`;
+  const protocol = typeof summary.protocol === 'string' ? summary.protocol : 'dialect';
+  const why = typeof summary.protocol_reason === 'string' ? ` (${summary.protocol_reason})` : '';
+  return `declared ${r(o.declared_coverage)}  empirical ${r(o.empirical_coverage)}  compliance ${r(o.compliance)}  partial validity ${f3(o.partial_validity.mean)}  protocol: ${protocol}${why}`;
 }
 
 // -- The report's section --------------------------------------------------------------------------
@@ -642,6 +675,8 @@ export async function complianceReportData(opts: {
       records: r.records,
       profile: r.profile,
       protocol: r.protocol,
+      protocolReason: r.protocolReason ?? null,
+      unsatisfiable: r.unsatisfiable ?? [],
       overall: r.overall,
       datasets: board.datasets.flatMap((d, di) => {
         const g = r.datasets.get(d);

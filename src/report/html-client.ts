@@ -115,6 +115,8 @@ var SMP=D.sampling;function samplingText(){return 'This evaluation has '+SMP.rec
 if(SMP)app.appendChild(el('p',{class:'note',id:'sampling',text:samplingText()}));
 // Which profile scored these numbers, and why (each summary's profile_reason).
 if(D.profile)app.appendChild(el('p',{id:'profile',class:'muted',text:D.profile}));
+// The schema records' validation protocol, and why (each schema summary's protocol_reason).
+if(D.compliance&&D.compliance.summaries&&D.compliance.summaries.length){var PR=[];D.compliance.summaries.forEach(function(s){var t=(s.protocol||'dialect')+(s.protocolReason?' ('+s.protocolReason+')':'');if(PR.indexOf(t)<0)PR.push(t);});app.appendChild(el('p',{id:'protocol',class:'muted',text:(PR.length===1?'Validation protocol: ':'Validation protocols differ: ')+PR.join('; ')}));}
 if(D.skipped.length||D.warnings.length){
   var nb=el('div',{class:'card notice',id:'notices'});
   if(D.skipped.length){nb.appendChild(el('b',{text:'Left out of this report'}));var ul=el('ul',{id:'skipped'});D.skipped.forEach(function(s){ul.appendChild(el('li',null,[el('code',{text:s.folder}),': '+s.reason]));});nb.appendChild(ul);}

@@ -8,12 +8,12 @@
  * first occurrence of each id, at most `limit`.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { deriveComplexity, isObj } from '../core/complexity.ts';
 import { UserError } from '../core/errors.ts';
-import { parseLine, readLinesSync } from '../core/jsonl.ts';
+import { assertReadableFile, type JsonlLine, parseLine, pyStrip, readLinesSync } from '../core/jsonl.ts';
 import type { PyObject } from '../core/pyjson.ts';
-import { isSource, type Modality, type Source } from '../core/record.ts';
+import { isSource, type Modality, SOURCES, type Source } from '../core/record.ts';
 
 /** The side file listing a folder's unanswered and unknown ids, when a benchmark is known. */
 export const BENCHMARK_IDS = 'benchmark_ids.json';
@@ -26,6 +26,8 @@ export interface BenchmarkRef {
   limit?: number;
   /** Lines the benchmark check rejected (src/core/benchmark-records.ts): left out, as the run left them. */
   exclude?: number[];
+  /** The main thread's index of this selection, handed to a worker (shared memory). */
+  share?: IndexShare;
 }
 
 /** What the scorer takes from a benchmark record. */
@@ -44,14 +46,28 @@ export interface BenchmarkRecord {
   goldVersion?: unknown;
 }
 
+/** Looks a record up by id (the benchmark's index: a line read from the file on demand). */
+export interface BenchmarkLookup {
+  get(id: string): BenchmarkRecord | undefined;
+}
+
+/** What the scorer asks of a benchmark's selection (`BenchmarkIndex`, or the in-memory reference). */
+export interface BenchmarkRecords extends BenchmarkLookup {
+  unanswered(
+    fallback: Modality,
+    answered: (m: Source, lo: number, hi: number) => boolean,
+  ): Map<Source, { count: number; missing: string[] }>;
+  /** What a worker is handed (undefined: it reads the file itself). */
+  share(): IndexShare | undefined;
+  close(): void;
+}
+
 export interface Benchmark {
   path: string;
   /** Computed on first use (`benchmarkSha256`): the workers never need it. */
   sha256?: string;
-  records: Map<string, BenchmarkRecord>;
-  /** Selected ids per modality, in file order; '' holds the records that name no source (they
-   * go with the answers' own modality). */
-  ids: Map<Source | '', string[]>;
+  /** The selected records, by id: a compact index of the file (`BenchmarkIndex`). */
+  records: BenchmarkRecords;
 }
 
 const SPANS: ReadonlySet<string> = new Set(['input.json_schema', 'output.ground_truth']);
@@ -62,9 +78,470 @@ const SKIP: ReadonlySet<string> = new Set([
   'output.ground_truth',
 ]);
 
+/** Modality codes of the index: 0 a record that names no source, then SOURCES in order. */
+const CODES: readonly (Source | '')[] = ['', ...SOURCES];
+
+/** A record id's 64-bit hash, as two 32-bit halves (FNV-1a and a murmur-style mix of the UTF-16 units). */
+export function idHash(s: string): [number, number] {
+  let a = 0x811c9dc5;
+  let b = 0x9747b28c ^ s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+    b ^= b >>> 15;
+  }
+  b = Math.imul(b ^ (b >>> 13), 0xc2b2ae35);
+  b ^= b >>> 16;
+  return [a >>> 0, b >>> 0];
+}
+
+/**
+ * A set of 64-bit id hashes, each with a number (the line it was first seen on): what duplicate
+ * detection and "answered?" need of a file's rows, 12 bytes a slot, never the ids themselves.
+ * Two different ids share a hash with probability about n^2 / 2^65 (3e-8 at a million).
+ */
+export class HashLines {
+  private lo = new Uint32Array(1024);
+  private hi = new Uint32Array(1024);
+  /** The number + 1 (0: an empty slot). */
+  private val = new Uint32Array(1024);
+  private mask = 1023;
+  size = 0;
+
+  private slot(a: number, b: number): number {
+    let i = (a ^ Math.imul(b, 0x9e3779b1)) & this.mask;
+    while (this.val[i] !== 0 && (this.lo[i] !== a || this.hi[i] !== b)) i = (i + 1) & this.mask;
+    return i;
+  }
+  getHash(a: number, b: number): number | undefined {
+    const i = this.slot(a, b);
+    return this.val[i] === 0 ? undefined : this.val[i] - 1;
+  }
+  get(key: string): number | undefined {
+    const [a, b] = idHash(key);
+    return this.getHash(a, b);
+  }
+  has(key: string): boolean {
+    return this.get(key) !== undefined;
+  }
+  set(key: string, v: number): void {
+    const [a, b] = idHash(key);
+    this.setHash(a, b, v);
+  }
+  setHash(a: number, b: number, v: number): void {
+    if ((this.size + 1) * 2 > this.mask + 1) this.grow();
+    const i = this.slot(a, b);
+    if (this.val[i] === 0) this.size++;
+    this.lo[i] = a;
+    this.hi[i] = b;
+    this.val[i] = v + 1;
+  }
+  private grow(): void {
+    const { lo, hi, val } = this;
+    const cap = (this.mask + 1) * 2;
+    this.lo = new Uint32Array(cap);
+    this.hi = new Uint32Array(cap);
+    this.val = new Uint32Array(cap);
+    this.mask = cap - 1;
+    for (let i = 0; i < val.length; i++)
+      if (val[i] !== 0) {
+        const j = this.slot(lo[i], hi[i]);
+        this.lo[j] = lo[i];
+        this.hi[j] = hi[i];
+        this.val[j] = val[i];
+      }
+  }
+  clear(): void {
+    this.lo = new Uint32Array(1024);
+    this.hi = new Uint32Array(1024);
+    this.val = new Uint32Array(1024);
+    this.mask = 1023;
+    this.size = 0;
+  }
+}
+
+/** What a worker is handed of the main thread's index (shared memory: no copy, no re-read). */
+export interface IndexShare {
+  path: string;
+  n: number;
+  /** Modality codes in the order they first appear in the file. */
+  order: number[];
+  offset: Float64Array;
+  length: Uint32Array;
+  line: Uint32Array;
+  code: Uint8Array;
+  lo: Uint32Array;
+  hi: Uint32Array;
+  /** Open addressing over the entries: entry index + 1, 0 empty. */
+  table: Int32Array;
+}
+
+/**
+ * A benchmark's selected records as a compact index: per record (in file order) its byte offset
+ * and length in the file, its line, its modality code and its id's 64-bit hash, in typed arrays
+ * (29 bytes a record plus the table's 8), and a hash table from id hash to record. A record's
+ * ground truth, schema and weight are read from its line when asked (one positional read and a
+ * parse), so memory does not grow with the records' text: the main thread builds it once and
+ * its workers share it.
+ */
+export class BenchmarkIndex implements BenchmarkRecords {
+  private fd: number | undefined;
+  private buf = Buffer.allocUnsafe(1 << 16);
+  private constructor(private readonly s: IndexShare) {}
+
+  get path(): string {
+    return this.s.path;
+  }
+  /** The selected records. */
+  get size(): number {
+    return this.s.n;
+  }
+  share(): IndexShare {
+    return this.s;
+  }
+  static fromShare(s: IndexShare): BenchmarkIndex {
+    return new BenchmarkIndex(s);
+  }
+
+  /** Reads a benchmark's selection (see `loadBenchmark`). */
+  static build(ref: BenchmarkRef): BenchmarkIndex {
+    const exclude = new Set(ref.exclude ?? []);
+    let cap = 1024;
+    let offset = new Float64Array(cap);
+    let length = new Uint32Array(cap);
+    let line = new Uint32Array(cap);
+    let code = new Uint8Array(cap);
+    let lo = new Uint32Array(cap);
+    let hi = new Uint32Array(cap);
+    const order: number[] = [];
+    const seen = new HashLines();
+    let n = 0;
+    const probe = new BenchmarkIndex({
+      path: ref.path,
+      n: 0,
+      order,
+      offset,
+      length,
+      line,
+      code,
+      lo,
+      hi,
+      table: new Int32Array(0),
+    });
+    try {
+      for (const l of linesWithOffsets(ref.path)) {
+        if (ref.limit !== undefined && n >= ref.limit) break;
+        if (exclude.has(l.line)) continue;
+        const p = parseLine(l, SPANS, SKIP);
+        if (!p.ok) throw new UserError(`${ref.path}:${l.line}: not JSON: ${p.error}`);
+        const md = p.value instanceof Map ? p.value.get('metadata') : undefined;
+        const id = md instanceof Map ? md.get('record_id') : undefined;
+        if (typeof id !== 'string' || id === '')
+          throw new UserError(
+            `${ref.path}:${l.line}: not a benchmark record: metadata.record_id must be a string`,
+          );
+        const src = (md as PyObject).get('source');
+        if (ref.source && src !== undefined && src !== ref.source) continue;
+        const [a, b] = idHash(id);
+        const first = seen.getHash(a, b);
+        // The first occurrence of each id (a hash met again is checked against the id it had).
+        if (first !== undefined && probe.idAt(first) === id) continue;
+        if (n === cap) {
+          cap *= 2;
+          const g = <T extends Float64Array | Uint32Array | Uint8Array>(x: T, C: new (n: number) => T): T => {
+            const y = new C(cap);
+            y.set(x);
+            return y;
+          };
+          offset = g(offset, Float64Array);
+          length = g(length, Uint32Array);
+          line = g(line, Uint32Array);
+          code = g(code, Uint8Array);
+          lo = g(lo, Uint32Array);
+          hi = g(hi, Uint32Array);
+          Object.assign(probe.s, { offset, length, line, code, lo, hi });
+        }
+        const modality = isSource(src) ? src : ref.source;
+        const c = CODES.indexOf(modality ?? '');
+        if (!order.includes(c)) order.push(c);
+        offset[n] = l.offset;
+        length[n] = l.bytes;
+        line[n] = l.line;
+        code[n] = c;
+        lo[n] = a;
+        hi[n] = b;
+        if (first === undefined) seen.setHash(a, b, n);
+        n++;
+      }
+    } finally {
+      probe.close();
+    }
+    seen.clear();
+    // Shared memory, sized to the records: the workers read the same arrays.
+    const shared = <T extends Float64Array | Uint32Array | Uint8Array | Int32Array>(
+      x: T,
+      C: { new (b: SharedArrayBuffer): T; BYTES_PER_ELEMENT: number },
+      len = n,
+    ): T => {
+      const y = new C(new SharedArrayBuffer(Math.max(1, len) * C.BYTES_PER_ELEMENT));
+      y.set(x.subarray(0, len) as never);
+      return y;
+    };
+    let size = 1;
+    while (size < n * 2) size *= 2;
+    const table = new Int32Array(new SharedArrayBuffer(size * 4));
+    const mask = size - 1;
+    for (let i = 0; i < n; i++) {
+      let j = (lo[i] ^ Math.imul(hi[i], 0x9e3779b1)) & mask;
+      while (table[j] !== 0) j = (j + 1) & mask;
+      table[j] = i + 1;
+    }
+    return new BenchmarkIndex({
+      path: ref.path,
+      n,
+      order,
+      offset: shared(offset, Float64Array),
+      length: shared(length, Uint32Array),
+      line: shared(line, Uint32Array),
+      code: shared(code, Uint8Array),
+      lo: shared(lo, Uint32Array),
+      hi: shared(hi, Uint32Array),
+      table,
+    });
+  }
+
+  /** Entry i's line, read from the file (as `readLinesSync` gives it: stripped, no byte order mark). */
+  lineAt(i: number): JsonlLine {
+    const len = this.s.length[i];
+    if (this.buf.length < len) this.buf = Buffer.allocUnsafe(Math.max(len, this.buf.length * 2));
+    this.fd ??= openSync(this.s.path, 'r');
+    let got = 0;
+    while (got < len) {
+      const r = readSync(this.fd, this.buf, got, len - got, this.s.offset[i] + got);
+      if (r <= 0) throw new UserError(`${this.s.path}: changed while it was scored (line ${this.s.line[i]})`);
+      got += r;
+    }
+    let text = this.buf.toString('utf8', 0, len);
+    if (this.s.offset[i] === 0 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    return { line: this.s.line[i], text: pyStrip(text) };
+  }
+
+  private parsedAt(i: number): { meta: PyObject; spans?: Map<string, string> } {
+    const l = this.lineAt(i);
+    const p = parseLine(l, SPANS, SKIP);
+    if (!p.ok) throw new UserError(`${this.s.path}:${l.line}: not JSON: ${p.error}`);
+    const md = p.value instanceof Map ? p.value.get('metadata') : undefined;
+    return { meta: (md instanceof Map ? md : new Map()) as PyObject, spans: p.spans };
+  }
+
+  /** Entry i's record id. */
+  idAt(i: number): string {
+    return String(this.parsedAt(i).meta.get('record_id'));
+  }
+
+  /** The entry of an id, or -1. */
+  find(id: string): number {
+    const [a, b] = idHash(id);
+    const { table, lo, hi } = this.s;
+    const mask = table.length - 1;
+    let j = (a ^ Math.imul(b, 0x9e3779b1)) & mask;
+    for (;;) {
+      const e = table[j] - 1;
+      if (e < 0) return -1;
+      if (lo[e] === a && hi[e] === b && this.idAt(e) === id) return e;
+      j = (j + 1) & mask;
+    }
+  }
+
+  get(id: string): BenchmarkRecord | undefined {
+    const i = this.find(id);
+    if (i < 0) return undefined;
+    const { meta, spans } = this.parsedAt(i);
+    const schemaText = spans?.get('input.json_schema');
+    const m = CODES[this.s.code[i]];
+    return {
+      modality: m === '' ? undefined : m,
+      schemaText,
+      groundTruthText: spans?.get('output.ground_truth'),
+      schemaComplexity: meta.get('schema_complexity') ?? derivedComplexity(schemaText),
+      difficulty: meta.get('difficulty'),
+      acceptedAlternatives: meta.get('accepted_alternatives'),
+      goldVersion: meta.get('gold_version'),
+    };
+  }
+
+  /**
+   * The selected records per modality, for an answer file whose records that name no source go
+   * with `fallback`: each modality (in the order the file first names it) with its count and the
+   * ids of the records `answered` says have no answer, in file order.
+   */
+  unanswered(
+    fallback: Modality,
+    answered: (m: Source, lo: number, hi: number) => boolean,
+  ): Map<Source, { count: number; missing: string[] }> {
+    const out = new Map<Source, { count: number; missing: string[] }>();
+    const { code, lo, hi, n } = this.s;
+    for (const c of this.s.order) {
+      const m = CODES[c];
+      const key = m === '' ? fallback : m;
+      let e = out.get(key);
+      if (!e) out.set(key, (e = { count: 0, missing: [] }));
+      for (let i = 0; i < n; i++) {
+        if (code[i] !== c) continue;
+        e.count++;
+        if (!answered(key, lo[i], hi[i])) e.missing.push(this.idAt(i));
+      }
+    }
+    return out;
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+}
+
+/**
+ * The non-blank lines of a file with where each starts and how many bytes it has: the lines
+ * `readLinesSync` yields (ends at \n, \r\n or a lone \r; stripped as Python strips), so a line
+ * read back from its offset is the text the index was built from.
+ */
+export function* linesWithOffsets(file: string): Generator<JsonlLine & { offset: number; bytes: number }> {
+  assertReadableFile(file);
+  const fd = openSync(file, 'r');
+  const buf = Buffer.allocUnsafe(1 << 20);
+  let carry: Buffer[] = [];
+  let carryStart = 0;
+  let pos = 0;
+  let n = 0;
+  let sawCr = false;
+  const emit = (bytes: Buffer, start: number) => {
+    n++;
+    let text = bytes.toString('utf8');
+    if (start === 0 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    text = pyStrip(text);
+    return text.length > 0 ? { line: n, text, offset: start, bytes: bytes.length } : undefined;
+  };
+  try {
+    for (;;) {
+      const got = readSync(fd, buf, 0, buf.length, null);
+      if (got <= 0) break;
+      let start = 0;
+      if (sawCr && buf[0] === 0x0a) {
+        start = 1;
+        carryStart = pos + 1;
+      }
+      sawCr = false;
+      for (let i = start; i < got; i++) {
+        const ch = buf[i];
+        if (ch !== 0x0a && ch !== 0x0d) continue;
+        const part = buf.subarray(start, i);
+        const bytes = carry.length > 0 ? Buffer.concat([...carry, part]) : part;
+        const lineStart = carry.length > 0 ? carryStart : pos + start;
+        carry = [];
+        const l = emit(bytes, lineStart);
+        if (l) yield l;
+        let next = i + 1;
+        if (ch === 0x0d) {
+          if (next < got) {
+            if (buf[next] === 0x0a) next++;
+          } else sawCr = true;
+        }
+        start = next;
+        i = next - 1;
+        carryStart = pos + start;
+      }
+      if (start < got) {
+        if (carry.length === 0) carryStart = pos + start;
+        carry.push(Buffer.from(buf.subarray(start, got)));
+      }
+      pos += got;
+    }
+    if (carry.length > 0) {
+      const l = emit(Buffer.concat(carry), carryStart);
+      if (l) yield l;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The reference the index is tested against (SOB_BENCHMARK_REFERENCE=memory; test/scoring/
+ * benchmark-index.test.ts): the loader as it was before the index, every selected record's
+ * schema and ground-truth text held in a Map, its ids in lists, read by every worker.
+ */
+export class InMemoryBenchmark implements BenchmarkRecords {
+  private constructor(
+    private readonly records: Map<string, BenchmarkRecord>,
+    private readonly ids: Map<Source | '', string[]>,
+  ) {}
+  static load(ref: BenchmarkRef): InMemoryBenchmark {
+    const exclude = new Set(ref.exclude ?? []);
+    const records = new Map<string, BenchmarkRecord>();
+    const ids = new Map<Source | '', string[]>();
+    for (const l of readLinesSync(ref.path)) {
+      if (ref.limit !== undefined && records.size >= ref.limit) break;
+      if (exclude.has(l.line)) continue;
+      const p = parseLine(l, SPANS, SKIP);
+      if (!p.ok) throw new UserError(`${ref.path}:${l.line}: not JSON: ${p.error}`);
+      const md = p.value instanceof Map ? p.value.get('metadata') : undefined;
+      const id = md instanceof Map ? md.get('record_id') : undefined;
+      if (typeof id !== 'string' || id === '')
+        throw new UserError(
+          `${ref.path}:${l.line}: not a benchmark record: metadata.record_id must be a string`,
+        );
+      const meta = md as PyObject;
+      const src = meta.get('source');
+      if (ref.source && src !== undefined && src !== ref.source) continue;
+      if (records.has(id)) continue;
+      const modality = isSource(src) ? src : ref.source;
+      const schemaText = p.spans?.get('input.json_schema');
+      records.set(id, {
+        modality,
+        schemaText,
+        groundTruthText: p.spans?.get('output.ground_truth'),
+        schemaComplexity: meta.get('schema_complexity') ?? derivedComplexity(schemaText),
+        difficulty: meta.get('difficulty'),
+        acceptedAlternatives: meta.get('accepted_alternatives'),
+        goldVersion: meta.get('gold_version'),
+      });
+      const list = ids.get(modality ?? '');
+      if (list) list.push(id);
+      else ids.set(modality ?? '', [id]);
+    }
+    return new InMemoryBenchmark(records, ids);
+  }
+  get(id: string): BenchmarkRecord | undefined {
+    return this.records.get(id);
+  }
+  unanswered(
+    fallback: Modality,
+    answered: (m: Source, lo: number, hi: number) => boolean,
+  ): Map<Source, { count: number; missing: string[] }> {
+    const out = new Map<Source, { count: number; missing: string[] }>();
+    for (const [m, list] of this.ids) {
+      const key = m === '' ? fallback : m;
+      let e = out.get(key);
+      if (!e) out.set(key, (e = { count: 0, missing: [] }));
+      e.count += list.length;
+      for (const id of list) {
+        const [lo, hi] = idHash(id);
+        if (!answered(key, lo, hi)) e.missing.push(id);
+      }
+    }
+    return out;
+  }
+  share(): undefined {
+    return undefined;
+  }
+  close(): void {}
+}
+
 const cache = new Map<string, Benchmark>();
 
-/** Reads (once per file version and selection) a benchmark's selected records. */
+/** Reads (once per file version and selection) a benchmark's selected records: its index. */
 export function loadBenchmark(ref: BenchmarkRef): Benchmark {
   let st: ReturnType<typeof statSync>;
   try {
@@ -74,43 +551,18 @@ export function loadBenchmark(ref: BenchmarkRef): Benchmark {
   }
   if (!st.isFile()) throw new UserError(`not a benchmark file: ${ref.path}`);
   const key = `${ref.path}\0${st.size}\0${st.mtimeMs}\0${ref.source ?? ''}\0${ref.limit ?? ''}\0${ref.exclude?.join(',') ?? ''}`;
-  const exclude = new Set(ref.exclude ?? []);
   const hit = cache.get(key);
   if (hit) return hit;
-  const records = new Map<string, BenchmarkRecord>();
-  const ids = new Map<Source | '', string[]>();
-  for (const l of readLinesSync(ref.path)) {
-    if (ref.limit !== undefined && records.size >= ref.limit) break;
-    if (exclude.has(l.line)) continue;
-    const p = parseLine(l, SPANS, SKIP);
-    if (!p.ok) throw new UserError(`${ref.path}:${l.line}: not JSON: ${p.error}`);
-    const md = p.value instanceof Map ? p.value.get('metadata') : undefined;
-    const id = md instanceof Map ? md.get('record_id') : undefined;
-    if (typeof id !== 'string' || id === '')
-      throw new UserError(
-        `${ref.path}:${l.line}: not a benchmark record: metadata.record_id must be a string`,
-      );
-    const meta = md as PyObject;
-    const src = meta.get('source');
-    if (ref.source && src !== undefined && src !== ref.source) continue;
-    if (records.has(id)) continue;
-    const modality = isSource(src) ? src : ref.source;
-    const schemaText = p.spans?.get('input.json_schema');
-    records.set(id, {
-      modality,
-      schemaText,
-      groundTruthText: p.spans?.get('output.ground_truth'),
-      schemaComplexity: meta.get('schema_complexity') ?? derivedComplexity(schemaText),
-      difficulty: meta.get('difficulty'),
-      acceptedAlternatives: meta.get('accepted_alternatives'),
-      goldVersion: meta.get('gold_version'),
-    });
-    const list = ids.get(modality ?? '');
-    if (list) list.push(id);
-    else ids.set(modality ?? '', [id]);
+  const records = ref.share
+    ? BenchmarkIndex.fromShare(ref.share)
+    : process.env.SOB_BENCHMARK_REFERENCE === 'memory'
+      ? InMemoryBenchmark.load(ref)
+      : BenchmarkIndex.build(ref);
+  const b: Benchmark = { path: ref.path, records };
+  if (cache.size >= 4) {
+    for (const old of cache.values()) old.records.close();
+    cache.clear();
   }
-  const b: Benchmark = { path: ref.path, records, ids };
-  if (cache.size >= 4) cache.clear();
   cache.set(key, b);
   return b;
 }
@@ -134,19 +586,6 @@ export function fileSha256(path: string): string {
 export function benchmarkSha256(b: Benchmark): string {
   b.sha256 ??= fileSha256(b.path);
   return b.sha256;
-}
-
-/**
- * The selected ids per modality for one answer file: records that name no source go with
- * `fallback` (the modality the file's own records take: `--modality`, else its path).
- */
-export function idsByModality(b: Benchmark, fallback: Modality): Map<Source, string[]> {
-  const out = new Map<Source, string[]>();
-  for (const [m, ids] of b.ids) {
-    const key = m === '' ? fallback : m;
-    out.set(key, [...(out.get(key) ?? []), ...ids]);
-  }
-  return out;
 }
 
 /** At most `n` ids for a one-line message, then how many more. */

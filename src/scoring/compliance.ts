@@ -46,12 +46,38 @@ import {
   type RemoteResolver,
   validateCompiled,
 } from '../core/validator.ts';
+import { defaultProtocol, unsatisfiableFormats } from '../core/validator-protocols.ts';
 import type { LineOutcome, ProfileOptions } from './line-types.ts';
 import type { TrackInfo } from './track.ts';
 
 // The parent side (what a folder gathers, its summary) lives in track.ts: the main thread
 // loads neither ajv nor the metrics.
 export { type SummaryJob, summarizeJob, TrackCollector, type TrackData, type TrackInfo } from './track.ts';
+
+/**
+ * The protocol a schema record is read under: `--protocol` when asked, else the default for its
+ * data (`defaultProtocol`: JSONSchemaBench-built records as the harness reads them, any other
+ * in its own draft).
+ */
+export function protocolOf(view: ScoringView, profile: Pick<ProfileOptions, 'protocol'>): Protocol {
+  return profile.protocol ?? defaultProtocol(view.metadata.get('dataset'));
+}
+
+/**
+ * The places of a schema's formats no value satisfies under the protocol
+ * (`unsatisfiableFormats`), by schema text: each schema is walked once per worker.
+ */
+const neverFormats = new Map<string, string[]>();
+function neverFormatsOf(key: string, plain: () => unknown, protocol: Protocol): string[] {
+  if (protocol !== 'jsonschemabench') return [];
+  let got = neverFormats.get(key);
+  if (got === undefined) {
+    got = unsatisfiableFormats(plain(), protocol);
+    if (neverFormats.size >= 4096) neverFormats.clear();
+    neverFormats.set(key, got);
+  }
+  return got;
+}
 
 /** A schema record: the compliance track scores it (whatever `--modality` says). */
 export function isSchemaRecord(metadata: PyObject): boolean {
@@ -236,7 +262,7 @@ function schemaOutcome(
   row: EvalRow,
   c: RecordCompliance,
   info: Record<string, unknown>,
-  o: { values: boolean; scoringError?: string },
+  o: { values: boolean; scoringError?: string; never?: string[] },
 ): LineOutcome {
   const md = view.metadata;
   const dataset = text(md.get('source_category'), 'unknown');
@@ -246,6 +272,9 @@ function schemaOutcome(
   row.source_category = dataset;
   row.track = o.values ? 'both' : 'compliance';
   row.compliance = withIntCounts(c);
+  // Formats no value can satisfy under the protocol: named on the row (and in the summary).
+  if (o.never && o.never.length > 0)
+    (row.compliance as Record<string, unknown>).unsatisfiable_formats = o.never;
   const t = timing(info);
   if (t) row.timing = t;
   if (rejected)
@@ -268,6 +297,8 @@ function schemaOutcome(
         row: aggregate,
         recordId: String(row.record_id),
         modelId: String(row.model_id),
+        protocol: c.protocol,
+        ...(o.never && o.never.length > 0 ? { never: o.never } : {}),
         parses: c.parses,
         compiles: c.schema_compiles,
         scoringError: o.scoringError !== undefined,
@@ -289,17 +320,14 @@ export function scoreSchemaRecord(
   const info = evalInfoOf(parsed.value);
   const verify = view.metadata.get('verify_schema');
   let c: RecordCompliance;
+  let never: string[] = [];
   if (verify !== undefined && verify !== null)
     c = schemaBenchCompliance(view, verify, info.schema_rejected === true);
   else {
     const src = schemaSourceOf(view);
-    const compiled = compiledFor(
-      src.key,
-      src.plain,
-      true,
-      profile.protocol ?? 'jsonschemabench',
-      profile.remotes,
-    );
+    const protocol = protocolOf(view, profile);
+    const compiled = compiledFor(src.key, src.plain, true, protocol, profile.remotes);
+    never = neverFormatsOf(src.key, src.plain, protocol);
     c = complianceOfRecord({
       schema: undefined,
       answer: schemaAnswer(view),
@@ -320,7 +348,7 @@ export function scoreSchemaRecord(
     score = { ...failedRecordScore(view.metadata, ''), explanation: {} };
     row = identityRow(view.metadata);
   }
-  return schemaOutcome(parsed.line, view, score, row, c, info, { values });
+  return schemaOutcome(parsed.line, view, score, row, c, info, { values, never });
 }
 
 /** A schema record that ran out of its time or memory budget: invalid, with the reason. */
@@ -328,8 +356,9 @@ export function failedSchemaRecord(
   parsed: Extract<ParsedLine, { ok: true }>,
   view: ScoringView,
   reason: string,
-  protocol: Protocol = 'jsonschemabench',
+  asked?: Protocol,
 ): LineOutcome {
+  const protocol = protocolOf(view, { protocol: asked });
   const info = evalInfoOf(parsed.value);
   const rejected = info.schema_rejected === true;
   let dialect: RecordCompliance['dialect'] = 'draft-07';

@@ -36,7 +36,7 @@ export function reportFile(st: FileState, modality: Modality | undefined, log: (
     const unknown = st.unknown.get(out.modality as Source) ?? [];
     if (missing.length > 0 || unknown.length > 0)
       log(
-        `${name}: ${missing.length} of the benchmark's ${bench.ids.get(out.modality as Source)?.length ?? 0} ${out.modality} records have no answer${missing.length ? ` (${someIds(missing)})` : ''}; ${unknown.length} answers are not in the benchmark${unknown.length ? ` (${someIds(unknown)}; not scored)` : ''}; lists in ${join(out.dir, BENCHMARK_IDS)}`,
+        `${name}: ${missing.length} of the benchmark's ${bench.counts.get(out.modality as Source) ?? 0} ${out.modality} records have no answer${missing.length ? ` (${someIds(missing)})` : ''}; ${unknown.length} answers are not in the benchmark${unknown.length ? ` (${someIds(unknown)}; not scored)` : ''}; lists in ${join(out.dir, BENCHMARK_IDS)}`,
       );
   }
   if (bench) {

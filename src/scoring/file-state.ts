@@ -9,7 +9,7 @@ import { FIELDS_FILE } from '../core/formats/field-row.ts';
 import { pathModality } from '../core/modality.ts';
 import { dumpsPy, type PyValue } from '../core/pyjson.ts';
 import type { Modality, Source } from '../core/record.ts';
-import { type Benchmark, type BenchmarkRef, benchmarkSha256, idsByModality } from './benchmark.ts';
+import { type Benchmark, type BenchmarkRef, benchmarkSha256, HashLines } from './benchmark.ts';
 import { LenientOutput } from './lenient-output.ts';
 import { EvalFolder, type FolderStream } from './output.ts';
 import type { LineOutcome, ProfileOptions } from './score-line.ts';
@@ -41,8 +41,11 @@ export class Output {
   readonly fields?: FolderStream;
   /** Rows written (a schema folder writes rows the SOB summary does not count). */
   written = 0;
-  /** Each record id's first line (repeats are counted; the strict profile keeps the first). */
-  readonly firstLine = new Map<string, number>();
+  /**
+   * Each record id's first line, by the id's 64-bit hash (repeats are counted; the strict
+   * profile keeps the first): 12 bytes a slot, not the ids.
+   */
+  readonly firstLine = new HashLines();
   /** Rows without a record id (each counts as one distinct record). */
   noId = 0;
   /** The first lines of rows without a record id. */
@@ -178,26 +181,38 @@ export class FileState {
     return true;
   }
 
-  private benchIds?: { ids: Map<Source, string[]>; missing: Map<Source, string[]> };
+  private benchIds?: { counts: Map<Source, number>; missing: Map<Source, string[]> };
 
-  /** Benchmark ids per modality for this file, and those without an answer (once the rows end). */
+  /**
+   * The benchmark's record count per modality for this file, and the ids without an answer
+   * (once the rows end), in file order. The index is walked by id hash: only the unanswered
+   * records' ids are read from the file.
+   */
   benchmarkIds(
     forced?: Modality,
-  ): { ids: Map<Source, string[]>; missing: Map<Source, string[]> } | undefined {
+  ): { counts: Map<Source, number>; missing: Map<Source, string[]> } | undefined {
     if (!this.benchmark) return undefined;
     if (this.benchIds) return this.benchIds;
-    const ids = idsByModality(this.benchmark, forced ?? this.pathModality);
-    const missing = new Map<Source, string[]>();
-    for (const [m, list] of ids) {
-      // A record the provider refused was asked: it is not missing.
-      const answered = this.outputs.get(m)?.firstLine;
-      const refused = new Set(this.rejected.get(m) ?? []);
-      missing.set(
-        m,
-        list.filter((id) => !answered?.has(id) && !refused.has(id)),
-      );
+    // A record the provider refused was asked: it is not missing.
+    const refused = new Map<Source, HashLines>();
+    for (const [m, ids] of this.rejected) {
+      const set = new HashLines();
+      for (const id of ids) set.set(id, 0);
+      refused.set(m, set);
     }
-    this.benchIds = { ids, missing };
+    const per = this.benchmark.records.unanswered(
+      forced ?? this.pathModality,
+      (m, lo, hi) =>
+        this.outputs.get(m)?.firstLine.getHash(lo, hi) !== undefined ||
+        refused.get(m)?.getHash(lo, hi) !== undefined,
+    );
+    const counts = new Map<Source, number>();
+    const missing = new Map<Source, string[]>();
+    for (const [m, e] of per) {
+      counts.set(m, e.count);
+      missing.set(m, e.missing);
+    }
+    this.benchIds = { counts, missing };
     return this.benchIds;
   }
 
@@ -223,7 +238,7 @@ export class FileState {
         data.benchmark = {
           path: this.benchmark.path,
           sha256: benchmarkSha256(this.benchmark),
-          records: bench.ids.get(out.modality as Source)?.length ?? 0,
+          records: bench.counts.get(out.modality as Source) ?? 0,
           missing_ids: bench.missing.get(out.modality as Source)?.length ?? 0,
           unknown_ids: this.unknown.get(out.modality as Source)?.length ?? 0,
         };

@@ -24,7 +24,7 @@ import { dumpsPy, isStructured, type PyObject, type PyValue, parsePyJson } from 
 import { type Modality, type ScoringView, scoringView } from '../core/record.ts';
 import { isKnownSchemaText } from '../core/schema.ts';
 import { TextMap } from '../core/text-map.ts';
-import type { BenchmarkRecord } from './benchmark.ts';
+import type { BenchmarkLookup, BenchmarkRecord } from './benchmark.ts';
 import { failedSchemaRecord, isSchemaRecord, scoreSchemaRecord, sobRecordTrack } from './compliance.ts';
 import type { FieldsOf, LenientRowPart, LineOutcome, ProfileOptions } from './line-types.ts';
 import { SCHEMA_TIMED_OUT } from './verdicts.ts';
@@ -43,7 +43,7 @@ export interface LineContext {
   forced?: Modality;
   profile: ProfileOptions;
   /** When a benchmark is known: its records by id (ground truth, schema and weight come from it). */
-  benchmark?: Map<string, BenchmarkRecord>;
+  benchmark?: BenchmarkLookup;
   /** Told when schema-dependent work starts (true) and ends (false). */
   schemaPhase?: (on: boolean) => void;
   /** Whether a schema text already ran over the time budget (its records are not run again). */

@@ -120,12 +120,18 @@ export async function runScoring(
 ): Promise<FileResult[]> {
   const log = opts.log ?? (() => {});
   assertDistinctFolders(targets, opts.outDir, opts.modality);
-  const benchmarkRef = (t: ScoreTarget) => t.benchmark ?? opts.benchmark;
+  const refOf = (t: ScoreTarget) => t.benchmark ?? opts.benchmark;
   const benchmarks = new Map<number, Benchmark>();
   targets.forEach((t, i) => {
-    const ref = benchmarkRef(t);
+    const ref = refOf(t);
     if (ref) benchmarks.set(i, loadBenchmark(ref));
   });
+  // The workers share the main thread's index of the benchmark (nothing read twice, no copy).
+  const benchmarkRef = (t: ScoreTarget): BenchmarkRef | undefined => {
+    const ref = refOf(t);
+    const share = ref ? loadBenchmark(ref).records.share() : undefined;
+    return ref && share ? { ...ref, share } : ref;
+  };
   // Leftovers of killed runs (temp folders, folders moved aside, locks) go first.
   for (const t of targets) if (t.outDir) refuseSymlink(t.outDir, 'evaluation folder');
   for (const root of new Set(targets.map((t) => t.outDir ?? opts.outDir)))

@@ -14,6 +14,7 @@ import {
   type SummaryOptions,
 } from '../../metrics/summary.ts';
 import type { SchemaSummaryOut, SummaryOut } from '../core/formats/eval-summary.ts';
+import { type Protocol, protocolReason } from '../core/validator-protocols.ts';
 
 /** A folder's summary job: its SOB data, its tracks' data, and the bootstrap's intervals. */
 export interface SummaryJob {
@@ -39,6 +40,10 @@ export interface TrackInfo {
     row: ComplianceRow;
     recordId: string;
     modelId: string;
+    /** The protocol its schema was read under. */
+    protocol: Protocol;
+    /** Formats no value can satisfy under that protocol (`unsatisfiableFormats`), when any. */
+    never?: string[];
     parses: boolean;
     /** null: not known (the record ran out of its budget). */
     compiles: boolean | null;
@@ -51,8 +56,14 @@ export interface TrackData {
   /** The folder is `schema/<model>/`. */
   schema: boolean;
   profile: string;
-  /** How its schemas were read (docs/compliance-protocols.md). */
+  /** How its schemas were read (docs/compliance-protocols.md): one protocol, or `mixed`. */
   protocol: string;
+  /** Why (`protocolReason`; for `mixed`, how many records each). */
+  protocolReason: string;
+  /** Records whose schema has a format no value satisfies under its protocol (the first 1,000). */
+  unsatisfiable: { record_id: string; formats: string[] }[];
+  /** How many records have such a schema. */
+  unsatisfiableCount: number;
   rows: ComplianceRow[];
   counts: TrackCounts;
   modelIds: string[];
@@ -73,6 +84,9 @@ export class TrackCollector {
   private readonly ids = new Set<string>();
   private rejectedSob = 0;
   private schema = false;
+  private readonly protocols = new Map<Protocol, number>();
+  private readonly unsatisfiable: { record_id: string; formats: string[] }[] = [];
+  private unsatisfiableCount = 0;
 
   add(t: TrackInfo): void {
     const s = t.schema;
@@ -84,18 +98,42 @@ export class TrackCollector {
     this.rows.push(s.row);
     this.modelIds.add(s.modelId);
     this.ids.add(s.recordId);
+    this.protocols.set(s.protocol, (this.protocols.get(s.protocol) ?? 0) + 1);
+    if (s.never) {
+      this.unsatisfiableCount++;
+      if (this.unsatisfiable.length < 1000)
+        this.unsatisfiable.push({ record_id: s.recordId, formats: s.never });
+    }
     if (t.rejected) this.counts.schema_rejected++;
     else if (!s.parses && !s.scoringError) this.counts.parse_failures++;
     if (s.compiles === false) this.counts.uncompilable++;
     if (s.scoringError) this.counts.scoring_errors++;
   }
 
-  data(profile: string, protocol = 'jsonschemabench'): TrackData | undefined {
+  /** The folder's data; `asked`: the `--protocol` given (else each record had its default). */
+  data(profile: string, asked?: Protocol): TrackData | undefined {
     if (!this.schema && this.rejectedSob === 0) return undefined;
+    const used = [...this.protocols].sort((a, b) => (a[0] < b[0] ? -1 : 1));
+    let protocol: string;
+    let reason: string;
+    if (asked !== undefined || used.length === 0) {
+      protocol = asked ?? 'dialect';
+      reason = asked !== undefined ? protocolReason(asked, 'asked') : protocolReason('dialect', 'default');
+    } else if (used.length === 1) {
+      protocol = used[0][0];
+      reason = protocolReason(used[0][0], 'default');
+    } else {
+      protocol = 'mixed';
+      const n = (p: Protocol) => this.protocols.get(p) ?? 0;
+      reason = `jsonschemabench for the ${n('jsonschemabench')} records built from JSONSchemaBench, dialect for the ${n('dialect')} others (each the default for its records): their rates are not comparable; --protocol reads all of them one way`;
+    }
     return {
       schema: this.schema,
       profile,
       protocol,
+      protocolReason: reason,
+      unsatisfiable: [...this.unsatisfiable],
+      unsatisfiableCount: this.unsatisfiableCount,
       rows: this.rows,
       counts: { ...this.counts },
       modelIds: [...this.modelIds],
@@ -133,6 +171,9 @@ export function summarizeJob(it: SummaryJob): SummaryOut {
     responseFile: it.responseFile,
     profile: t.profile,
     protocol: t.protocol,
+    protocolReason: t.protocolReason,
+    unsatisfiable: t.unsatisfiable,
+    unsatisfiableCount: t.unsatisfiableCount,
     modelIds: t.modelIds,
     rows: t.rows,
     counts: t.counts,

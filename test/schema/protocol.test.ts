@@ -272,7 +272,7 @@ function rows(file: string): Record<string, { valid: boolean; schema_compiles: b
   return out;
 }
 
-test('sob score: jsonschemabench by default, dialect on request; the summary, the leaderboard and the report name the protocol', () => {
+test('sob score: dialect by default on rows not built from JSONSchemaBench, jsonschemabench on request; the summary, the leaderboard and the report name the protocol', () => {
   const dir = join(tmp, 'responses');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, 'response_m.jsonl');
@@ -289,7 +289,8 @@ test('sob score: jsonschemabench by default, dialect on request; the summary, th
   const expected = (p: 'jsonschemabench' | 'dialect') => CASES.filter((c) => c[p] === 'valid').length;
   for (const protocol of ['jsonschemabench', 'dialect'] as const) {
     const out = join(tmp, protocol);
-    const flags = protocol === 'dialect' ? ['--protocol', 'dialect'] : [];
+    // Rows of no JSONSchemaBench build: dialect by default (the protocol follows the data).
+    const flags = protocol === 'jsonschemabench' ? ['--protocol', 'jsonschemabench'] : [];
     const r = sob('score', file, '--out', out, '--bootstrap-samples', '0', ...flags);
     assert.equal(r.status, 0, r.stderr);
     const got = rows(join(out, 'schema/m/eval_records.jsonl'));
@@ -308,7 +309,12 @@ test('sob score: jsonschemabench by default, dialect on request; the summary, th
     );
     const lb = sob('leaderboard', out, '--track', 'compliance', '--format', 'md');
     assert.equal(lb.status, 0, lb.stderr);
-    assert.match(lb.stdout, new RegExp(`Validation protocol: ${protocol}\\.`));
+    assert.match(
+      lb.stdout,
+      new RegExp(
+        `Validation protocol: ${protocol} \\(${protocol === 'dialect' ? 'the default for schema records not built from JSONSchemaBench' : '--protocol as asked'}`,
+      ),
+    );
     const js = sob('leaderboard', out, '--track', 'compliance', '--format', 'json');
     assert.equal(JSON.parse(js.stdout)[0].protocol, protocol);
     // The HTML report's compliance section names it too.

@@ -134,7 +134,11 @@ export type SchemaSummaryOut = {
   profile: string;
   track: 'compliance';
   protocol: string;
+  /** Why that protocol (the default for the data, or --protocol as asked). */
+  protocol_reason?: string;
   data_quality: Record<string, bigint>;
+  /** Records whose schema has a format no value satisfies under the protocol (the first 1,000). */
+  unsatisfiable_formats?: { record_id: string; formats: string[] }[];
   benchmark?: BenchmarkBlockOut;
   /** The SOB metrics of the schema records that also have a ground truth (`track: both`). */
   summary?: EvalSummaryOut['summary'];
