@@ -199,6 +199,8 @@ export interface RowQuality {
   duplicate_record_id_count?: number;
   missing_ids?: number;
   unknown_ids?: number;
+  /** strict profile, when non-zero: answers that parsed only after recovery (a code fence, text around). */
+  lenient_parse_count?: number;
 }
 
 /**

@@ -148,6 +148,7 @@ function mostCommon(counts: Map<string, number>, k: number): { path: string; cou
 }
 
 export interface DataQuality {
+  /** Answers that did not parse (strict profile: not even after recovery). */
   json_parse_fail_count: number;
   json_non_structured_root_count: number;
   invalid_schema_input_count: number;
@@ -221,7 +222,9 @@ export class SummaryAccumulator {
     countInto(this.missingGt, s.missingGtPaths);
     countInto(this.missingRequired, s.missingRequiredPaths);
     const dq = this.dataQuality;
-    if (s.jsonParse === 0) dq.json_parse_fail_count++;
+    // An answer recovered from a code fence or trailing text parsed (JSON Pass may be 1): it is
+    // counted as recovered (lenient_parse_count), not as a parse failure (sob: never recovered).
+    if (s.jsonParse === 0 && !s.lenientParse) dq.json_parse_fail_count++;
     if (s.rootStructured === 0) dq.json_non_structured_root_count++;
     if (s.schemaValidInput === 0) dq.invalid_schema_input_count++;
     if (!s.knownDifficulty) dq.unknown_difficulty_count++;

@@ -607,6 +607,8 @@ export function buildLeaderboard(
       if (s.duplicates !== undefined) q.duplicate_record_id_count = s.duplicates;
       if (s.benchmark?.missingIds !== undefined) q.missing_ids = s.benchmark.missingIds;
       if (s.benchmark?.unknownIds !== undefined) q.unknown_ids = s.benchmark.unknownIds;
+      const recovered = s.dataQuality.find(([k]) => k === 'lenient_parse_count')?.[1];
+      if (recovered) q.lenient_parse_count = recovered;
       quality[m] = q;
     }
     row.data_quality = quality;

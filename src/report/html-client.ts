@@ -19,7 +19,7 @@ th[aria-sort=ascending]::after{content:' \\25B2';color:#1d232b}th[aria-sort=desc
 tr:nth-child(even) td{background:#fafbfc}.ci{color:#8a929c;font-size:11px;display:block;line-height:1.2}
 td.paths{white-space:normal;word-break:break-word;min-width:180px;max-width:360px;text-align:left;font-size:12px}
 #taxonomy th{white-space:normal;vertical-align:bottom;min-width:64px}
-#pairwise th,#pairwise td{padding:2px 5px;font-size:12px}td.nc{color:#8a929c}
+#pairwise th,#pairwise td{padding:2px 5px;font-size:12px}#pairwise thead th{white-space:normal;overflow-wrap:anywhere;vertical-align:bottom;max-width:10em}td.nc{color:#8a929c}
 .chart-title{font:600 12px system-ui,sans-serif}td.warn{color:#c4320a;font-weight:600}
 #quality-table th{white-space:normal;vertical-align:bottom}.quirk{color:#6e56cf;cursor:help}
 nav a{margin-right:14px}svg text{font:11px system-ui,sans-serif}
@@ -190,7 +190,7 @@ var tb=el('table',{id:'quality-table'});
 function num(k){return function(q){return q[k];};}
 var qcols=[{label:'Model',left:true,get:function(q){return nameOf(q.m);}},{label:'Source',left:true,get:function(q){return q.source;}},{label:'Profile',left:true,get:function(q){return q.profile;},text:function(q){return q.stated?q.profile:q.profile+' (not stated)';}},
   {label:'n',get:num('n')},{label:'distinct ids',get:num('distinct')},{label:'repeated ids',get:num('duplicates')},{label:'not answered',title:'benchmark records missing from the answers',get:num('missing')},{label:'not in benchmark',title:'answers with ids the benchmark does not have',get:num('unknown')},
-  {label:'parse failures',get:num('parseFailures')},{label:'schema rejected',get:num('schemaRejected')},{label:'scoring errors',get:num('scoringErrors')}];
+  {label:'parse failures',title:'answers that did not parse (strict: not even after recovery)',get:num('parseFailures')},{label:'parsed after recovery',title:'answers that parsed only once a code fence or the text around the JSON was removed (strict profile; scored, and counted in JSON Pass when valid)',get:num('recovered')},{label:'schema rejected',get:num('schemaRejected')},{label:'scoring errors',get:num('scoringErrors')}];
 sortable(tb,D.quality,qcols,function(q){var tr=el('tr');qcols.forEach(function(c){var v=c.text?c.text(q):c.get(q);var bad=typeof v==='number'&&v>0&&['repeated ids','not answered','not in benchmark'].indexOf(c.label)>=0;tr.appendChild(el('td',{class:(c.left?'l':'')+(bad?' warn':''),text:v==null?'-':String(v)}));});return tr;});
 dq.appendChild(el('div',{class:'card'},[tb]));})();
 
@@ -216,7 +216,7 @@ D.models.forEach(function(_,mi){var pts=[];present.forEach(function(s,i){var r=r
 svg+='</svg>';rk.appendChild(el('div',{class:'card',html:svg}));})();
 
 // Error taxonomy
-var tx=section('tax','Error taxonomy','Each record in the first class that fits: parse failure, schema violation (the hardening gate), missing paths, coverage gate (all paths there, but extra ones put the path-set F1 under the gate), type mismatch, value error, correct.');
+var tx=section('tax','Error taxonomy','Each record in the first class that fits: parse failure, schema violation (the hardening gate), coverage gate (the path-set F1, paths missing or extra, under the gate that took Value Accuracy down: text to 0), missing paths (the gate did not fire), type mismatch, value error, correct.');
 (function(){var tb=el('table',{id:'taxonomy'});
 var tcols=[{label:'Model',left:true,get:function(x){return nameOf(x[0]);}},{label:'Source',left:true,get:function(x){return x[1];}},{label:'n',get:function(x){return x[2].n;}}]
   .concat(D.classes.map(function(c){return {label:c.replace('_',' '),get:function(x){return x[2].classes[c].count;},cell:function(x){var k=x[2].classes[c];return el('td',{text:k.count+' ('+(100*k.rate).toFixed(0)+'%)',title:'e.g. '+k.examples.join(', ')});}};}))
@@ -228,7 +228,7 @@ tx.appendChild(el('div',{class:'card'},[tb]));})();
 // Pairwise comparison
 var cp=section('cmp','Pairwise comparison',D.matrix?('Value Accuracy on '+D.matrix.source+', column minus row, paired bootstrap; * = p < 0.05 after Holm-Bonferroni correction.'):'Needs two or more models on one source.');
 if(D.matrix){var m=D.matrix,tb=el('table',{id:'pairwise'});
-  tb.appendChild(el('thead',null,[el('tr',null,[el('th',{text:''})].concat(m.models.map(function(x,j){return el('th',{text:m.short[j],title:x});})))]));
+  tb.appendChild(el('thead',null,[el('tr',null,[el('th',{text:''})].concat(m.models.map(function(x,j){return el('th',{text:x,title:x});})))]));
   var body=el('tbody');
   var nc=new Set(m.noCommon.map(function(p){return p[0]+','+p[1];}));
   m.models.forEach(function(row,i){var tr=el('tr',null,[el('td',{text:row})]);m.models.forEach(function(_,j){var c=m.diff[i][j];

@@ -26,7 +26,6 @@ import { buildLeaderboard, loadEvaluation, profileHeader, readDisplayNames } fro
 import { explainRow } from './explain.ts';
 import { REPORT_CLIENT, REPORT_CSS } from './html-client.ts';
 import { LenientReport } from './lenient-report.ts';
-import { shortNames } from './names.ts';
 import { REPORT_MAX_RECORDS, sampleRecords, sampleSizes } from './sample.ts';
 import { attachUsage } from './usage.ts';
 
@@ -497,6 +496,8 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
         missing: s.benchmark?.missingIds ?? null,
         unknown: s.benchmark?.unknownIds ?? null,
         parseFailures: dq.get('json_parse_fail_count') ?? null,
+        // strict profile: parsed only after recovery (0 when it recovered none; sob: not recorded).
+        recovered: dq.get('lenient_parse_count') ?? (s.profile === 'strict' ? 0 : null),
         schemaRejected: dq.get('schema_rejected_count') ?? null,
         scoringErrors: dq.get('scoring_error_count') ?? null,
         malformed: dq.get('malformed_jsonl_line_count') ?? null,
@@ -523,7 +524,6 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
     matrix: matrix && {
       source: matrix.source,
       models: matrix.models,
-      short: shortNames(matrix.models, 12),
       diff: matrix.cells.map((r) =>
         r.map((c) => (c ? [Math.round(c.difference * 1000) / 1000, c.pHolm] : null)),
       ),

@@ -133,6 +133,22 @@ export function mixedProfileNote(rows: LeaderboardRow[]): string | null {
   return `Warning: these rows were scored with different profiles (${[...all].sort().join(', ')}): their numbers do not compare.`;
 }
 
+/** What the coverage gate does to Value Accuracy and Faithfulness (metrics/record.ts `coverageGate`). */
+export const COVERAGE_GATE_NOTE =
+  "Coverage gate: Value Accuracy and Faithfulness are multiplied by a gate on Structure Coverage (the F1 of the answer's and the ground truth's path sets): text scores 0 below 0.95 (a text record that lost one line item, 11 of its 14 leaves right, path-set F1 0.88, scores 0), image and audio (F1 / 0.90)^2 below 0.90.";
+
+/** `Parsed after recovery: m1 text 2; ...`: answers recovered from a code fence or text around them. */
+function recoveredText(rows: LeaderboardRow[]): string | null {
+  const parts: string[] = [];
+  for (const r of rows)
+    for (const m of MODALITIES) {
+      const n = r.data_quality?.[m]?.lenient_parse_count;
+      if (n) parts.push(`${r.display_name || r.model} ${m} ${n}`);
+    }
+  if (parts.length === 0) return null;
+  return `Parsed after recovery (a code fence or text around the JSON removed; scored, not parse failures): ${parts.join('; ')}.`;
+}
+
 /** Lines under a table: where the totals came from, and a mixed-profile warning. */
 function footer(rows: LeaderboardRow[]): string[] {
   const t = totalsOf(rows);
@@ -141,6 +157,9 @@ function footer(rows: LeaderboardRow[]): string[] {
   const mixed = mixedProfileNote(rows);
   if (mixed) out.push(mixed);
   out.push(...lenientFooter(rows));
+  out.push(COVERAGE_GATE_NOTE);
+  const recovered = recoveredText(rows);
+  if (recovered) out.push(recovered);
   if (hasUsage(rows))
     out.push(
       "Tokens and cost: totals over each model's answers (cost where the provider priced them); latency and TTFT (time to first token, streamed answers only): 50th/95th percentiles in ms, cached answers left out.",
