@@ -44,6 +44,8 @@ export interface EvalSettings {
   bootstrapMethod?: 'auto' | 'cpython' | 'poisson';
   seed: number;
   match?: string;
+  /** `--scorer`: scorers of your own (module paths), checked before anything runs. */
+  scorers?: string[];
   epochs: number;
   batch?: boolean;
   batchFallback: 'batch' | 'online';
@@ -107,6 +109,9 @@ export async function evaluate(s: EvalSettings): Promise<void> {
   const { acquireLock } = await import('../core/files.ts');
   acquireLock(evalDir, 'eval directory');
   const models = s.models?.length ? s.models : DEFAULT_MODELS;
+  const scorers = s.scorers?.length
+    ? await (await import('./score.ts')).checkedScorers(s.scorers)
+    : undefined;
   if (s.benchmark && !existsSync(s.benchmark))
     throw new UserError(`no such benchmark: ${resolve(s.benchmark)}`);
   // Flat rows a user wrote (id, context, question, schema, ground_truth) become records first.
@@ -223,7 +228,7 @@ export async function evaluate(s: EvalSettings): Promise<void> {
           topKErrors: 20,
         },
         // The user's own benchmark: the strict profile unless asked (the gold baseline scores 1.000).
-        profile: { profile, assertFormats: false, reason: profileReason },
+        profile: { profile, assertFormats: false, reason: profileReason, ...(scorers ? { scorers } : {}) },
         recordTimeoutMs: s.ask.recordTimeoutMs,
         match,
         log,

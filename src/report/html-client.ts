@@ -37,6 +37,7 @@ export const REPORT_CLIENT = `
 var D=JSON.parse(document.getElementById('sob-data').textContent);
 var app=document.getElementById('app');
 var SOURCES=['text','image','audio'];
+var CUSTOM=D.custom||[];
 var METRICS=[['value_accuracy','Val.Acc.'],['faithfulness','Faithful.'],['json_pass','JSON Pass'],['path_recall','Path Rec.'],['structure_coverage','Str.Cov.'],['type_safety','Type Saf.'],['perfect','Perfect']];
 var KEYS={value_accuracy:'leaf_value_em',faithfulness:'value_token_f1',json_pass:'schema_compliance',path_recall:'hier_path_recall',structure_coverage:'path_set_f1',type_safety:'type_precision',perfect:'strict_json_em'};
 var STATUS=['match','wrong value','missing','extra'];
@@ -133,6 +134,7 @@ var lb=section('lb','Unified leaderboard','Overall = mean of the seven aggregate
 var t=el('table',{id:'leaderboard'});lb.appendChild(el('div',{class:'card'},[t]));
 var cols=[{label:'#',get:function(r){return r._rank;}},{label:'Model',left:true,get:function(r){return r.display_name;}},{label:'Overall',get:function(r){return r.overall;}}]
   .concat(METRICS.map(function(m){return {label:m[1],get:function(r){return r[m[0]];}};}))
+  .concat(CUSTOM.map(function(k){return {label:k,title:'your scorer (--scorer): weighted over sources as the metrics are; its 95% interval when the model has one source',get:function(r){var c=r.custom&&own(r.custom,k);return c?c.value:null;},text:function(r){var c=r.custom&&own(r.custom,k);if(!c)return '-';var per=Object.keys(c.per_modality).map(function(s){return c.per_modality[s];});var one=per.length===1?per[0]:null;return f3(c.value)+(one&&one.ci95_low!=null?' ['+one.ci95_low.toFixed(3)+', '+one.ci95_high.toFixed(3)+']':'');}};}))
   .concat([{label:'Coverage',get:function(r){return r.coverage;}},{label:'Sources',left:true,get:function(r){return r.modalities.join('+');}}]);
 cols=lenientCols(cols);
 D.leaderboard.forEach(function(r,i){r._rank=i+1;});
@@ -169,7 +171,8 @@ SOURCES.forEach(function(s){
   var rk=new Map();list.forEach(function(r,i){rk.set(r.m,i+1);});ranks.set(s,rk);
   var tb=el('table',{id:'source-'+s});
   var scols=[{label:'#',get:function(r){return rk.get(r.m);}},{label:'Model',left:true,get:function(r){return nameOf(r.m);}},{label:'n',get:function(r){return r.n;}}]
-    .concat(METRICS.map(function(m){var k=KEYS[m[0]];return {label:m[1],title:'weighted mean, 95% interval below; click to sort',get:function(r){return own(r.weighted,k);},cell:function(r){var ci=own(r.ci,k);return el('td',null,[f3(own(r.weighted,k)),ci?el('span',{class:'ci',text:'['+ci[0].toFixed(3)+', '+ci[1].toFixed(3)+']'}):null]);}};}));
+    .concat(METRICS.map(function(m){var k=KEYS[m[0]];return {label:m[1],title:'weighted mean, 95% interval below; click to sort',get:function(r){return own(r.weighted,k);},cell:function(r){var ci=own(r.ci,k);return el('td',null,[f3(own(r.weighted,k)),ci?el('span',{class:'ci',text:'['+ci[0].toFixed(3)+', '+ci[1].toFixed(3)+']'}):null]);}};}))
+    .concat(CUSTOM.map(function(k){var C=function(r){return r.custom||{weighted:{},ci:{}};};return {label:k,title:'your scorer (--scorer): weighted mean, 95% interval below',get:function(r){return own(C(r).weighted,k);},cell:function(r){var v=own(C(r).weighted,k);if(v==null)return el('td',{text:'-'});var ci=own(C(r).ci,k);return el('td',null,[f3(v),ci?el('span',{class:'ci',text:'['+ci[0].toFixed(3)+', '+ci[1].toFixed(3)+']'}):null]);}};}));
   sortable(tb,list,scols,function(r){var tr=el('tr');scols.forEach(function(c){tr.appendChild(c.cell?c.cell(r):el('td',{class:c.left?'l':'',text:String(c.get(r))}));});return tr;});
   src.appendChild(el('h3',{text:s+' ('+list.length+' models)'}));src.appendChild(el('div',{class:'card'},[tb]));
   // Bars: the metric is named in the chart's title and axis.

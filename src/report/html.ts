@@ -27,6 +27,7 @@ import { explainRow } from './explain.ts';
 import { REPORT_CLIENT, REPORT_CSS } from './html-client.ts';
 import { LenientReport } from './lenient-report.ts';
 import { REPORT_MAX_RECORDS, sampleRecords, sampleSizes } from './sample.ts';
+import { customNames } from './tables.ts';
 import { attachUsage } from './usage.ts';
 
 export interface ReportOptions {
@@ -472,7 +473,13 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
     for (const [model, sources] of ev.models) {
       const s = sources[m];
       if (!s) continue;
-      list.push({ m: modelIndex.get(model), n: s.records, weighted: s.weighted, ci: s.ci ?? {} });
+      list.push({
+        m: modelIndex.get(model),
+        n: s.records,
+        weighted: s.weighted,
+        ci: s.ci ?? {},
+        ...(s.custom ? { custom: s.custom } : {}),
+      });
     }
     if (list.length > 0) perSource[m] = list;
   }
@@ -521,6 +528,8 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
     rows,
     taxonomy: taxa,
     classes: ERROR_CLASSES,
+    // `--scorer`: the names of the scorers-of-your-own columns.
+    custom: customNames(leaderboard),
     matrix: matrix && {
       source: matrix.source,
       models: matrix.models,
