@@ -117,6 +117,16 @@ export interface SourceResult {
   ci?: Record<string, [number, number]>;
   /** The summary's `lenient` block (`sob score --match`), when it has one. */
   lenient?: LenientSource;
+  /** `--scorer`: the scorers of your own, weighted means and their 95% intervals by name. */
+  custom?: { weighted: Record<string, number>; ci: Record<string, [number, number]> };
+}
+
+/** One custom score of a model: aggregated as the six metrics are (Eq. 4), and per source with its interval. */
+export interface CustomColumn {
+  value: number;
+  per_modality: Partial<
+    Record<Modality, { mean: number; ci95_low: number | null; ci95_high: number | null }>
+  >;
 }
 
 export interface LeaderboardRow {
@@ -144,6 +154,8 @@ export interface LeaderboardRow {
   usage?: Usage;
   /** Which fields to trust: this model's per-field accuracy, worst first (from fields.jsonl). */
   fields?: Omit<FieldStat, 'model'>[];
+  /** `--scorer`: each scorer-of-your-own number by name (not in Overall). */
+  custom?: Record<string, CustomColumn>;
 }
 
 /** Our metric names -> weighted mean and its 95% interval (when the summary has one). */
@@ -199,6 +211,8 @@ export interface RowQuality {
   duplicate_record_id_count?: number;
   missing_ids?: number;
   unknown_ids?: number;
+  /** strict profile, when non-zero: answers that parsed only after recovery (a code fence, text around). */
+  lenient_parse_count?: number;
 }
 
 /**
@@ -254,6 +268,7 @@ export function leaderboardRow(
     row.n = sources[m]!.records;
     perModality[m] = row as Record<LeaderboardMetric | 'n', number | null>;
   }
+  const custom = customColumns(sources, present, totals);
   return {
     model,
     display_name: displayName,
@@ -270,7 +285,35 @@ export function leaderboardRow(
     perfect: out.perfect ?? null,
     per_modality: perModality,
     benchmark_totals: totalsWithOrigin(totals),
+    ...(custom ? { custom } : {}),
   };
+}
+
+/** `--scorer`: each custom name over the sources that have it, W_u-weighted as the six metrics are. */
+function customColumns(
+  sources: Partial<Record<Modality, SourceResult>>,
+  present: Modality[],
+  totals: BenchmarkTotals,
+): Record<string, CustomColumn> | undefined {
+  const names: string[] = [];
+  for (const m of present)
+    for (const k of Object.keys(sources[m]!.custom?.weighted ?? {})) if (!names.includes(k)) names.push(k);
+  if (names.length === 0) return undefined;
+  const out: Record<string, CustomColumn> = Object.create(null);
+  for (const k of names) {
+    const has = present.filter((m) => Object.hasOwn(sources[m]!.custom?.weighted ?? {}, k));
+    const per: CustomColumn['per_modality'] = {};
+    for (const m of has) {
+      const c = sources[m]!.custom!;
+      const ci = Object.hasOwn(c.ci, k) ? c.ci[k] : undefined;
+      per[m] = { mean: c.weighted[k], ci95_low: ci ? ci[0] : null, ci95_high: ci ? ci[1] : null };
+    }
+    out[k] = {
+      value: aggregate(has.map((m) => [sources[m]!.custom!.weighted[k], totals.weight[m]])) ?? 0,
+      per_modality: per,
+    };
+  }
+  return out;
 }
 
 /** Per source `{records, weight, origin}` (origin `unknown` when the caller gave none). */

@@ -37,6 +37,11 @@ export function sourceTable(
       };
     }
     Object.assign(metrics, lenientSourceMetrics(s));
+    // `--scorer`: each score of your own, with its interval, under its own name.
+    for (const [k, mean] of Object.entries(s.custom?.weighted ?? {})) {
+      const ci = s.custom && Object.hasOwn(s.custom.ci, k) ? s.custom.ci[k] : undefined;
+      metrics[k] = { mean, ci95_low: ci ? ci[0] : null, ci95_high: ci ? ci[1] : null };
+    }
     rows.push({ model, display_name: names.get(model) ?? model, n: s.records, metrics });
   }
   rows.sort(

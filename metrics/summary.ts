@@ -16,6 +16,7 @@ import { compareCodePoints } from '../src/core/pyjson.ts';
 import { PyRandom } from '../src/core/pyrandom.ts';
 import { floatSum } from '../src/core/pysum.ts';
 import { LANES, SumsKernel } from './bootstrap-sums.ts';
+import type { CustomData } from './custom.ts';
 import {
   type BootstrapMethod,
   type BootstrapMethodChoice,
@@ -148,6 +149,7 @@ function mostCommon(counts: Map<string, number>, k: number): { path: string; cou
 }
 
 export interface DataQuality {
+  /** Answers that did not parse (strict profile: not even after recovery). */
   json_parse_fail_count: number;
   json_non_structured_root_count: number;
   invalid_schema_input_count: number;
@@ -201,6 +203,8 @@ export interface SummaryData {
   missingRequired: Map<string, number>;
   dataQuality: DataQuality;
   benchmark?: BenchmarkSummary;
+  /** `--scorer`: the columns of the scorers of your own (metrics/custom.ts), when any scored. */
+  custom?: CustomData;
 }
 
 /** Collects what the summary needs, record by record. */
@@ -221,7 +225,9 @@ export class SummaryAccumulator {
     countInto(this.missingGt, s.missingGtPaths);
     countInto(this.missingRequired, s.missingRequiredPaths);
     const dq = this.dataQuality;
-    if (s.jsonParse === 0) dq.json_parse_fail_count++;
+    // An answer recovered from a code fence or trailing text parsed (JSON Pass may be 1): it is
+    // counted as recovered (lenient_parse_count), not as a parse failure (sob: never recovered).
+    if (s.jsonParse === 0 && !s.lenientParse) dq.json_parse_fail_count++;
     if (s.rootStructured === 0) dq.json_non_structured_root_count++;
     if (s.schemaValidInput === 0) dq.invalid_schema_input_count++;
     if (!s.knownDifficulty) dq.unknown_difficulty_count++;

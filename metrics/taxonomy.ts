@@ -3,9 +3,10 @@
  * fits, so the classes add up to the records scored.
  *   parse_failure      the answer is not a JSON object or array
  *   schema_violation   parsed, but fails its schema (or the schema itself is invalid)
- *   missing_paths      valid, but some ground-truth paths are absent
- *   coverage_gate      valid, all paths there, but extra paths put the path-set F1 under the
- *                      coverage gate, which takes Value Accuracy down (whatever the values)
+ *   coverage_gate      valid, but the path-set F1 (paths missing, or extra ones) is under the
+ *                      coverage gate, which took Value Accuracy down (text: to 0): the record is
+ *                      filed under the gate that fired, not under what made it fire
+ *   missing_paths      valid, gate not fired, but some ground-truth paths are absent
  *   type_mismatch      valid, all paths there, some leaf of the wrong type
  *   value_error        valid, all paths there, types right, some value wrong
  *   correct            every leaf right
@@ -13,8 +14,8 @@
 export const ERROR_CLASSES = [
   'parse_failure',
   'schema_violation',
-  'missing_paths',
   'coverage_gate',
+  'missing_paths',
   'type_mismatch',
   'value_error',
   'correct',
@@ -37,9 +38,10 @@ export interface TaxonomyRow {
 export function classify(r: TaxonomyRow): ErrorClassName {
   if (r.json_root_structured === 0) return 'parse_failure';
   if (r.schema_valid_input === 0 || r.schema_compliance === 0) return 'schema_violation';
-  if (r.hier_path_recall < 1) return 'missing_paths';
-  // The gate that fired names the record, never "value error": its values may all be right.
+  // The gate that fired names the record (never "missing paths" or "value error"): the gate, not
+  // the paths or values, is what set its Value Accuracy (a text record 11 of 14 leaves right: 0).
   if (r.leaf_value_em < 1 && (r.coverage_gate ?? 1) < 1) return 'coverage_gate';
+  if (r.hier_path_recall < 1) return 'missing_paths';
   if (r.type_precision < 1) return 'type_mismatch';
   if (r.leaf_value_em < 1) return 'value_error';
   return 'correct';

@@ -44,6 +44,8 @@ export interface EvalSettings {
   bootstrapMethod?: 'auto' | 'cpython' | 'poisson';
   seed: number;
   match?: string;
+  /** `--scorer`: scorers of your own (module paths), checked before anything runs. */
+  scorers?: string[];
   epochs: number;
   batch?: boolean;
   batchFallback: 'batch' | 'online';
@@ -140,6 +142,9 @@ export async function evaluate(s: EvalSettings): Promise<void> {
   const { acquireLock } = await import('../core/files.ts');
   acquireLock(evalDir, 'eval directory');
   const models = s.models?.length ? s.models : DEFAULT_MODELS;
+  const scorers = s.scorers?.length
+    ? await (await import('./score.ts')).checkedScorers(s.scorers)
+    : undefined;
   if (s.benchmark && !existsSync(s.benchmark))
     throw new UserError(`no such benchmark: ${resolve(s.benchmark)}`);
   const { sanitizeModelId } = await import('../runner/run-dir.ts');
@@ -257,7 +262,7 @@ export async function evaluate(s: EvalSettings): Promise<void> {
           topKErrors: 20,
         },
         // The user's own benchmark: the strict profile unless asked (the gold baseline scores 1.000).
-        profile: { profile, assertFormats: false, reason: profileReason },
+        profile: { profile, assertFormats: false, reason: profileReason, ...(scorers ? { scorers } : {}) },
         recordTimeoutMs: s.ask.recordTimeoutMs,
         match,
         log,

@@ -13,6 +13,7 @@ import { type Protocol, unsatisfiableWarning } from '../core/validator-protocols
 import { complianceScoreLine } from '../report/compliance.ts';
 import { LENIENT_SHOWN, lenientShown } from '../report/lenient.ts';
 import type { BenchmarkRef } from '../scoring/benchmark.ts';
+import { loadScorers, type ScorerSpec, scorerSpecs } from '../scoring/custom-scorers.ts';
 import { runBenchmarkOf, runsNamedBy } from '../scoring/run-targets.ts';
 import { defaultOutDir, expandInputs, type ScoreTarget, scoreFiles } from '../scoring/score-files.ts';
 import type { ProfileOptions } from '../scoring/score-line.ts';
@@ -46,6 +47,8 @@ export interface ScoreSettings {
   jobs?: number;
   recordTimeoutMs: number;
   match?: string;
+  /** `--scorer`: scorers of your own (module paths), loaded and checked before anything is scored. */
+  scorers?: string[];
   matchJudge?: string;
   baseUrl: string[];
   matchCache?: string;
@@ -95,12 +98,24 @@ async function checkedBenchmark(
 }
 
 /**
+ * `--scorer` paths as the workers take them, each loaded once here first: a missing file, a
+ * module that does not load or exports no function stops the command in one line (exit 2).
+ */
+export async function checkedScorers(paths: string[] | undefined): Promise<ScorerSpec[] | undefined> {
+  if (!paths || paths.length === 0) return undefined;
+  const specs = scorerSpecs(paths);
+  await loadScorers(specs);
+  return specs;
+}
+
+/**
  * Runs `sob score`: each input scored under its profile (strict for a run's answers, sob for
  * response files, unless one is asked), the table printed, the gates checked. A file that could
  * not be scored, or a judge that failed, sets exit code 1; a failed gate 3.
  */
 export async function scoreTargets(s: ScoreSettings): Promise<void> {
   const { gates, remotes } = s;
+  const scorers = await checkedScorers(s.scorers);
   // The profile follows the answers, never how their path is written: the answers of a sob
   // run (its directory, or the responses.jsonl in it) are the user's own benchmark, strict,
   // the reference's defects fixed; response files in the SOB layout get the sob profile,
@@ -111,6 +126,7 @@ export async function scoreTargets(s: ScoreSettings): Promise<void> {
     reason,
     protocol: s.protocol,
     remotes,
+    ...(scorers ? { scorers } : {}),
   });
   const chosen = s.profile ? profileOf(s.profile, 'as asked') : undefined;
   const runProfile =

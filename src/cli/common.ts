@@ -289,6 +289,7 @@ export interface ScoreOptionFlags {
   bootstrapMethod: 'auto' | 'cpython' | 'poisson';
   seed: number;
   match?: string;
+  scorer?: string[];
 }
 
 /**
@@ -314,6 +315,11 @@ export function scoreOptions(cmd: Command, profileHelp: string): Command {
     .option(
       '--match <policy>',
       'lenient matching beside the seven metrics: "default" or a policy file (JSON or YAML)',
+    )
+    .option(
+      '--scorer <file>',
+      'a scorer of your own: a module whose default export (record, answer) returns named numbers in [0, 1], each a column with its 95% interval; repeat for several (docs/metrics.md)',
+      (v: string, p: string[] | undefined) => [...(p ?? []), v],
     );
 }
 

@@ -121,6 +121,7 @@ to the provider's structured-output mode, where declared coverage means somethin
         bootstrapMethod: flags.bootstrapMethod,
         seed: flags.seed,
         match: flags.match,
+        scorers: flags.scorer,
         epochs: flags.epochs,
         batch: flags.batch,
         batchFallback: flags.batchFallback,

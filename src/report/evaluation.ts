@@ -177,7 +177,34 @@ function readSummary(file: string): { result: SourceResult; info: SummaryInfo } 
   if (info.benchmark?.unknownIds !== undefined)
     evaluated = Math.max(0, evaluated - info.benchmark.unknownIds);
   const lenient = readLenientBlock(raw);
-  return { result: { records: n, evaluated, weighted, ci, ...(lenient ? { lenient } : {}) }, info };
+  const custom = readCustomBlock(raw);
+  return {
+    result: {
+      records: n,
+      evaluated,
+      weighted,
+      ci,
+      ...(lenient ? { lenient } : {}),
+      ...(custom ? { custom } : {}),
+    },
+    info,
+  };
+}
+
+/** `custom_scores.overall_weighted.metrics` (`--scorer`): each name's weighted mean and interval. */
+function readCustomBlock(raw: Record<string, unknown>): SourceResult['custom'] {
+  const block = own(raw, 'custom_scores');
+  const ow = isObject(block) ? own(block, 'overall_weighted') : undefined;
+  const metrics = isObject(ow) ? own(ow, 'metrics') : undefined;
+  if (!isObject(metrics)) return undefined;
+  const weighted: Record<string, number> = Object.create(null);
+  const ci: Record<string, [number, number]> = Object.create(null);
+  for (const [k, v] of Object.entries(metrics)) {
+    if (!isObject(v) || typeof v.mean !== 'number') continue;
+    weighted[k] = v.mean;
+    if (typeof v.ci95_low === 'number' && typeof v.ci95_high === 'number') ci[k] = [v.ci95_low, v.ci95_high];
+  }
+  return Object.keys(weighted).length > 0 ? { weighted, ci } : undefined;
 }
 
 /** Distinct record ids (first weight seen per id) and the rows of each file. */
@@ -607,6 +634,8 @@ export function buildLeaderboard(
       if (s.duplicates !== undefined) q.duplicate_record_id_count = s.duplicates;
       if (s.benchmark?.missingIds !== undefined) q.missing_ids = s.benchmark.missingIds;
       if (s.benchmark?.unknownIds !== undefined) q.unknown_ids = s.benchmark.unknownIds;
+      const recovered = s.dataQuality.find(([k]) => k === 'lenient_parse_count')?.[1];
+      if (recovered) q.lenient_parse_count = recovered;
       quality[m] = q;
     }
     row.data_quality = quality;

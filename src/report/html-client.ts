@@ -19,7 +19,7 @@ th[aria-sort=ascending]::after{content:' \\25B2';color:#1d232b}th[aria-sort=desc
 tr:nth-child(even) td{background:#fafbfc}.ci{color:#8a929c;font-size:11px;display:block;line-height:1.2}
 td.paths{white-space:normal;word-break:break-word;min-width:180px;max-width:360px;text-align:left;font-size:12px}
 #taxonomy th{white-space:normal;vertical-align:bottom;min-width:64px}
-#pairwise th,#pairwise td{padding:2px 5px;font-size:12px}td.nc{color:#8a929c}
+#pairwise th,#pairwise td{padding:2px 5px;font-size:12px}#pairwise thead th{white-space:normal;overflow-wrap:anywhere;vertical-align:bottom;max-width:10em}td.nc{color:#8a929c}
 .chart-title{font:600 12px system-ui,sans-serif}td.warn{color:#c4320a;font-weight:600}
 #quality-table th{white-space:normal;vertical-align:bottom}.quirk{color:#6e56cf;cursor:help}
 nav a{margin-right:14px}svg text{font:11px system-ui,sans-serif}
@@ -37,6 +37,7 @@ export const REPORT_CLIENT = `
 var D=JSON.parse(document.getElementById('sob-data').textContent);
 var app=document.getElementById('app');
 var SOURCES=['text','image','audio'];
+var CUSTOM=D.custom||[];
 var METRICS=[['value_accuracy','Val.Acc.'],['faithfulness','Faithful.'],['json_pass','JSON Pass'],['path_recall','Path Rec.'],['structure_coverage','Str.Cov.'],['type_safety','Type Saf.'],['perfect','Perfect']];
 var KEYS={value_accuracy:'leaf_value_em',faithfulness:'value_token_f1',json_pass:'schema_compliance',path_recall:'hier_path_recall',structure_coverage:'path_set_f1',type_safety:'type_precision',perfect:'strict_json_em'};
 var STATUS=['match','wrong value','missing','extra'];
@@ -135,6 +136,7 @@ var lb=section('lb','Unified leaderboard','Overall = mean of the seven aggregate
 var t=el('table',{id:'leaderboard'});lb.appendChild(el('div',{class:'card'},[t]));
 var cols=[{label:'#',get:function(r){return r._rank;}},{label:'Model',left:true,get:function(r){return r.display_name;}},{label:'Overall',get:function(r){return r.overall;}}]
   .concat(METRICS.map(function(m){return {label:m[1],get:function(r){return r[m[0]];}};}))
+  .concat(CUSTOM.map(function(k){return {label:k,title:'your scorer (--scorer): weighted over sources as the metrics are; its 95% interval when the model has one source',get:function(r){var c=r.custom&&own(r.custom,k);return c?c.value:null;},text:function(r){var c=r.custom&&own(r.custom,k);if(!c)return '-';var per=Object.keys(c.per_modality).map(function(s){return c.per_modality[s];});var one=per.length===1?per[0]:null;return f3(c.value)+(one&&one.ci95_low!=null?' ['+one.ci95_low.toFixed(3)+', '+one.ci95_high.toFixed(3)+']':'');}};}))
   .concat([{label:'Coverage',get:function(r){return r.coverage;}},{label:'Sources',left:true,get:function(r){return r.modalities.join('+');}}]);
 cols=lenientCols(cols);
 D.leaderboard.forEach(function(r,i){r._rank=i+1;});
@@ -171,7 +173,8 @@ SOURCES.forEach(function(s){
   var rk=new Map();list.forEach(function(r,i){rk.set(r.m,i+1);});ranks.set(s,rk);
   var tb=el('table',{id:'source-'+s});
   var scols=[{label:'#',get:function(r){return rk.get(r.m);}},{label:'Model',left:true,get:function(r){return nameOf(r.m);}},{label:'n',get:function(r){return r.n;}}]
-    .concat(METRICS.map(function(m){var k=KEYS[m[0]];return {label:m[1],title:'weighted mean, 95% interval below; click to sort',get:function(r){return own(r.weighted,k);},cell:function(r){var ci=own(r.ci,k);return el('td',null,[f3(own(r.weighted,k)),ci?el('span',{class:'ci',text:'['+ci[0].toFixed(3)+', '+ci[1].toFixed(3)+']'}):null]);}};}));
+    .concat(METRICS.map(function(m){var k=KEYS[m[0]];return {label:m[1],title:'weighted mean, 95% interval below; click to sort',get:function(r){return own(r.weighted,k);},cell:function(r){var ci=own(r.ci,k);return el('td',null,[f3(own(r.weighted,k)),ci?el('span',{class:'ci',text:'['+ci[0].toFixed(3)+', '+ci[1].toFixed(3)+']'}):null]);}};}))
+    .concat(CUSTOM.map(function(k){var C=function(r){return r.custom||{weighted:{},ci:{}};};return {label:k,title:'your scorer (--scorer): weighted mean, 95% interval below',get:function(r){return own(C(r).weighted,k);},cell:function(r){var v=own(C(r).weighted,k);if(v==null)return el('td',{text:'-'});var ci=own(C(r).ci,k);return el('td',null,[f3(v),ci?el('span',{class:'ci',text:'['+ci[0].toFixed(3)+', '+ci[1].toFixed(3)+']'}):null]);}};}));
   sortable(tb,list,scols,function(r){var tr=el('tr');scols.forEach(function(c){tr.appendChild(c.cell?c.cell(r):el('td',{class:c.left?'l':'',text:String(c.get(r))}));});return tr;});
   src.appendChild(el('h3',{text:s+' ('+list.length+' models)'}));src.appendChild(el('div',{class:'card'},[tb]));
   // Bars: the metric is named in the chart's title and axis.
@@ -192,7 +195,7 @@ var tb=el('table',{id:'quality-table'});
 function num(k){return function(q){return q[k];};}
 var qcols=[{label:'Model',left:true,get:function(q){return nameOf(q.m);}},{label:'Source',left:true,get:function(q){return q.source;}},{label:'Profile',left:true,get:function(q){return q.profile;},text:function(q){return q.stated?q.profile:q.profile+' (not stated)';}},
   {label:'n',get:num('n')},{label:'distinct ids',get:num('distinct')},{label:'repeated ids',get:num('duplicates')},{label:'not answered',title:'benchmark records missing from the answers',get:num('missing')},{label:'not in benchmark',title:'answers with ids the benchmark does not have',get:num('unknown')},
-  {label:'parse failures',get:num('parseFailures')},{label:'schema rejected',get:num('schemaRejected')},{label:'scoring errors',get:num('scoringErrors')}];
+  {label:'parse failures',title:'answers that did not parse (strict: not even after recovery)',get:num('parseFailures')},{label:'parsed after recovery',title:'answers that parsed only once a code fence or the text around the JSON was removed (strict profile; scored, and counted in JSON Pass when valid)',get:num('recovered')},{label:'schema rejected',get:num('schemaRejected')},{label:'scoring errors',get:num('scoringErrors')}];
 sortable(tb,D.quality,qcols,function(q){var tr=el('tr');qcols.forEach(function(c){var v=c.text?c.text(q):c.get(q);var bad=typeof v==='number'&&v>0&&['repeated ids','not answered','not in benchmark'].indexOf(c.label)>=0;tr.appendChild(el('td',{class:(c.left?'l':'')+(bad?' warn':''),text:v==null?'-':String(v)}));});return tr;});
 dq.appendChild(el('div',{class:'card'},[tb]));})();
 
@@ -218,7 +221,7 @@ D.models.forEach(function(_,mi){var pts=[];present.forEach(function(s,i){var r=r
 svg+='</svg>';rk.appendChild(el('div',{class:'card',html:svg}));})();
 
 // Error taxonomy
-var tx=section('tax','Error taxonomy','Each record in the first class that fits: parse failure, schema violation (the hardening gate), missing paths, coverage gate (all paths there, but extra ones put the path-set F1 under the gate), type mismatch, value error, correct.');
+var tx=section('tax','Error taxonomy','Each record in the first class that fits: parse failure, schema violation (the hardening gate), coverage gate (the path-set F1, paths missing or extra, under the gate that took Value Accuracy down: text to 0), missing paths (the gate did not fire), type mismatch, value error, correct.');
 (function(){var tb=el('table',{id:'taxonomy'});
 var tcols=[{label:'Model',left:true,get:function(x){return nameOf(x[0]);}},{label:'Source',left:true,get:function(x){return x[1];}},{label:'n',get:function(x){return x[2].n;}}]
   .concat(D.classes.map(function(c){return {label:c.replace('_',' '),get:function(x){return x[2].classes[c].count;},cell:function(x){var k=x[2].classes[c];return el('td',{text:k.count+' ('+(100*k.rate).toFixed(0)+'%)',title:'e.g. '+k.examples.join(', ')});}};}))
@@ -230,7 +233,7 @@ tx.appendChild(el('div',{class:'card'},[tb]));})();
 // Pairwise comparison
 var cp=section('cmp','Pairwise comparison',D.matrix?('Value Accuracy on '+D.matrix.source+', column minus row, paired bootstrap; * = p < 0.05 after Holm-Bonferroni correction.'):'Needs two or more models on one source.');
 if(D.matrix){var m=D.matrix,tb=el('table',{id:'pairwise'});
-  tb.appendChild(el('thead',null,[el('tr',null,[el('th',{text:''})].concat(m.models.map(function(x,j){return el('th',{text:m.short[j],title:x});})))]));
+  tb.appendChild(el('thead',null,[el('tr',null,[el('th',{text:''})].concat(m.models.map(function(x,j){return el('th',{text:x,title:x});})))]));
   var body=el('tbody');
   var nc=new Set(m.noCommon.map(function(p){return p[0]+','+p[1];}));
   m.models.forEach(function(row,i){var tr=el('tr',null,[el('td',{text:row})]);m.models.forEach(function(_,j){var c=m.diff[i][j];

@@ -26,8 +26,8 @@ import { buildLeaderboard, loadEvaluation, profileHeader, readDisplayNames } fro
 import { explainRow } from './explain.ts';
 import { REPORT_CLIENT, REPORT_CSS } from './html-client.ts';
 import { LenientReport } from './lenient-report.ts';
-import { shortNames } from './names.ts';
 import { REPORT_MAX_RECORDS, sampleRecords, sampleSizes } from './sample.ts';
+import { customNames } from './tables.ts';
 import { attachUsage } from './usage.ts';
 
 export interface ReportOptions {
@@ -473,7 +473,13 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
     for (const [model, sources] of ev.models) {
       const s = sources[m];
       if (!s) continue;
-      list.push({ m: modelIndex.get(model), n: s.records, weighted: s.weighted, ci: s.ci ?? {} });
+      list.push({
+        m: modelIndex.get(model),
+        n: s.records,
+        weighted: s.weighted,
+        ci: s.ci ?? {},
+        ...(s.custom ? { custom: s.custom } : {}),
+      });
     }
     if (list.length > 0) perSource[m] = list;
   }
@@ -497,6 +503,8 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
         missing: s.benchmark?.missingIds ?? null,
         unknown: s.benchmark?.unknownIds ?? null,
         parseFailures: dq.get('json_parse_fail_count') ?? null,
+        // strict profile: parsed only after recovery (0 when it recovered none; sob: not recorded).
+        recovered: dq.get('lenient_parse_count') ?? (s.profile === 'strict' ? 0 : null),
         schemaRejected: dq.get('schema_rejected_count') ?? null,
         scoringErrors: dq.get('scoring_error_count') ?? null,
         malformed: dq.get('malformed_jsonl_line_count') ?? null,
@@ -520,10 +528,11 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
     rows,
     taxonomy: taxa,
     classes: ERROR_CLASSES,
+    // `--scorer`: the names of the scorers-of-your-own columns.
+    custom: customNames(leaderboard),
     matrix: matrix && {
       source: matrix.source,
       models: matrix.models,
-      short: shortNames(matrix.models, 12),
       diff: matrix.cells.map((r) =>
         r.map((c) => (c ? [Math.round(c.difference * 1000) / 1000, c.pHolm] : null)),
       ),

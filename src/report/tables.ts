@@ -88,8 +88,57 @@ export function usageCsvOf(u: Usage | undefined): Record<(typeof USAGE_CSV_KEYS)
   };
 }
 
-function cells(r: LeaderboardRow, rank: number, ranks?: RankMap, lenient = false, usage = false): string[] {
-  const out = [String(rank), r.display_name, ...COLUMNS.map(([k]) => fmt(r[k])), r.modalities.join('+')];
+// -- Scorers of your own (`--scorer`): a column each, after the seven metrics ----------------
+
+/** The custom score names over the rows, in first-seen order. */
+export function customNames(rows: LeaderboardRow[]): string[] {
+  const out: string[] = [];
+  for (const r of rows) for (const k of Object.keys(r.custom ?? {})) if (!out.includes(k)) out.push(k);
+  return out;
+}
+
+/** A custom cell: the value, and its 95% interval when the model has that score on one source. */
+function customCell(r: LeaderboardRow, name: string): string {
+  const c = r.custom && Object.hasOwn(r.custom, name) ? r.custom[name] : undefined;
+  if (!c) return '-';
+  const per = Object.values(c.per_modality);
+  const one = per.length === 1 ? per[0] : undefined;
+  return one && one.ci95_low !== null && one.ci95_high !== null
+    ? `${c.value.toFixed(3)} [${one.ci95_low.toFixed(3)}, ${one.ci95_high.toFixed(3)}]`
+    : c.value.toFixed(3);
+}
+
+/** CSV: each custom name's value, then per source its mean and interval. */
+function customCsv(r: LeaderboardRow, names: string[]): Record<string, number | string> {
+  const out: Record<string, number | string> = {};
+  for (const k of names) {
+    const c = r.custom && Object.hasOwn(r.custom, k) ? r.custom[k] : undefined;
+    out[k] = c ? c.value : '';
+    for (const m of MODALITIES) {
+      const p = c?.per_modality[m];
+      out[`${k}_${m}`] = p ? p.mean : '';
+      out[`${k}_${m}_ci95_low`] = p?.ci95_low ?? '';
+      out[`${k}_${m}_ci95_high`] = p?.ci95_high ?? '';
+    }
+  }
+  return out;
+}
+
+function cells(
+  r: LeaderboardRow,
+  rank: number,
+  ranks?: RankMap,
+  lenient = false,
+  usage = false,
+  custom: string[] = [],
+): string[] {
+  const out = [
+    String(rank),
+    r.display_name,
+    ...COLUMNS.map(([k]) => fmt(r[k])),
+    ...custom.map((k) => customCell(r, k)),
+    r.modalities.join('+'),
+  ];
   if (ranks) out.push(rankText(ranks.get(r.model)));
   if (usage) out.push(...usageCellsOf(r.usage));
   // Exact and lenient side by side: the lenient columns follow Val.Acc.
@@ -101,8 +150,9 @@ const HEADER = ['#', 'Model', ...COLUMNS.map(([, h]) => h), 'Sources'];
 /** With per-source ranks (`--ranks`): how each model's Value Accuracy rank shifts between sources. */
 const RANKS_HEADER = 'Ranks t/i/a';
 
-function header(ranks?: RankMap, lenient = false, usage = false): string[] {
+function header(ranks?: RankMap, lenient = false, usage = false, custom: string[] = []): string[] {
   const out = ranks ? [...HEADER, RANKS_HEADER] : [...HEADER];
+  out.splice(2 + COLUMNS.length, 0, ...custom);
   if (usage) out.push(...USAGE_HEADER);
   if (lenient) out.splice(4, 0, ...LENIENT_HEADER);
   return out;
@@ -134,6 +184,22 @@ export function mixedProfileNote(rows: LeaderboardRow[]): string | null {
   return `Warning: these rows were scored with different profiles (${[...all].sort().join(', ')}): their numbers do not compare.`;
 }
 
+/** What the coverage gate does to Value Accuracy and Faithfulness (metrics/record.ts `coverageGate`). */
+export const COVERAGE_GATE_NOTE =
+  "Coverage gate: Value Accuracy and Faithfulness are multiplied by a gate on Structure Coverage (the F1 of the answer's and the ground truth's path sets): text scores 0 below 0.95 (a text record that lost one line item, 11 of its 14 leaves right, path-set F1 0.88, scores 0), image and audio (F1 / 0.90)^2 below 0.90.";
+
+/** `Parsed after recovery: m1 text 2; ...`: answers recovered from a code fence or text around them. */
+function recoveredText(rows: LeaderboardRow[]): string | null {
+  const parts: string[] = [];
+  for (const r of rows)
+    for (const m of MODALITIES) {
+      const n = r.data_quality?.[m]?.lenient_parse_count;
+      if (n) parts.push(`${r.display_name || r.model} ${m} ${n}`);
+    }
+  if (parts.length === 0) return null;
+  return `Parsed after recovery (a code fence or text around the JSON removed; scored, not parse failures): ${parts.join('; ')}.`;
+}
+
 /** Lines under a table: where the totals came from, and a mixed-profile warning. */
 function footer(rows: LeaderboardRow[]): string[] {
   const t = totalsOf(rows);
@@ -142,6 +208,9 @@ function footer(rows: LeaderboardRow[]): string[] {
   const mixed = mixedProfileNote(rows);
   if (mixed) out.push(mixed);
   out.push(...lenientFooter(rows));
+  out.push(COVERAGE_GATE_NOTE);
+  const recovered = recoveredText(rows);
+  if (recovered) out.push(recovered);
   if (hasUsage(rows))
     out.push(
       "Tokens and cost: totals over each model's answers (cost where the provider priced them); latency and TTFT (time to first token, streamed answers only): 50th/95th percentiles in ms, cached answers left out.",
@@ -152,8 +221,9 @@ function footer(rows: LeaderboardRow[]): string[] {
 export function leaderboardTable(rows: LeaderboardRow[], ranks?: RankMap): string {
   const len = hasLenient(rows);
   const use = hasUsage(rows);
-  const HEADER = header(ranks, len, use);
-  const body = rows.map((r, i) => cells(r, i + 1, ranks, len, use));
+  const custom = customNames(rows);
+  const HEADER = header(ranks, len, use, custom);
+  const body = rows.map((r, i) => cells(r, i + 1, ranks, len, use, custom));
   const widths = HEADER.map((h, c) => Math.max(h.length, ...body.map((b) => b[c].length)));
   const line = (cs: string[]) =>
     cs.map((c, i) => (i <= 1 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
@@ -169,14 +239,15 @@ export function leaderboardTable(rows: LeaderboardRow[], ranks?: RankMap): strin
 export function leaderboardMarkdown(rows: LeaderboardRow[], ranks?: RankMap): string {
   const len = hasLenient(rows);
   const use = hasUsage(rows);
-  const HEADER = header(ranks, len, use);
+  const custom = customNames(rows);
+  const HEADER = header(ranks, len, use, custom);
   const out = [
     `| ${HEADER.join(' | ')} |`,
     `|${HEADER.map((_, i) => (i <= 1 ? ' --- ' : ' ---: ')).join('|')}|`,
   ];
   rows.forEach((r, i) => {
     out.push(
-      `| ${cells(r, i + 1, ranks, len, use)
+      `| ${cells(r, i + 1, ranks, len, use, custom)
         .map(nameCell)
         .join(' | ')} |`,
     );
@@ -188,12 +259,14 @@ export function leaderboardMarkdown(rows: LeaderboardRow[], ranks?: RankMap): st
 }
 
 export function leaderboardCsv(rows: LeaderboardRow[], ranks?: RankMap): string {
+  const custom = customNames(rows);
   return csvTable(
     rows.map((r, i) => ({
       rank: i + 1,
       model: r.model,
       display_name: r.display_name,
       ...Object.fromEntries(COLUMNS.map(([k]) => [k, r[k] ?? ''])),
+      ...customCsv(r, custom),
       overall_raw: r.overall_raw,
       modalities: r.modalities.join('+'),
       profile: profileText(r),
@@ -217,6 +290,14 @@ export function leaderboardJson(rows: LeaderboardRow[], ranks?: RankMap): string
 }
 
 // -- Per-source tables (the paper's Tables 4-6) ------------------------------------------------
+
+/** The `--match` columns of a per-source row (src/report/lenient.ts shows them). */
+const LENIENT_KEYS = new Set([
+  'lenient_value_accuracy',
+  'lenient_faithfulness',
+  'field_f1',
+  'value_accuracy_gap',
+]);
 
 /** The leaderboard's metric columns, without the overall score and the coverage. */
 const SOURCE_COLUMNS: [string, string][] = COLUMNS.filter(([k]) => k !== 'overall' && k !== 'coverage');
@@ -271,7 +352,12 @@ export function sourceTableText(
     );
   }
   const lenientCellsOf = sourceLenientCells(rows);
-  const header = ['#', 'Model', 'n', ...SOURCE_COLUMNS.map(([, h]) => h), 'Ranks t/i/a'];
+  const custom: string[] = [];
+  for (const r of rows)
+    for (const k of Object.keys(r.metrics))
+      if (!custom.includes(k) && !SOURCE_COLUMNS.some(([c]) => c === k) && !LENIENT_KEYS.has(k))
+        custom.push(k);
+  const header = ['#', 'Model', 'n', ...SOURCE_COLUMNS.map(([, h]) => h), ...custom, 'Ranks t/i/a'];
   header.splice(4, 0, ...sourceLenientHeader(rows));
   const body = rows.map((r) => [
     String(r.rank),
@@ -280,6 +366,7 @@ export function sourceTableText(
     ...SOURCE_COLUMNS.map(([k], i) =>
       i < 3 ? withCi(r.metrics[k]) : (r.metrics[k].mean?.toFixed(3) ?? '-'),
     ),
+    ...custom.map((k) => (Object.hasOwn(r.metrics, k) ? withCi(r.metrics[k]) : '-')),
     rankText(ranks.get(r.model)),
   ]);
   body.forEach((b, i) => {

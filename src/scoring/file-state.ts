@@ -3,6 +3,7 @@
  * into one evaluation folder per modality, with the counts the summary reports (repeated ids,
  * answers the benchmark lacks, refused schemas, records whose modality was the default).
  */
+import { CustomAccumulator } from '../../metrics/custom.ts';
 import { SummaryAccumulator, type SummaryData } from '../../metrics/summary.ts';
 import { errorMessage, UserError } from '../core/errors.ts';
 import { FIELDS_FILE } from '../core/formats/field-row.ts';
@@ -33,6 +34,8 @@ export interface ScoreTarget {
 /** One evaluation folder being filled. */
 export class Output {
   readonly acc = new SummaryAccumulator();
+  /** `--scorer`: the columns of the scorers of your own (metrics/custom.ts). */
+  readonly custom = new CustomAccumulator();
   /** The compliance track's share of this folder (src/scoring/compliance.ts). */
   readonly track = new TrackCollector();
   /** `--match`: the folder's lenient numbers and side file, opened with its first lenient row. */
@@ -172,7 +175,10 @@ export class FileState {
       if (o.lenient) (out.lenient ??= new LenientOutput(out.folder)).add(o.lenient, o.score.weight);
       if (o.fields && out.fields) out.fields.write(o.fields);
     }
-    if (!t || t.sob) out.acc.add(o.score);
+    if (!t || t.sob) {
+      out.acc.add(o.score);
+      out.custom.add(o.custom);
+    }
     if (t) out.track.add(t);
     if (o.score.explanation.scoring_error) {
       this.failed++;
@@ -234,6 +240,8 @@ export class FileState {
       const refused = this.rejected.get(out.modality as Source)?.length ?? 0;
       if (refused > 0) dq.schema_rejected_count = refused;
       const data = out.acc.data();
+      const custom = out.custom.data();
+      if (custom) data.custom = custom;
       if (this.benchmark && bench)
         data.benchmark = {
           path: this.benchmark.path,

@@ -4,6 +4,7 @@
  * result is complete once its last folder has landed or one has failed.
  */
 
+import { customBlock } from '../../metrics/custom.ts';
 import {
   buildLenientSummary,
   type LenientData,
@@ -16,7 +17,7 @@ import {
   summaryBootstrapMethod,
 } from '../../metrics/summary.ts';
 import { errorMessage } from '../core/errors.ts';
-import { evalSummaryText, type SummaryOut } from '../core/formats/eval-summary.ts';
+import { type EvalSummaryOut, evalSummaryText, type SummaryOut } from '../core/formats/eval-summary.ts';
 import type { Modality, Source } from '../core/record.ts';
 import { BENCHMARK_IDS } from './benchmark.ts';
 import type { FileState, Output } from './file-state.ts';
@@ -49,6 +50,8 @@ export interface Pending {
   track?: TrackData;
   /** `--match`: what the summary's `lenient` block is computed from. */
   lenient?: LenientData;
+  /** `--scorer`: the scorers of your own (named in the summary's `custom_scores`). */
+  scorers?: { name: string }[];
 }
 
 /** A folder's confidence intervals: the plain and the weighted bootstrap's. */
@@ -125,6 +128,18 @@ export class FolderCommitter {
           p.lenient,
           { ...p.opts, method: summaryBootstrapMethod(p.opts, p.data.weights.length) },
           lenientIv,
+        );
+      // `--scorer`: the scorers of your own, bootstrapped as the summary's own metrics are.
+      if (data.custom && 'summary' in summary && summary.summary)
+        (summary as EvalSummaryOut).custom_scores = customBlock(
+          data.custom,
+          data.weights,
+          (p.scorers ?? []).map((s) => s.name),
+          {
+            seed: p.opts.seed,
+            samples: p.opts.bootstrapSamples,
+            method: summaryBootstrapMethod(p.opts, data.weights.length),
+          },
         );
       files['eval_summary.json'] = evalSummaryText(summary);
       const bench = st.benchmarkIds(this.modality);

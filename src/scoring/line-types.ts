@@ -23,6 +23,8 @@ export interface ProfileOptions {
   protocol?: Protocol;
   /** Remote `$ref`s of schema records resolved from local folders, by URI prefix (never the network). */
   remotes?: { base: string; dir: string }[];
+  /** `--scorer`: scorers of your own, run on every SOB record (src/scoring/custom-scorers.ts). */
+  scorers?: { name: string; url: string }[];
 }
 
 export type LineOutcome =
@@ -42,6 +44,8 @@ export type LineOutcome =
       lenient?: LenientRowPart;
       /** The record's `fields.jsonl` lines, joined by newlines ('' when it has none). */
       fields?: string;
+      /** `--scorer`: the numbers the scorers of your own gave (absent: the record failed). */
+      custom?: Record<string, number>;
     }
   | { kind: 'malformed'; line: number; error: string }
   /** An answer whose id the known benchmark does not have: reported, not scored. */

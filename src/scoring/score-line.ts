@@ -20,12 +20,13 @@ import { summaryRow } from '../../metrics/summary.ts';
 import { pyEquals, strictEquals } from '../../metrics/values.ts';
 import type { ParsedLine } from '../core/jsonl.ts';
 import { namesModality, recordModality } from '../core/modality.ts';
-import { dumpsPy, isStructured, type PyObject, type PyValue, parsePyJson } from '../core/pyjson.ts';
+import { dumpsPy, isStructured, type PyObject, type PyValue, parsePyJson, toPlain } from '../core/pyjson.ts';
 import { type Modality, type ScoringView, scoringView } from '../core/record.ts';
 import { isKnownSchemaText } from '../core/schema.ts';
 import { TextMap } from '../core/text-map.ts';
 import type { BenchmarkLookup, BenchmarkRecord } from './benchmark.ts';
 import { failedSchemaRecord, isSchemaRecord, scoreSchemaRecord, sobRecordTrack } from './compliance.ts';
+import { type LoadedScorer, runScorers, type ScorerRecord } from './custom-scorers.ts';
 import type { FieldsOf, LenientRowPart, LineOutcome, ProfileOptions } from './line-types.ts';
 import { SCHEMA_TIMED_OUT } from './verdicts.ts';
 
@@ -50,6 +51,10 @@ export interface LineContext {
   timedOut?: (schemaKey: () => string) => boolean;
   /** `--match`: scoring beside the profile's, on every SOB row (src/scoring/lenient.ts). */
   rowHook?: RowHook;
+  /** `--scorer`: scorers of your own, loaded (src/scoring/custom-scorers.ts). */
+  scorers?: LoadedScorer[];
+  /** Told which scorer of your own runs (its index), and -1 when they are done. */
+  scorerPhase?: (scorer: number) => void;
 }
 
 /**
@@ -240,16 +245,96 @@ export function scoreParsedLine(parsed: ParsedLine, ctx: LineContext): LineOutco
   let row: Extract<LineOutcome, { kind: 'row' }>;
   if (profile.profile === 'strict') {
     const score = scoreRecordStrict(view, { modality, assertFormats: profile.assertFormats, schemaPhase });
+    const custom = customScores(parsed, view, ctx);
+    if (custom instanceof Error) return failedRow(parsed, view, modality, custom.message, ctx);
     // The strict row carries the compliance block of the answer it scored.
     const rowObject = toReferenceRow(score, modality);
     sobRecordTrack(parsed as ParsedOk, view, rowObject, profile);
+    if (custom) rowObject.custom_scores = custom;
     row = rowOutcome(parsed.line, modality, score, view, ctx.rowHook, profile, rowObject);
+    if (custom) row.custom = custom;
   } else {
     const score = scoreRecord(view, { modality, schemaPhase });
-    row = rowOutcome(parsed.line, modality, score, view, ctx.rowHook, profile);
+    const custom = customScores(parsed, view, ctx);
+    if (custom instanceof Error) return failedRow(parsed, view, modality, custom.message, ctx);
+    const rowObject = custom ? { ...toReferenceRow(score, modality), custom_scores: custom } : undefined;
+    row = rowOutcome(parsed.line, modality, score, view, ctx.rowHook, profile, rowObject);
+    if (custom) row.custom = custom;
   }
   if (vm.defaulted) row.defaulted = true;
   return row;
+}
+
+/** A record whose scorer of your own failed: all scores 0, the reason as its `scoring_error`. */
+function failedRow(
+  parsed: ParsedLine,
+  view: ScoringView,
+  modality: Modality,
+  reason: string,
+  ctx: LineContext,
+): LineOutcome {
+  return rowOutcome(
+    parsed.line,
+    modality,
+    failedRecordScore(view.metadata, reason),
+    null,
+    ctx.rowHook,
+    undefined,
+  );
+}
+
+/** A second-level value's text the reader kept (`--scorer` asks for the context and question). */
+function spanValue(parsed: ParsedLine, key: string): unknown {
+  const text = parsed.ok ? parsed.spans?.get(key) : undefined;
+  if (text === undefined) return undefined;
+  try {
+    return toPlain(parsePyJson(text));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `--scorer`: the numbers of every scorer of your own for this record (undefined: none given),
+ * or the Error that makes it the record's `scoring_error` (a throw, a bad value).
+ */
+function customScores(
+  parsed: ParsedLine,
+  view: ScoringView,
+  ctx: LineContext,
+): Record<string, number> | Error | undefined {
+  const scorers = ctx.scorers;
+  if (!scorers || scorers.length === 0) return undefined;
+  const metadata = toPlain(view.metadata) as Record<string, unknown>;
+  let schema: unknown = view.schemaPlain;
+  if (schema === undefined && view.schema !== undefined) schema = toPlain(view.schema);
+  if (schema === undefined && view.schemaText !== undefined) schema = spanText(view.schemaText);
+  const record: ScorerRecord = {
+    record_id: metadata.record_id,
+    metadata,
+    context: spanValue(parsed, 'input.context'),
+    question: spanValue(parsed, 'input.question'),
+    schema,
+    ground_truth: view.groundTruth === undefined ? null : toPlain(view.groundTruth),
+  };
+  const read =
+    ctx.profile.profile === 'strict' ? parseAnswer(view.raw, view.candidate).value : view.candidate;
+  const answer = isStructured(read) ? toPlain(read as PyValue) : null;
+  try {
+    return runScorers(scorers, record, answer, ctx.scorerPhase);
+  } catch (e) {
+    return e instanceof Error ? e : new Error(String(e));
+  } finally {
+    ctx.scorerPhase?.(-1);
+  }
+}
+
+function spanText(text: string): unknown {
+  try {
+    return toPlain(parsePyJson(text));
+  } catch {
+    return text;
+  }
 }
 
 type ParsedOk = Extract<ParsedLine, { ok: true }>;

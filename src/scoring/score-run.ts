@@ -108,6 +108,7 @@ function rowsIn(
       profileReason: profile.reason,
     },
     track: out.track.data(profile.profile, profile.protocol),
+    scorers: profile.scorers,
   }));
   bootstraps.add(folders);
 }

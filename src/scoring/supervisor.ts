@@ -274,6 +274,10 @@ class WorkerSupervisor {
     // A line of the queued file (its 'done' not read yet) is not this file's.
     const line = Atomics.load(this.beat, 3) === st.idx ? Atomics.load(this.beat, 0) : 0;
     if (line > 0 && st.skip[line] === undefined) {
+      // Over time inside a scorer of your own (`--scorer`): the reason names it.
+      const phase = Atomics.load(this.beat, 2);
+      const scorer = phase >= 2 ? this.ctx.profileOf(st.target).scorers?.[phase - 2] : undefined;
+      if (scorer) reason = `scorer ${scorer.name}: ${reason} (the record's time budget, --record-timeout-ms)`;
       st.skip[line] = reason;
       // Over time inside schema work: every record with that schema text is reported the same
       // way, by every worker, without running it again.

@@ -122,10 +122,15 @@ function bundleLoader(bundle: string): string {
     // No import() in the bundle's code: Node 20 loses its loader for code from a V8 code cache.
     `const script = new (process.getBuiltinModule('node:vm').Script)(Module.wrap(fs.readFileSync(file, 'utf8')), { filename: file, cachedData });`,
     `globalThis.${BUNDLE_GLOBAL} = { script, cacheFile, save: cachedData === undefined || script.cachedDataRejected };`,
+    // ...so `--scorer` modules are imported by this script's own import() (custom-scorers.ts).
+    `globalThis.${IMPORT_GLOBAL} = (url) => import(url);`,
     `const module = { exports: {} };`,
     `script.runInThisContext()(module.exports, Module.createRequire(file), module, file, process.getBuiltinModule('node:path').dirname(file));`,
   ].join('\n');
 }
+
+/** Where the loader leaves an import() that works in a bundle's worker (see `bundleLoader`). */
+export const IMPORT_GLOBAL = '__sobImport';
 
 /** Where the loader leaves the bundle's script (see `bundleLoader`). */
 const BUNDLE_GLOBAL = '__sobScoringBundle';

@@ -19,6 +19,7 @@ import { prepareStrict, SchemaDeferred, setKnownValidSchema, setValidatorSource 
 import { setCompileBudget } from '../core/validator-hyperjump.ts';
 import { type BenchmarkRef, loadBenchmark } from './benchmark.ts';
 import type { CompiledSchema } from './claims.ts';
+import { type LoadedScorer, loadScorers } from './custom-scorers.ts';
 import { LenientScorer, type MatchJob, VerdictChannel } from './lenient.ts';
 import {
   failedLine,
@@ -117,6 +118,19 @@ batchMessage(primeScoring());
 /** Hashes of the schema texts seen while the timed-out table is not empty. */
 const hashes = new Map<string, [number, number]>();
 
+/** `--scorer` modules, loaded once per worker (by URL). */
+const scorerModules = new Map<string, Promise<LoadedScorer[]>>();
+/** The reader keeps the context's and the question's text for the scorers of your own. */
+const SCORER_SPAN_KEYS: ReadonlySet<string> = new Set([
+  ...SCORING_SPAN_KEYS,
+  'input.context',
+  'input.question',
+]);
+/** Set while a scorer of your own runs (2 + its index): a record over time then is its fault. */
+const scorerPhase = (i: number) => {
+  Atomics.store(beat, 2, i < 0 ? 0 : 2 + i);
+};
+
 /** Raised while schema work runs: a record over time then is its schema's fault. */
 const schemaPhase = (on: boolean) => {
   Atomics.store(beat, 2, on ? 1 : 0);
@@ -159,6 +173,15 @@ const end = () => {
 async function run(job: WorkerJob): Promise<void> {
   Atomics.store(beat, 3, job.id);
   if (job.profile.profile === 'strict') await prepareStrict(job.profile.assertFormats);
+  const specs = job.profile.scorers ?? [];
+  let scorers: LoadedScorer[] | undefined;
+  if (specs.length > 0) {
+    const key = specs.map((s) => s.url).join('\n');
+    let p = scorerModules.get(key);
+    if (!p) scorerModules.set(key, (p = loadScorers(specs)));
+    scorers = await p;
+  }
+  const spanKeys = scorers ? SCORER_SPAN_KEYS : SCORING_SPAN_KEYS;
   const lenient = job.match
     ? LenientScorer.for(job.match, job.profile.profile, job.match.judge ? verdicts.ask : undefined)
     : undefined;
@@ -171,6 +194,8 @@ async function run(job: WorkerJob): Promise<void> {
     schemaPhase,
     timedOut: isTimedOut,
     rowHook: lenient?.hook,
+    scorers,
+    scorerPhase: scorers ? scorerPhase : undefined,
   };
   // Outcomes go out in line order: a deferred record holds back the ones after it.
   const queue: Queued[] = [];
@@ -216,7 +241,7 @@ async function run(job: WorkerJob): Promise<void> {
   for (const l of readLinesSync(job.file, job.startLine)) {
     const q: Queued = { line: l.line };
     queue.push(q);
-    score(q, parseLine(l, SCORING_SPAN_KEYS, SCORING_SKIP_KEYS));
+    score(q, parseLine(l, spanKeys, SCORING_SKIP_KEYS));
     if (queue.length > 1) retryDeferred();
     flushReady();
     // With a judge, a batch waits for its verdicts before the file goes on (rows leave in order).
@@ -285,6 +310,8 @@ function jsonSafe(o: LineOutcome): boolean {
           for (const e in x) if (typeof (x as Record<string, unknown>)[e] !== 'string') return false;
         } else return false;
       }
+    } else if (k === 'custom' && v !== null && typeof v === 'object') {
+      for (const e in v) if (!jsonSafeScalar((v as Record<string, unknown>)[e])) return false;
     } else if (!jsonSafeScalar(v)) return false;
   }
   return true;

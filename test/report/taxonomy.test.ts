@@ -46,3 +46,13 @@ test('each record falls in the first class that fits; counts and rates add up', 
     { path: 'b', count: 1 },
   ]);
 });
+
+test('a record the coverage gate zeroed is filed under the gate that fired, not under missing paths', () => {
+  const lostItem = { ...ok, record_id: 'inv', hier_path_recall: 11 / 14, leaf_value_em: 0, coverage_gate: 0 };
+  assert.equal(classify(lostItem), 'coverage_gate');
+  // The gate did not fire (image, F1 high enough): the missing paths name it.
+  assert.equal(classify({ ...lostItem, leaf_value_em: 0.8, coverage_gate: 1 }), 'missing_paths');
+  const t = taxonomy([lostItem, ok]);
+  assert.equal(t.classes.coverage_gate.count, 1);
+  assert.equal(t.classes.missing_paths.count, 0);
+});

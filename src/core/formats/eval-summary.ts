@@ -124,6 +124,12 @@ export type EvalSummaryOut = {
   lenient?: LenientSummaryOut;
   /** Schema records beside SOB ones: the compliance track's block. */
   compliance?: unknown;
+  /** `--scorer`: the scorers of your own, their means and intervals (metrics/custom.ts). */
+  custom_scores?: {
+    scorers: string[];
+    overall: { n: bigint; metrics: Record<string, MetricOut> };
+    overall_weighted: { n: bigint; metrics: Record<string, MetricOut> };
+  };
 };
 
 /** A `schema/<model>/` folder's summary (the compliance track), as the scorer builds it. */
