@@ -8,10 +8,18 @@
  * it (`readAttachment`), so a benchmark's documents are never all held at once.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import {
+  copyFileSync,
+  createReadStream,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { dirname, isAbsolute, join, normalize, relative, sep } from 'node:path';
 import { z } from 'zod';
-import { writeFileAtomic } from './files.ts';
+import { renameInto, tempNameFor, writeFileAtomic } from './files.ts';
 
 /** The kinds of document a record may carry. */
 export const ATTACHMENT_KINDS = ['image', 'pdf', 'audio'] as const;
@@ -31,8 +39,10 @@ export const Attachment = z
     path: z.string().min(1),
     sha256: z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 is 64 lower-case hex digits'),
     mime: z.string().regex(/^[a-z]+\/[a-z0-9.+-]+$/i, 'a MIME type such as image/png'),
-    /** For a PDF: the pages of the source document it covers (1-based). */
+    /** For a PDF: the pages of the source document it covers (1-based); for a page render, its page. */
     pages: z.array(z.number().int().positive()).optional(),
+    /** For a page render (`sob build pdf`): the resolution it was drawn at, in dots per inch. */
+    dpi: z.number().positive().optional(),
   })
   .strict();
 export type Attachment = z.infer<typeof Attachment>;
@@ -100,6 +110,40 @@ export function storeAttachment(
   if (!existsSync(file)) {
     mkdirSync(dirname(file), { recursive: true });
     writeFileAtomic(file, bytes);
+  }
+  return { kind, path, sha256, mime, ...(pages?.length ? { pages } : {}) };
+}
+
+/**
+ * `storeAttachment` for a file on disk, read as a stream (a meeting's recording may be hundreds
+ * of megabytes): hashed, then copied in under its hash (a temp file renamed) unless already there.
+ */
+export async function storeAttachmentFile(
+  benchmarkDir: string,
+  source: string,
+  kind: AttachmentKind,
+  mime: string,
+  pages?: number[],
+): Promise<Attachment> {
+  const sha256 = await fileHash(source);
+  const path = `${ATTACHMENTS_DIR}/${sha256}.${EXT[mime.toLowerCase()] ?? 'bin'}`;
+  const file = join(benchmarkDir, path);
+  if (!existsSync(file)) {
+    mkdirSync(dirname(file), { recursive: true });
+    const tmp = tempNameFor(file);
+    try {
+      copyFileSync(source, tmp);
+    } catch (e) {
+      rmSync(tmp, { force: true });
+      throw e;
+    }
+    renameInto(tmp, file);
+    // Copied while it was being written? The stored file must be the bytes its name says.
+    const got = await fileHash(file);
+    if (got !== sha256) {
+      rmSync(file, { force: true });
+      throw new Error(`${source} changed while it was being copied into the benchmark folder`);
+    }
   }
   return { kind, path, sha256, mime, ...(pages?.length ? { pages } : {}) };
 }
