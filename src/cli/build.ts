@@ -82,7 +82,7 @@ export function registerBuild(program: Command): void {
     )
     .option(
       '--map <field=column,...>',
-      'records: which of your columns holds each field (id, context, question, schema, ground_truth, source, schema_complexity, difficulty), e.g. --map context=passage,ground_truth=answer',
+      'records: which of your columns holds each field (id, context, question, schema, ground_truth, source, schema_complexity, difficulty, attachments), e.g. --map context=passage,ground_truth=answer; attachments=<column>: file paths relative to the rows file (a JSON list, or names separated by ;), each stored in the benchmark folder',
     )
     .option('--split <name>', 'sob from hf: split (default: test for text, train for image and audio)')
     .option(
@@ -151,6 +151,9 @@ Examples:
   sob build sob hf:interfaze-ai/sob:audio --out sob-audio/records.jsonl
   sob build sob sob-text.parquet --config text --out sob-text/records.jsonl
   sob build records my-data.csv --map context=passage,ground_truth=answer --out mine/records.jsonl
+  sob build records scans.jsonl --map attachments=file --out mine/records.jsonl
+  sob build pdf pdfs/ --annotations pages.jsonl --out bench/records.jsonl --render-dpi 200
+  sob build ami ami_public_manual_1.6.2 --annotations meetings.jsonl --out bench/records.jsonl --audio amicorpus
 
 Annotations (--annotations FILE), the questions, schemas and ground truths for hotpotqa, pdf and
 ami: JSONL (one annotation a line), a JSON array of them, or a JSON object keyed by source id
