@@ -58,8 +58,12 @@ export interface EvalSettings {
 const DEFAULT_MODELS = ['baseline:gold', 'baseline:skeleton'];
 const EXAMPLES = resolve(PACKAGE_ROOT, 'sources/examples');
 
-/** The bundled corpus as one benchmark (text passages, four PDF pages, two meetings), built once. */
-async function buildExampleBenchmark(dir: string): Promise<string> {
+/**
+ * The bundled corpus as one benchmark (text passages, four PDF pages, two meetings), built once.
+ * Its PDF records carry their page (the PDF and its render at 150 dpi) in `attachments/`, so
+ * `--input document` can be run on its image records.
+ */
+export async function buildExampleBenchmark(dir: string): Promise<string> {
   const out = join(dir, 'records.jsonl');
   if (existsSync(out) && existsSync(join(dir, 'manifest.json'))) return out;
   const { buildBenchmark } = await import('../../sources/build.ts');
@@ -86,8 +90,11 @@ async function buildExampleBenchmark(dir: string): Promise<string> {
     await buildBenchmark({ ...s, out: join(scratch, 'records.jsonl'), append: !first, log: () => {} });
     first = false;
   }
-  for (const f of ['rejected.jsonl', 'manifest.json', 'records.jsonl']) {
-    if (existsSync(join(scratch, f))) renameSync(join(scratch, f), join(dir, f));
+  // The PDF records' pages (attachments/, by content hash) first, the records file last.
+  for (const f of ['attachments', 'rejected.jsonl', 'manifest.json', 'records.jsonl']) {
+    if (!existsSync(join(scratch, f))) continue;
+    if (f === 'attachments') rmSync(join(dir, f), { recursive: true, force: true });
+    renameSync(join(scratch, f), join(dir, f));
   }
   rmSync(scratch, { recursive: true, force: true });
   return out;
