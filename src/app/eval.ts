@@ -8,6 +8,7 @@
 
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
+import { moveAttachments } from '../core/attachments.ts';
 import { UserError } from '../core/errors.ts';
 import { plainDirs } from '../core/files.ts';
 import { PACKAGE_ROOT } from '../core/paths.ts';
@@ -91,10 +92,9 @@ export async function buildExampleBenchmark(dir: string): Promise<string> {
     first = false;
   }
   // The PDF records' pages (attachments/, by content hash) first, the records file last.
-  for (const f of ['attachments', 'rejected.jsonl', 'manifest.json', 'records.jsonl']) {
-    if (!existsSync(join(scratch, f))) continue;
-    if (f === 'attachments') rmSync(join(dir, f), { recursive: true, force: true });
-    renameSync(join(scratch, f), join(dir, f));
+  moveAttachments(scratch, dir);
+  for (const f of ['rejected.jsonl', 'manifest.json', 'records.jsonl']) {
+    if (existsSync(join(scratch, f))) renameSync(join(scratch, f), join(dir, f));
   }
   rmSync(scratch, { recursive: true, force: true });
   return out;

@@ -13,7 +13,9 @@ import {
   createReadStream,
   existsSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
 } from 'node:fs';
@@ -146,6 +148,26 @@ export async function storeAttachmentFile(
     }
   }
   return { kind, path, sha256, mime, ...(pages?.length ? { pages } : {}) };
+}
+
+/**
+ * A scratch build's documents moved into the benchmark folder it replaces (each file by rename;
+ * one already there is the same bytes, its name being its hash, and is kept). Done before the
+ * records file is moved in, so no record ever names a file that is not there yet.
+ */
+export function moveAttachments(fromDir: string, toDir: string): number {
+  const from = join(fromDir, ATTACHMENTS_DIR);
+  if (!existsSync(from)) return 0;
+  const to = join(toDir, ATTACHMENTS_DIR);
+  mkdirSync(to, { recursive: true });
+  let moved = 0;
+  for (const name of readdirSync(from)) {
+    if (name.startsWith('.')) continue; // a temp file of an interrupted store
+    if (existsSync(join(to, name))) continue;
+    renameSync(join(from, name), join(to, name));
+    moved++;
+  }
+  return moved;
 }
 
 /** The file an entry names, or why it cannot be one (a path leaving the benchmark folder). */

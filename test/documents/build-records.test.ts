@@ -202,3 +202,34 @@ test('sob run --input document sends exactly the files the rows named', async ()
     );
   }
 });
+
+test('sob run on the flat rows themselves (--map attachments=file) builds and sends their files', async () => {
+  const from = server.requests.length;
+  const r = await sobIn(
+    [
+      'run',
+      '--model',
+      'openai:m',
+      '--benchmark',
+      join(data, 'rows.csv'),
+      '--map',
+      'id=doc_id,attachments=file',
+      '--skip-invalid',
+      '--input',
+      'document',
+      '--base-url',
+      server.openaiBaseUrl,
+      '--run-dir',
+      join(dir, 'runs', 'flat'),
+    ],
+    { env: { OPENAI_API_KEY: 'k' } },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const seen = server.requests.slice(from);
+  assert.deepEqual(seen.map((s) => s.key).sort(), ['list', 'one', 'semi']);
+  for (const s of seen)
+    assert.deepEqual(
+      documentsOf(s).map((d) => sha256Hex(d.data)),
+      WANT[s.key as string].map(([name]) => sha256Hex(files[name])),
+    );
+});
