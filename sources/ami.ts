@@ -22,6 +22,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { z } from 'zod';
+import { storeAttachmentFile } from '../src/core/attachments.ts';
 import { errorMessage, UserError } from '../src/core/errors.ts';
 import { readCsv } from './csv.ts';
 import type { ItemLoader, LoadResult, Problem, SourceItem } from './types.ts';
@@ -540,6 +541,48 @@ function loadAmi(input: string, opts: TranscriptOptions & { only?: ReadonlySet<s
   return { items: transcripts.map((t) => transcriptSourceItem(t, opts)), problems };
 }
 
+/** The name AMI publishes a meeting's headset mix under. */
+export function amiAudioName(meetingId: string): string {
+  return `${meetingId}.Mix-Headset.wav`;
+}
+
+/**
+ * A meeting's recording in the folder `--audio` names: `<meeting>.Mix-Headset.wav` in it, or in
+ * `<meeting>/audio/` (the layout of AMI's own download); undefined when neither is there.
+ */
+export function findAmiAudio(dir: string, meetingId: string): string | undefined {
+  const name = amiAudioName(meetingId);
+  for (const file of [join(dir, name), join(dir, meetingId, 'audio', name)])
+    if (existsSync(file) && statSync(file).isFile()) return file;
+  return undefined;
+}
+
+/**
+ * `--audio <dir>`: each meeting's recording as its records' attachment (kind `audio`,
+ * `audio/wav`, copied into the benchmark folder by content hash once a record passes); a
+ * meeting without one is a warning, its records built from the transcript alone.
+ */
+function attachAudio(items: SourceItem[], dir: string): { id: string; warning: string }[] {
+  if (!existsSync(dir) || !statSync(dir).isDirectory())
+    throw new UserError(
+      `--audio ${dir}: no such folder (the folder of the AMI recordings, <meeting>.Mix-Headset.wav)`,
+      2,
+    );
+  const warnings: { id: string; warning: string }[] = [];
+  for (const it of items) {
+    const file = findAmiAudio(dir, it.id);
+    if (!file) {
+      warnings.push({
+        id: it.id,
+        warning: `no recording ${amiAudioName(it.id)} in ${dir} (nor in ${join(dir, it.id, 'audio')}): its records carry the transcript only`,
+      });
+      continue;
+    }
+    it.attach = async (benchmarkDir) => [await storeAttachmentFile(benchmarkDir, file, 'audio', 'audio/wav')];
+  }
+  return warnings;
+}
+
 export const loader: ItemLoader = {
   produces: 'items',
   source: 'audio',
@@ -549,6 +592,7 @@ export const loader: ItemLoader = {
       ctx.log(
         `${it.id}: ${it.metadata.utterances} utterances, ${it.metadata.context_tokens} tokens (${TOKENIZER_NAME})`,
       );
+    if (ctx.options.audio !== undefined) loaded.warnings = attachAudio(loaded.items, ctx.options.audio);
     return loaded;
   },
 };

@@ -183,6 +183,7 @@ export function joinAnnotations(
         output: { ground_truth: a.ground_truth },
       },
       lossless: groundTruth === undefined ? undefined : { ground_truth: groundTruth },
+      ...(item.attach ? { attach: item.attach } : {}),
     });
   }
   return { candidates, problems };

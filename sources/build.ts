@@ -11,7 +11,7 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { UserError } from '../src/core/errors.ts';
+import { errorMessage, UserError } from '../src/core/errors.ts';
 import { acquireLock, refuseNonFile, refuseSymlink, removeStaleTemps } from '../src/core/files.ts';
 import { readJsonl } from '../src/core/jsonl.ts';
 import { dumpsPy, type PyValue, toPlain } from '../src/core/pyjson.ts';
@@ -141,6 +141,8 @@ interface Loaded {
   stream?: AsyncIterable<{ candidate: Candidate } | { problem: Problem }>;
   contexts: BuildResult['contexts'];
   checks: CheckMode;
+  /** The loader's own warnings (a meeting without its recording). */
+  warnings?: { id: string; warning: string }[];
 }
 
 /** The candidates of a build: the loader's records, or its items joined with the annotations. */
@@ -170,7 +172,13 @@ async function loadCandidates(opts: BuildOptions, log: (line: string) => void): 
   );
   const joined = joinAnnotations(kind, loader.source, loaded.items, annotations, rejectedItems);
   problems.push(...joined.problems);
-  return { candidates: joined.candidates, problems, contexts, checks: 'extraction' };
+  return {
+    candidates: joined.candidates,
+    problems,
+    contexts,
+    checks: 'extraction',
+    warnings: loaded.warnings,
+  };
 }
 
 export async function buildBenchmark(opts: BuildOptions): Promise<BuildResult> {
@@ -228,6 +236,11 @@ async function writeOutputs(
   const warnings: BuildWarning[] = [];
   let warningCount = 0;
   const maxLogged = opts.maxWarningsLogged ?? 50;
+  const warn = (record_id: string, w: string) => {
+    warningCount++;
+    if (warnings.length < 10_000) warnings.push({ record_id, warning: w });
+    if (warningCount <= maxLogged) log(`warning: ${record_id}: ${w}`);
+  };
   const reject = (p: Problem) => {
     rejected++;
     let line: string;
@@ -259,6 +272,7 @@ async function writeOutputs(
   const checker = new RecordChecker({ timeoutMs: opts.recordTimeoutMs, signal: opts.signal });
   try {
     for (const p of problems) reject(p);
+    for (const w of loaded.warnings ?? []) warn(w.id, w.warning);
     // Each candidate checked on the checker's worker within the record budget (it runs up to
     // CHECK_AHEAD records ahead); verdicts are taken, ids counted and lines written in order.
     // The candidates come as a list or, for JSON lines, a stream (a record at a time).
@@ -306,12 +320,23 @@ async function writeOutputs(
         reject({ origin: c.origin, record_id: id, reasons: res.errors, record: c.record });
         continue;
       }
-      for (const w of res.warnings) {
-        warningCount++;
-        if (warnings.length < 10_000) warnings.push({ record_id: res.record.metadata.record_id, warning: w });
-        if (warningCount <= maxLogged) log(`warning: ${res.record.metadata.record_id}: ${w}`);
+      const rec = c.record as { metadata: Record<string, unknown>; input: Record<string, unknown> };
+      // Its documents, stored in the benchmark folder now that it has passed (by content hash).
+      if (c.attach) {
+        try {
+          const list = await c.attach(dirname(out));
+          if (list.length > 0) rec.input = { ...rec.input, attachments: list };
+        } catch (e) {
+          reject({
+            origin: c.origin,
+            record_id: id,
+            reasons: [`its documents could not be stored: ${errorMessage(e)}`],
+            record: c.record,
+          });
+          continue;
+        }
       }
-      const rec = c.record as { metadata: Record<string, unknown> };
+      for (const w of res.warnings) warn(res.record.metadata.record_id, w);
       if (rec.metadata.schema_complexity === undefined) {
         derived++;
         const { record_id, source, ...rest } = rec.metadata;

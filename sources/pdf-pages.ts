@@ -5,10 +5,91 @@
  */
 import { existsSync, readdirSync, readFileSync, realpathSync, type Stats, statSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
+import { type Attachment, storeAttachment } from '../src/core/attachments.ts';
 import { errorMessage, UserError } from '../src/core/errors.ts';
 import { writeFileAtomic } from '../src/core/files.ts';
 import { moduleUrl } from '../src/core/paths.ts';
-import type { ItemLoader, LoadResult } from './types.ts';
+import type { Attach, ItemLoader, LoadResult } from './types.ts';
+
+/** The resolution a record's pages are rendered at (`sob build pdf --render-dpi`). */
+export const DEFAULT_RENDER_DPI = 150;
+/** The highest `--render-dpi` (a US Letter page at 600 dpi is 5,100 x 6,600 px). */
+export const MAX_RENDER_DPI = 600;
+
+/**
+ * The pages `pages` (1-based) of a PDF as a PDF of their own: the source's bytes themselves when
+ * they are all its pages, else those pages copied by pdf-lib into a new document (written without
+ * dates or a producer, so the same pages give the same bytes, and the same hash, every build).
+ */
+export async function pdfPagesSubset(source: Uint8Array, pages: readonly number[]): Promise<Uint8Array> {
+  const { PDFDocument } = await import('pdf-lib');
+  const src = await PDFDocument.load(source, { ignoreEncryption: true, updateMetadata: false });
+  const n = src.getPageCount();
+  const bad = pages.find((p) => p < 1 || p > n);
+  if (bad !== undefined) throw new Error(`page ${bad} is not in the PDF (it has ${n})`);
+  if (pages.length === n && pages.every((p, i) => p === i + 1)) return source;
+  const doc = await PDFDocument.create({ updateMetadata: false });
+  for (const page of await doc.copyPages(
+    src,
+    pages.map((p) => p - 1),
+  ))
+    doc.addPage(page);
+  return doc.save();
+}
+
+/**
+ * The attachments of the records of one PDF (docs/records.md "Attachments"): for a record on
+ * pages `pages`, those pages as a PDF (kind `pdf`, `pages`), then each page drawn by pdf.js at
+ * `dpi` as a PNG (kind `image`, `pages: [n]`, `dpi`), all stored by content hash. Each page is
+ * rendered once per build however many records show it, and stored as soon as it is drawn.
+ */
+function pdfAttacher(pdf: string, dpi: number): (pages: number[]) => Attach {
+  const subsets = new Map<string, Promise<Attachment>>();
+  const renders = new Map<string, Promise<Attachment>>();
+  const render = (dir: string, pages: number[]): void => {
+    const todo = pages.filter((n) => !renders.has(`${dir}\0${n}`));
+    if (todo.length === 0) return;
+    const done = (async () => {
+      const { openPdfData, renderPagePng } = await import('./pdf/pdfjs.ts');
+      const doc = await openPdfData(new Uint8Array(readFileSync(pdf)));
+      const out = new Map<number, Attachment>();
+      try {
+        for (const n of todo) {
+          const page = await doc.getPage(n);
+          // pdf.js rounds its canvas up: a hair under dpi/72, so 792 pt at 150 dpi is 1,650 px,
+          // not 1,651 (792 * 150 / 72 is a float a hair over 1,650).
+          const png = await renderPagePng(doc, page, (dpi / 72) * (1 - 1e-9));
+          page.cleanup();
+          out.set(n, { ...storeAttachment(dir, png, 'image', 'image/png', [n]), dpi });
+        }
+      } finally {
+        await doc.destroy();
+      }
+      return out;
+    })();
+    for (const n of todo)
+      renders.set(
+        `${dir}\0${n}`,
+        done.then((m) => m.get(n)!),
+      );
+  };
+  return (pages) => async (dir) => {
+    const key = `${dir}\0${pages.join(',')}`;
+    let subset = subsets.get(key);
+    if (!subset) {
+      subset = pdfPagesSubset(new Uint8Array(readFileSync(pdf)), pages).then((bytes) =>
+        storeAttachment(dir, bytes, 'pdf', 'application/pdf', pages),
+      );
+      subsets.set(key, subset);
+    }
+    const out = [await subset];
+    if (dpi > 0) {
+      render(dir, pages);
+      for (const n of pages) out.push(await renders.get(`${dir}\0${n}`)!);
+    }
+    return out;
+  };
+}
 
 interface PdfPage {
   page: number;
@@ -151,6 +232,7 @@ export async function loadPdfs(
   const { pdfsToTranscripts, OcrEngine } = await importPdfPipeline();
   const gate = await ocrGate(opts);
   const langs = Array.isArray(opts.langs) ? (opts.langs as string[]) : ['eng'];
+  const dpi = typeof opts.renderDpi === 'number' ? opts.renderDpi : DEFAULT_RENDER_DPI;
   const result: LoadResult = { items: [], problems: [] };
   const isDir = statSync(input).isDirectory();
   // Only the PDFs, and of them the pages, that the annotations name are read (all without a list).
@@ -192,6 +274,7 @@ export async function loadPdfs(
       continue;
     }
     let pages = read[i];
+    const attach = pdfAttacher(pdf, dpi);
     // Pages not transcribed are named, one problem each, and left out.
     for (const p of pages.filter((x) => x.skipped))
       result.problems.push({ origin: `${name}_pg${p.page}`, reasons: [`page skipped: ${p.skipped}`] });
@@ -224,6 +307,7 @@ export async function loadPdfs(
           // The languages tesseract read the page in, as sob ocr's ocr_pages.jsonl records them.
           ...(p.engine === 'tesseract' || p.engine === 'both' ? { ocr_languages: langs } : {}),
         },
+        attach: attach([p.page]),
       });
     }
     // The whole document, when all its pages were read.
@@ -241,6 +325,7 @@ export async function loadPdfs(
           ? { ocr_languages: langs }
           : {}),
       },
+      attach: attach(pages.map((p) => p.page)),
     });
   }
   return result;
@@ -249,7 +334,16 @@ export async function loadPdfs(
 export const loader: ItemLoader = {
   produces: 'items',
   source: 'image',
-  loadItems: (input, ctx) => loadPdfs(input, { ...ctx.options.pdf, log: ctx.log }, ctx.only),
+  loadItems: (input, ctx) =>
+    loadPdfs(
+      input,
+      {
+        ...ctx.options.pdf,
+        ...(ctx.options.renderDpi !== undefined ? { renderDpi: ctx.options.renderDpi } : {}),
+        log: ctx.log,
+      },
+      ctx.only,
+    ),
 };
 
 /**

@@ -10,8 +10,9 @@
  * build's checks like any other kind's.
  */
 
-import { readFileSync } from 'node:fs';
-import { extname } from 'node:path';
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, extname, resolve } from 'node:path';
+import { type Attachment, mimeOfFile, storeAttachmentFile } from '../src/core/attachments.ts';
 import { UserError } from '../src/core/errors.ts';
 import type { PyValue } from '../src/core/pyjson.ts';
 import { didYouMean } from '../src/core/record-checks.ts';
@@ -24,7 +25,7 @@ import {
   sobRowToRecord,
   streamJsonlRows,
 } from './sob-rows.ts';
-import type { Candidate, Problem, RecordLoader } from './types.ts';
+import type { Attach, Candidate, Problem, RecordLoader } from './types.ts';
 
 /** Our fields, each with the names it is also found under. */
 export const RECORD_FIELDS: Record<string, readonly string[]> = {
@@ -36,6 +37,7 @@ export const RECORD_FIELDS: Record<string, readonly string[]> = {
   source: ['source'],
   schema_complexity: ['schema_complexity'],
   difficulty: ['difficulty'],
+  attachments: ['attachments'],
 };
 const REQUIRED = ['record_id', 'context', 'question', 'json_schema', 'ground_truth'];
 
@@ -50,7 +52,7 @@ export function parseFieldMap(spec: string | undefined): Record<string, string> 
     if (!field) {
       const hint = didYouMean(m[1], Object.values(RECORD_FIELDS).flat());
       throw new UserError(
-        `--map: unknown field "${m[1]}"${hint ? `; did you mean "${hint}"?` : ''} (fields: id, context, question, schema, ground_truth, source, schema_complexity, difficulty)`,
+        `--map: unknown field "${m[1]}"${hint ? `; did you mean "${hint}"?` : ''} (fields: id, context, question, schema, ground_truth, source, schema_complexity, difficulty, attachments)`,
         2,
       );
     }
@@ -129,10 +131,92 @@ function renameLossless(lossless: PyValue | undefined, from: Map<string, string>
   return out;
 }
 
+/** The extensions an attachment file may have (its kind and MIME type are read from it). */
+const ATTACHMENT_EXTENSIONS = 'png, jpg, jpeg, webp, gif (image), pdf, wav, mp3, flac, m4a, ogg (audio)';
+
+/**
+ * A row's attachments cell as file names: a list (a JSON row's array, or a cell holding a JSON
+ * array of strings) or one text of names separated by `;`. A reason when it is neither.
+ */
+export function attachmentNames(cell: unknown): string[] | { bad: string } {
+  let v = cell;
+  if (typeof v === 'string' && v.trim().startsWith('[')) {
+    try {
+      v = JSON.parse(v);
+    } catch (e) {
+      return {
+        bad: `attachments: a cell starting with [ must be a JSON list of file names (${e instanceof Error ? e.message : e})`,
+      };
+    }
+  }
+  if (typeof v === 'string')
+    return v
+      .split(';')
+      .map((x) => x.trim())
+      .filter((x) => x !== '');
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string'))
+    return v.map((x) => x.trim()).filter((x) => x !== '');
+  return { bad: 'attachments: expected file names (a JSON list of strings, or names separated by ;)' };
+}
+
+/**
+ * The files a row names, checked now (each there and of a known kind, paths relative to the
+ * rows file), and the function that stores them into the benchmark folder once the record has
+ * passed; or the reasons the row is rejected, each naming the path.
+ */
+function rowAttachments(cell: unknown, baseDir: string): { attach?: Attach } | { reasons: string[] } {
+  const names = attachmentNames(cell);
+  if ('bad' in names) return { reasons: [names.bad] };
+  const files: { path: string; kind: Attachment['kind']; mime: string }[] = [];
+  const reasons: string[] = [];
+  for (const name of names) {
+    const path = resolve(baseDir, name);
+    const type = mimeOfFile(name);
+    if (!type) {
+      reasons.push(
+        `attachment ${JSON.stringify(name)}: not a kind of file a record carries (by its extension: ${ATTACHMENT_EXTENSIONS})`,
+      );
+      continue;
+    }
+    let isFile = false;
+    try {
+      isFile = statSync(path).isFile();
+    } catch {}
+    if (!isFile) {
+      reasons.push(`attachment ${JSON.stringify(name)}: no such file ${path}`);
+      continue;
+    }
+    files.push({ path, ...type });
+  }
+  if (reasons.length > 0) return { reasons };
+  if (files.length === 0) return {};
+  return {
+    attach: async (dir) => {
+      const out: Attachment[] = [];
+      for (const f of files) {
+        let pages: number[] | undefined;
+        if (f.kind === 'pdf') {
+          // Its pages (cost per page, the provider's page limits): all of them.
+          const { PDFDocument } = await import('pdf-lib');
+          const doc = await PDFDocument.load(readFileSync(f.path), {
+            ignoreEncryption: true,
+            updateMetadata: false,
+          });
+          pages = Array.from({ length: doc.getPageCount() }, (_, i) => i + 1);
+        }
+        out.push(await storeAttachmentFile(dir, f.path, f.kind, f.mime, pages));
+      }
+      return out;
+    },
+  };
+}
+
 export function recordCandidates(
   rows: RawRow[],
   map: Record<string, string>,
   defaultSource: string,
+  /** The folder attachment paths are relative to (the rows file's). */
+  baseDir = '.',
 ): { candidates: Candidate[]; problems: Problem[] } {
   const candidates: Candidate[] = [];
   const problems: Problem[] = [];
@@ -169,6 +253,24 @@ export function recordCandidates(
       flatRow = flat;
       lossless = renameLossless(raw.lossless, from);
     }
+    let attach: Attach | undefined;
+    if (!nested && flatRow.attachments !== undefined) {
+      const cell = flatRow.attachments;
+      const { attachments: _, ...rest } = flatRow;
+      flatRow = rest;
+      const got = rowAttachments(cell, baseDir);
+      if ('reasons' in got) {
+        const id = flatRow.record_id;
+        problems.push({
+          origin,
+          record_id: id === undefined ? undefined : String(id),
+          reasons: got.reasons,
+          record: row,
+        });
+        continue;
+      }
+      attach = got.attach;
+    }
     try {
       const record = sobRowToRecord(flatRow, undefined, (key) => rowNumberText(raw, key));
       const md = record.metadata as Record<string, unknown>;
@@ -176,7 +278,12 @@ export function recordCandidates(
       if (!nested)
         for (const [k, v] of Object.entries(flatRow))
           if (!(k in RECORD_FIELDS) && !(k in md) && v !== undefined) md[k] = v;
-      candidates.push({ origin, record, lossless: sobRowLossless({ origin, row: flatRow, lossless }) });
+      candidates.push({
+        origin,
+        record,
+        lossless: sobRowLossless({ origin, row: flatRow, lossless }),
+        ...(attach ? { attach } : {}),
+      });
     } catch (e) {
       problems.push({ origin, reasons: [e instanceof Error ? e.message : String(e)], record: row });
     }
@@ -236,7 +343,7 @@ async function* streamRecordCandidates(
   let n = 0;
   for await (const raw of streamJsonlRows(input)) {
     n++;
-    const { candidates, problems } = recordCandidates([raw], map, source);
+    const { candidates, problems } = recordCandidates([raw], map, source, dirname(input));
     for (const problem of problems) yield { problem };
     for (const candidate of candidates) yield { candidate };
   }
@@ -320,7 +427,7 @@ export const loader: RecordLoader = {
     const rows = ext === '.csv' ? readCsvRows(input) : await readSobFile(input);
     checkMappedColumns(input, rows, map);
     checkRequiredColumns(input, rows, map);
-    const out = recordCandidates(rows, map, source);
+    const out = recordCandidates(rows, map, source, dirname(input));
     ctx.log(
       `read ${rows.length} rows from ${input}${
         Object.keys(map).length

@@ -9,6 +9,7 @@
  * - a record loader (sob, jsonschemabench, schemas, probes) produces candidate records itself.
  * Every candidate then goes through the record checks and is written or rejected by the build.
  */
+import type { Attachment } from '../src/core/attachments.ts';
 import type { PyValue } from '../src/core/pyjson.ts';
 import type { Modality } from '../src/core/record.ts';
 import type { CheckMode } from '../src/core/record-checks.ts';
@@ -28,7 +29,17 @@ export interface SourceItem {
   id: string;
   context: string;
   metadata: Record<string, unknown>;
+  /** The item's documents (its PDF pages and their renders, a meeting's audio): see `Attach`. */
+  attach?: Attach;
 }
+
+/**
+ * A record's documents, stored into the benchmark folder when the record has passed its checks
+ * (so a rejected record leaves no file behind, and a page is rendered only for a record that
+ * needs it): each stored by content hash with `storeAttachment`, the list the record's
+ * `input.attachments`. A throw rejects the record with its message.
+ */
+export type Attach = (benchmarkDir: string) => Promise<Attachment[]>;
 
 /** Something that did not become a record, with where it came from and why. */
 export interface Problem {
@@ -43,6 +54,8 @@ export interface Problem {
 export interface LoadResult {
   items: SourceItem[];
   problems: Problem[];
+  /** Said, counted, and no reason to reject anything (a meeting without its recording). */
+  warnings?: { id: string; warning: string }[];
 }
 
 /** A record ready for the checks. */
@@ -51,6 +64,8 @@ export interface Candidate {
   record: unknown;
   /** Values to write exactly as their source wrote them (`17.0` stays a float). */
   lossless?: { ground_truth?: PyValue; json_schema?: PyValue };
+  /** Its documents, stored once it passes (`input.attachments`). */
+  attach?: Attach;
 }
 
 export interface RecordLoadResult {
@@ -80,6 +95,10 @@ export interface LoaderOptions {
   map?: Record<string, string>;
   /** PDF: options handed to pdfToTranscripts as they are (e.g. minOcrPass). */
   pdf?: Record<string, unknown>;
+  /** PDF: the resolution each page is rendered at for its records' attachments (0: no renders). */
+  renderDpi?: number;
+  /** AMI: the folder of the meetings' recordings (`<meeting>.Mix-Headset.wav`). */
+  audio?: string;
 }
 
 export interface LoadContext {

@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { moveAttachments } from '../src/core/attachments.ts';
 import { UserError } from '../src/core/errors.ts';
 import { isFlatRow } from '../src/core/record-checks.ts';
 
@@ -112,7 +113,9 @@ export async function userBenchmark(
         2,
       );
     }
-    // Passed: the new benchmark replaces the old, records last (each file whole, by rename).
+    // Passed: the new benchmark replaces the old, its documents first, records last (each file
+    // whole, by rename).
+    moveAttachments(scratch, dir);
     for (const name of ['rejected.jsonl', 'manifest.json', 'records.jsonl'])
       renameSync(join(scratch, name), join(dir, name));
     rmSync(attempt, { force: true });

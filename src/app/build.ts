@@ -45,6 +45,10 @@ export interface BuildSettings {
   batchDeadline?: number;
   /** Each record's check budget (`--record-timeout-ms`). */
   recordTimeoutMs?: number;
+  /** PDF: the resolution of each record's page renders (`--render-dpi`; 0: none). */
+  renderDpi?: number;
+  /** AMI: the folder of the meetings' recordings (`--audio`). */
+  audio?: string;
 }
 
 /**
@@ -108,6 +112,8 @@ export async function buildRecords(s: BuildSettings): Promise<void> {
     map,
     split: s.split,
     recordTimeoutMs: s.recordTimeoutMs,
+    renderDpi: s.renderDpi,
+    audio: s.audio,
     download: { endpoint: s.hfEndpoint, cacheDir: s.cacheDir, refresh: s.refresh },
     pdf: {
       ...(s.minOcrPass !== undefined ? { minOcrPass: Number(s.minOcrPass), ocrTests: s.ocrTests } : {}),

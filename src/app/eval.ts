@@ -8,6 +8,7 @@
 
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
+import { moveAttachments } from '../core/attachments.ts';
 import { UserError } from '../core/errors.ts';
 import { plainDirs, refuseSymlink } from '../core/files.ts';
 import { PACKAGE_ROOT } from '../core/paths.ts';
@@ -60,8 +61,12 @@ export interface EvalSettings {
 const DEFAULT_MODELS = ['baseline:gold', 'baseline:skeleton'];
 const EXAMPLES = resolve(PACKAGE_ROOT, 'sources/examples');
 
-/** The bundled corpus as one benchmark (text passages, four PDF pages, two meetings), built once. */
-async function buildExampleBenchmark(dir: string): Promise<string> {
+/**
+ * The bundled corpus as one benchmark (text passages, four PDF pages, two meetings), built once.
+ * Its PDF records carry their page (the PDF and its render at 150 dpi) in `attachments/`, so
+ * `--input document` can be run on its image records.
+ */
+export async function buildExampleBenchmark(dir: string): Promise<string> {
   const out = join(dir, 'records.jsonl');
   if (existsSync(out) && existsSync(join(dir, 'manifest.json'))) return out;
   const { buildBenchmark } = await import('../../sources/build.ts');
@@ -88,6 +93,8 @@ async function buildExampleBenchmark(dir: string): Promise<string> {
     await buildBenchmark({ ...s, out: join(scratch, 'records.jsonl'), append: !first, log: () => {} });
     first = false;
   }
+  // The PDF records' pages (attachments/, by content hash) first, the records file last.
+  moveAttachments(scratch, dir);
   for (const f of ['rejected.jsonl', 'manifest.json', 'records.jsonl']) {
     if (existsSync(join(scratch, f))) renameSync(join(scratch, f), join(dir, f));
   }

@@ -41,6 +41,8 @@ interface BuildFlags {
   batchPollMs: number;
   batchDeadline?: number;
   recordTimeoutMs: number;
+  renderDpi?: number;
+  audio?: string;
 }
 
 export function registerBuild(program: Command): void {
@@ -68,6 +70,10 @@ export function registerBuild(program: Command): void {
       'add to an existing records file instead of replacing it (ids stay unique; the manifest covers the whole file)',
     )
     .option('--upper', "ami: transcript text in upper case (the paper's style)")
+    .option(
+      '--audio <dir>',
+      "ami: the folder of the meetings' recordings (AMI's <meeting>.Mix-Headset.wav, in it or in <meeting>/audio/): each record carries its meeting's audio; a meeting without one is a warning",
+    )
     .option('--config <name>', "sob from hf: text | image | audio (or the dataset's own config name)")
     .option(
       '--source <source>',
@@ -76,7 +82,7 @@ export function registerBuild(program: Command): void {
     )
     .option(
       '--map <field=column,...>',
-      'records: which of your columns holds each field (id, context, question, schema, ground_truth, source, schema_complexity, difficulty), e.g. --map context=passage,ground_truth=answer',
+      'records: which of your columns holds each field (id, context, question, schema, ground_truth, source, schema_complexity, difficulty, attachments), e.g. --map context=passage,ground_truth=answer; attachments=<column>: file paths relative to the rows file (a JSON list, or names separated by ;), each stored in the benchmark folder',
     )
     .option('--split <name>', 'sob from hf: split (default: test for text, train for image and audio)')
     .option(
@@ -116,6 +122,11 @@ export function registerBuild(program: Command): void {
       'pdf: as sob ocr --engine: a local OCR engine, or openai:<model> | gemini:<model> (a vision-language model reads each page as olmOCR asks; a page it fails on is read locally)',
       engineOption,
     )
+    .option(
+      '--render-dpi <dpi>',
+      `pdf: each record carries its pages as a PDF and as PNG renders drawn by pdf.js at this resolution (default 150; at most 600; 0: the PDF pages only)`,
+      intOption('--render-dpi', 0),
+    )
     .option('--base-url <url...>', 'pdf with --engine openai:<model> or gemini:<model>: the server')
     .option(
       '--lang <langs>',
@@ -140,6 +151,9 @@ Examples:
   sob build sob hf:interfaze-ai/sob:audio --out sob-audio/records.jsonl
   sob build sob sob-text.parquet --config text --out sob-text/records.jsonl
   sob build records my-data.csv --map context=passage,ground_truth=answer --out mine/records.jsonl
+  sob build records scans.jsonl --map attachments=file --out mine/records.jsonl
+  sob build pdf pdfs/ --annotations pages.jsonl --out bench/records.jsonl --render-dpi 200
+  sob build ami ami_public_manual_1.6.2 --annotations meetings.jsonl --out bench/records.jsonl --audio amicorpus
 
 Annotations (--annotations FILE), the questions, schemas and ground truths for hotpotqa, pdf and
 ami: JSONL (one annotation a line), a JSON array of them, or a JSON object keyed by source id
@@ -181,6 +195,15 @@ build: pass --source.`,
         );
       if (flags.map && kind !== 'records') throw new UserError('--map is for records inputs only', 2);
       if (flags.lang !== undefined && kind !== 'pdf') throw new UserError('--lang is for pdf inputs only', 2);
+      if (flags.renderDpi !== undefined && kind !== 'pdf')
+        throw new UserError('--render-dpi is for pdf inputs only', 2);
+      if (flags.renderDpi !== undefined && flags.renderDpi > 600)
+        throw new UserError(
+          `--render-dpi ${flags.renderDpi}: at most 600 (a Letter page is then 5,100 x 6,600 px)`,
+          2,
+        );
+      if (flags.audio !== undefined && kind !== 'ami')
+        throw new UserError('--audio is for ami inputs only', 2);
       if (flags.batch && (kind !== 'pdf' || !flags.engine?.includes(':')))
         throw new UserError(
           '--batch is for pdf inputs read by a vision-language model (--engine openai:<model> or gemini:<model>)',

@@ -8,10 +8,20 @@
  * it (`readAttachment`), so a benchmark's documents are never all held at once.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import {
+  copyFileSync,
+  createReadStream,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { dirname, isAbsolute, join, normalize, relative, sep } from 'node:path';
 import { z } from 'zod';
-import { writeFileAtomic } from './files.ts';
+import { renameInto, tempNameFor, writeFileAtomic } from './files.ts';
 
 /** The kinds of document a record may carry. */
 export const ATTACHMENT_KINDS = ['image', 'pdf', 'audio'] as const;
@@ -31,8 +41,10 @@ export const Attachment = z
     path: z.string().min(1),
     sha256: z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 is 64 lower-case hex digits'),
     mime: z.string().regex(/^[a-z]+\/[a-z0-9.+-]+$/i, 'a MIME type such as image/png'),
-    /** For a PDF: the pages of the source document it covers (1-based). */
+    /** For a PDF: the pages of the source document it covers (1-based); for a page render, its page. */
     pages: z.array(z.number().int().positive()).optional(),
+    /** For a page render (`sob build pdf`): the resolution it was drawn at, in dots per inch. */
+    dpi: z.number().positive().optional(),
   })
   .strict();
 export type Attachment = z.infer<typeof Attachment>;
@@ -102,6 +114,60 @@ export function storeAttachment(
     writeFileAtomic(file, bytes);
   }
   return { kind, path, sha256, mime, ...(pages?.length ? { pages } : {}) };
+}
+
+/**
+ * `storeAttachment` for a file on disk, read as a stream (a meeting's recording may be hundreds
+ * of megabytes): hashed, then copied in under its hash (a temp file renamed) unless already there.
+ */
+export async function storeAttachmentFile(
+  benchmarkDir: string,
+  source: string,
+  kind: AttachmentKind,
+  mime: string,
+  pages?: number[],
+): Promise<Attachment> {
+  const sha256 = await fileHash(source);
+  const path = `${ATTACHMENTS_DIR}/${sha256}.${EXT[mime.toLowerCase()] ?? 'bin'}`;
+  const file = join(benchmarkDir, path);
+  if (!existsSync(file)) {
+    mkdirSync(dirname(file), { recursive: true });
+    const tmp = tempNameFor(file);
+    try {
+      copyFileSync(source, tmp);
+    } catch (e) {
+      rmSync(tmp, { force: true });
+      throw e;
+    }
+    renameInto(tmp, file);
+    // Copied while it was being written? The stored file must be the bytes its name says.
+    const got = await fileHash(file);
+    if (got !== sha256) {
+      rmSync(file, { force: true });
+      throw new Error(`${source} changed while it was being copied into the benchmark folder`);
+    }
+  }
+  return { kind, path, sha256, mime, ...(pages?.length ? { pages } : {}) };
+}
+
+/**
+ * A scratch build's documents moved into the benchmark folder it replaces (each file by rename;
+ * one already there is the same bytes, its name being its hash, and is kept). Done before the
+ * records file is moved in, so no record ever names a file that is not there yet.
+ */
+export function moveAttachments(fromDir: string, toDir: string): number {
+  const from = join(fromDir, ATTACHMENTS_DIR);
+  if (!existsSync(from)) return 0;
+  const to = join(toDir, ATTACHMENTS_DIR);
+  mkdirSync(to, { recursive: true });
+  let moved = 0;
+  for (const name of readdirSync(from)) {
+    if (name.startsWith('.')) continue; // a temp file of an interrupted store
+    if (existsSync(join(to, name))) continue;
+    renameSync(join(from, name), join(to, name));
+    moved++;
+  }
+  return moved;
 }
 
 /** The file an entry names, or why it cannot be one (a path leaving the benchmark folder). */

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { checkRecord } from '../../sources/checks.ts';
 import { openPdf, pageDrawing, pageTextLayer } from '../../sources/pdf/pdfjs.ts';
+import { verifyAttachments } from '../../src/core/attachments.ts';
 import { sharedOcrCache } from '../kit/ocr-cache.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -125,6 +126,21 @@ describe('example PDFs', () => {
     assert.match(scan.input.context, /Ashgrove Allotment Society/);
     const report = records.find((x) => x.metadata.record_id === 'ex-pdf-report-stations');
     assert.match(report.input.context, /OR-05\W+Reedmarsh Outflow\W+6\.2\W+8\.9/);
+
+    // Each record carries its page: the one-page PDF itself, and its render at 150 dpi (US
+    // Letter: 1,275 x 1,650 px), both stored by hash in the benchmark folder.
+    for (const rec of records) {
+      const name = rec.metadata.source_pdf;
+      const [pdf, png] = rec.input.attachments;
+      assert.equal(rec.input.attachments.length, 2, rec.metadata.record_id);
+      assert.deepEqual([pdf.kind, pdf.mime, pdf.pages], ['pdf', 'application/pdf', [1]]);
+      assert.equal(pdf.sha256, sha256(join(EXAMPLES, `${name}.pdf`)), `${name}: the PDF itself`);
+      assert.deepEqual([png.kind, png.mime, png.pages, png.dpi], ['image', 'image/png', [1], 150]);
+      const bytes = readFileSync(join(tmp, 'build', png.path));
+      assert.equal(createHash('sha256').update(bytes).digest('hex'), png.sha256);
+      assert.deepEqual([bytes.readUInt32BE(16), bytes.readUInt32BE(20)], [1275, 1650], name);
+      assert.deepEqual(await verifyAttachments(join(tmp, 'build'), rec.input.attachments), []);
+    }
 
     const manifest = JSON.parse(readFileSync(join(tmp, 'build/manifest.json'), 'utf8'));
     assert.deepEqual(manifest.sources.image, { records: 6, weight: 14 });
