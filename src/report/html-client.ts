@@ -151,6 +151,17 @@ if(D.leaderboard.some(function(r){return r.usage;})){
     {label:'Cost',title:'total cost where the provider priced the answers',get:function(r){return U(r).cost;},text:function(r){return num(U(r).cost,function(v){return '$'+v.toFixed(v<1?4:2);});}},
     {label:'Latency p50 / p95 ms',title:'total time per answer, 50th / 95th percentile (cached answers left out)',get:function(r){return U(r).latency_ms.p50;},text:function(r){return pp(U(r).latency_ms);}},
     {label:'TTFT p50 / p95 ms',title:'time to first token (streamed answers), 50th / 95th percentile',get:function(r){return U(r).ttft_ms.p50;},text:function(r){return pp(U(r).ttft_ms);}}];
+  // Per unit (the mode asked in, pages, cost per record, page and correct field), when known.
+  if(D.leaderboard.some(function(r){return r.usage&&typeof r.usage.pages==='number';})){
+    var um=function(v){return typeof v==='number'?'$'+(v>=1?v.toFixed(2):v.toPrecision(3)):'-';};
+    ucols=ucols.concat([
+      {label:'Input',left:true,title:'the input mode the answers were asked in (--input)',get:function(r){return U(r).input_mode||'-';}},
+      {label:'Pages',title:"pages the answered records' documents show",get:function(r){return U(r).pages;},text:function(r){return num(U(r).pages,String);}},
+      {label:'Cost / record',get:function(r){return U(r).cost_per_record;},text:function(r){return um(U(r).cost_per_record);}},
+      {label:'Cost / page',get:function(r){return U(r).cost_per_page;},text:function(r){return um(U(r).cost_per_page);}},
+      {label:'Cost / correct field',title:'cost per ground-truth leaf answered right',get:function(r){return U(r).cost_per_correct_field;},text:function(r){return um(U(r).cost_per_correct_field);}},
+      {label:'Tokens in / page',title:'input tokens as the provider reported them, per page',get:function(r){return U(r).input_tokens_per_page;},text:function(r){return num(U(r).input_tokens_per_page,ms);}}]);
+  }
   var ut=el('table',{id:'usage'});
   lb.appendChild(el('h3',{text:'Cost and speed'}));
   lb.appendChild(el('div',{class:'card'},[el('p',{class:'note',text:"Totals over each model's answers (cost where the provider priced them); latency and time to first token: 50th / 95th percentiles. - = not recorded."}),ut]));

@@ -28,7 +28,7 @@ import { REPORT_CLIENT, REPORT_CSS } from './html-client.ts';
 import { LenientReport } from './lenient-report.ts';
 import { shortNames } from './names.ts';
 import { REPORT_MAX_RECORDS, sampleRecords, sampleSizes } from './sample.ts';
-import { attachUsage } from './usage.ts';
+import { attachCorrectFields, attachUsage } from './usage.ts';
 
 export interface ReportOptions {
   /** An eval directory (sob eval), a run directory (sob run), or an evaluation folder. */
@@ -262,6 +262,9 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
   for (const w of ev.warnings) opts.log?.(`warning: ${w}`);
   const leaderboard = buildLeaderboard(ev, names);
   await attachUsage(leaderboard, ev);
+  // Which fields to trust (fields.jsonl), and each model's leaves answered right (cost per correct field).
+  const fieldTable = await (await import('./fields.ts')).fieldTable(layout.evalDir);
+  attachCorrectFields(leaderboard, fieldTable?.correct);
 
   // Models by index: folder names are a user's (`constructor`, `__proto__`, `a|b`), never keys.
   const models: string[] = [...ev.models.keys()].sort();
@@ -449,8 +452,7 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
   }
 
   await lenient.readSideFiles(layout.evalDir, models, recIndex, records);
-  // Which fields to trust (fields.jsonl): the worst rows, the table's size kept in bounds.
-  const fieldTable = await (await import('./fields.ts')).fieldTable(layout.evalDir);
+  // Which fields to trust: the worst rows, the table's size kept in bounds.
   const fields =
     fieldTable && fieldTable.stats.length > 0
       ? {

@@ -87,6 +87,64 @@ export function usageCsvOf(u: Usage | undefined): Record<(typeof USAGE_CSV_KEYS)
   };
 }
 
+// -- Cost per unit (the value track): the mode, pages, cost per record, page and correct field ----
+
+export const UNIT_CSV_KEYS = [
+  'input_mode',
+  'pages',
+  'correct_fields',
+  'cost_per_record',
+  'cost_per_page',
+  'cost_per_correct_field',
+  'input_tokens_per_record',
+  'input_tokens_per_page',
+] as const;
+
+export const UNIT_HEADER = [
+  'Input',
+  'Pages',
+  'Cost/record',
+  'Cost/page',
+  'Cost/correct field',
+  'Tok. in/page',
+];
+
+function hasUnits(rows: LeaderboardRow[]): boolean {
+  return rows.some((r) => r.usage?.pages !== undefined);
+}
+
+/** Money per unit: enough digits for a fraction of a cent. */
+function unitMoney(v: number | null | undefined): string {
+  if (typeof v !== 'number') return '-';
+  return v >= 1 ? `$${v.toFixed(2)}` : `$${v.toPrecision(3)}`;
+}
+
+export function unitCellsOf(u: Usage | undefined): string[] {
+  if (!u || u.pages === undefined) return UNIT_HEADER.map(() => '-');
+  const tok = u.input_tokens_per_page;
+  return [
+    u.input_mode ?? '-',
+    String(u.pages),
+    unitMoney(u.cost_per_record),
+    unitMoney(u.cost_per_page),
+    unitMoney(u.cost_per_correct_field),
+    typeof tok === 'number' ? String(Math.round(tok)) : '-',
+  ];
+}
+
+export function unitCsvOf(u: Usage | undefined): Record<(typeof UNIT_CSV_KEYS)[number], string | number> {
+  const v = (x: number | string | null | undefined) =>
+    typeof x === 'number' || typeof x === 'string' ? x : '';
+  return Object.fromEntries(UNIT_CSV_KEYS.map((k) => [k, v(u?.[k])])) as Record<
+    (typeof UNIT_CSV_KEYS)[number],
+    string | number
+  >;
+}
+
+/** Under the Markdown table: what the per-unit columns count. */
+export const UNIT_NOTE =
+  "Per unit: Input is the mode the answers were asked in (--input); Pages the pages their records' documents show (a PDF's pages, else its page images); cost per answered record, per page and per ground-truth leaf answered right (fields.jsonl); Tok. in/page: input tokens as the provider reported them, per page.";
+
 function cells(r: LeaderboardRow, rank: number, ranks?: RankMap, lenient = false, usage = false): string[] {
   const out = [String(rank), r.display_name, ...COLUMNS.map(([k]) => fmt(r[k])), r.modalities.join('+')];
   if (ranks) out.push(rankText(ranks.get(r.model)));
@@ -168,15 +226,19 @@ export function leaderboardTable(rows: LeaderboardRow[], ranks?: RankMap): strin
 export function leaderboardMarkdown(rows: LeaderboardRow[], ranks?: RankMap): string {
   const len = hasLenient(rows);
   const use = hasUsage(rows);
-  const HEADER = header(ranks, len, use);
+  const units = hasUnits(rows);
+  const HEADER = [...header(ranks, len, use), ...(units ? UNIT_HEADER : [])];
   const out = [
     `| ${HEADER.join(' | ')} |`,
     `|${HEADER.map((_, i) => (i <= 1 ? ' --- ' : ' ---: ')).join('|')}|`,
   ];
   rows.forEach((r, i) => {
-    out.push(`| ${cells(r, i + 1, ranks, len, use).join(' | ')} |`);
+    out.push(
+      `| ${[...cells(r, i + 1, ranks, len, use), ...(units ? unitCellsOf(r.usage) : [])].join(' | ')} |`,
+    );
   });
   for (const f of footer(rows)) out.push('', f);
+  if (units) out.push('', UNIT_NOTE);
   const fields = fieldTableOfRows(rows);
   if (fields) out.push('', fieldTableMarkdown(fields));
   return out.join('\n');
@@ -199,6 +261,7 @@ export function leaderboardCsv(rows: LeaderboardRow[], ranks?: RankMap): string 
         : {}),
       ...(hasLenient(rows) ? lenientCsv(r) : {}),
       ...(hasUsage(rows) ? usageCsvOf(r.usage) : {}),
+      ...(hasUnits(rows) ? unitCsvOf(r.usage) : {}),
     })),
     { header: true },
   );
