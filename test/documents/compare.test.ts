@@ -7,17 +7,16 @@
  * downscaled under the limit, a PDF without a render a note) beside both answers, in Chromium.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { crc32, deflateSync } from 'node:zlib';
 import { holm } from '../../metrics/compare.ts';
 import { PAGE_MAX_BYTES } from '../../src/report/html.ts';
 import {
   documentBenchmark,
   documentsOf,
+  noisyPngOf,
   type ProtocolServer,
   pdfOf,
   pngOf,
@@ -33,31 +32,6 @@ let server: ProtocolServer;
 const dir = tempDir('sob-doc-compare-');
 let bench: string;
 let small: Buffer;
-
-/** An RGB PNG of random pixels (incompressible: `w` x `h` x 3 bytes and more). */
-function noisyPng(w: number, h: number): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const td = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(td) >>> 0);
-    return Buffer.concat([len, td, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(w, 0);
-  ihdr.writeUInt32BE(h, 4);
-  ihdr[8] = 8;
-  ihdr[9] = 2;
-  const raw = Buffer.alloc((1 + w * 3) * h);
-  for (let y = 0; y < h; y++) randomBytes(w * 3).copy(raw, y * (1 + w * 3) + 1);
-  return Buffer.concat([
-    Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]),
-    chunk('IHDR', ihdr),
-    chunk('IDAT', deflateSync(raw)),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
 
 /** Records right as text: r0, r1, r2; right as documents: r2, r3, r4, r5 (the rest answer the id only). */
 const RIGHT = { text: new Set(['r0', 'r1', 'r2']), document: new Set(['r2', 'r3', 'r4', 'r5']) };
@@ -80,7 +54,7 @@ before(async () => {
     { id: 'r1', docs: [{ kind: 'image', mime: 'image/png', data: pngOf(60, 80, 8) }] },
     { id: 'r2', docs: [{ kind: 'image', mime: 'image/png', data: pngOf(60, 80, 9) }] },
     // A page far over the report's limit: shown downscaled.
-    { id: 'r3', docs: [{ kind: 'image', mime: 'image/png', data: noisyPng(400, 300) }] },
+    { id: 'r3', docs: [{ kind: 'image', mime: 'image/png', data: noisyPngOf(400, 300, 5) }] },
     // A PDF with its page's render: the render is shown.
     {
       id: 'r4',
