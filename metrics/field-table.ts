@@ -65,6 +65,8 @@ export class FieldTally {
   private readonly cells = new Map<string, Cell>();
   /** Each schema's distinct records (by id): a schema of one record has no field to trust. */
   private readonly schemas = new Map<string, Set<string>>();
+  /** Per model, every leaf with a verdict and those answered right (single-record schemas too: cost per correct field). */
+  readonly perModel = new Map<string, { right: number; n: number }>();
 
   add(model: string, r: FieldRow): void {
     const schema = typeof r.schema === 'string' ? r.schema : '';
@@ -88,6 +90,13 @@ export class FieldTally {
     if (v === null) return;
     c.n++;
     if (v) c.right++;
+    let m = this.perModel.get(model);
+    if (!m) {
+      m = { right: 0, n: 0 };
+      this.perModel.set(model, m);
+    }
+    m.n++;
+    if (v) m.right++;
   }
 
   /** Whether the rows came from more than one schema (the table is then per schema). */

@@ -30,6 +30,19 @@ export interface Usage {
   cost: number | null;
   latency_ms: Percentiles;
   ttft_ms: Percentiles;
+  /**
+   * The value track's units (docs/leaderboard.md "Cost per unit"), set by `unitCosts`: the input
+   * mode the answers were asked in, the pages their records' documents show, the leaves answered
+   * right, and the cost and input tokens per record, page and correct field (null: unknown).
+   */
+  input_mode?: string;
+  pages?: number;
+  correct_fields?: number | null;
+  cost_per_record?: number | null;
+  cost_per_page?: number | null;
+  cost_per_correct_field?: number | null;
+  input_tokens_per_record?: number | null;
+  input_tokens_per_page?: number | null;
 }
 
 function finite(v: number | null | undefined): v is number {
@@ -58,5 +71,33 @@ export function summarizeUsage(rows: UsageRow[]): Usage {
     cost: sum(rows.map((r) => r.cost)),
     latency_ms: percentiles(rows.map((r) => r.latency_ms)),
     ttft_ms: percentiles(rows.map((r) => r.ttft_ms)),
+  };
+}
+
+/** `a / b`, null when either is unknown or `b` is 0. */
+function per(a: number | null | undefined, b: number | null | undefined): number | null {
+  return finite(a) && finite(b) && b > 0 ? a / b : null;
+}
+
+/**
+ * The per-unit figures of a model's usage: cost and input tokens per answered record and per
+ * page (the pages its records' documents show, `documentPages`), cost per leaf answered right
+ * (`correctFields`, from fields.jsonl; undefined: not known). `mode`: the input mode(s) seen.
+ */
+export function unitCosts(
+  u: Usage,
+  units: { pages: number; mode?: string; correctFields?: number | null },
+): Usage {
+  const correct = units.correctFields ?? null;
+  return {
+    ...u,
+    ...(units.mode !== undefined ? { input_mode: units.mode } : {}),
+    pages: units.pages,
+    correct_fields: correct,
+    cost_per_record: per(u.cost, u.answers),
+    cost_per_page: per(u.cost, units.pages),
+    cost_per_correct_field: per(u.cost, correct),
+    input_tokens_per_record: per(u.input_tokens, u.answers),
+    input_tokens_per_page: per(u.input_tokens, units.pages),
   };
 }

@@ -30,7 +30,19 @@ export const documentTools = {
     return png;
   },
 
+  /**
+   * Read with pdf-lib (the page tree: about 1 MB resident), so a run that only counts its PDFs'
+   * pages never loads pdf.js (some 350 MB resident once loaded: bench/documents.ts); a file
+   * pdf-lib cannot read is counted by pdf.js.
+   */
   async pdfPages(data: Buffer): Promise<number> {
+    try {
+      const { PDFDocument } = await import('pdf-lib');
+      const doc = await PDFDocument.load(data, { updateMetadata: false, ignoreEncryption: true });
+      return doc.getPageCount();
+    } catch {
+      // pdf.js below
+    }
     const { openPdfData } = await pdfjs();
     const doc = await openPdfData(new Uint8Array(data));
     try {

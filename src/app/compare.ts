@@ -37,7 +37,12 @@ export async function compareRuns(s: CompareSettings): Promise<void> {
     pairTable,
     pairwiseMatrix,
     resolveModelFolders,
+    inputModeOf,
+    recordFlips,
+    recordFlipsText,
+    singleModelFolder,
   } = await import('../report/compare.ts');
+  const { holm } = await import('../../metrics/compare.ts');
   if (s.all) {
     const modality = s.modality ?? 'text';
     const found = modelFolders(evaluationDirOf(a), modality);
@@ -85,13 +90,27 @@ export async function compareRuns(s: CompareSettings): Promise<void> {
     b = r.b;
   }
   if (!b) throw new UserError('give two models to compare (or --all with an evaluation folder)', 2);
+  // A run directory, an eval folder or an evaluation folder of one model stands for that model.
+  if (!s.model) {
+    a = singleModelFolder(a, evaluationDirOf(a), s.modality);
+    b = singleModelFolder(b, evaluationDirOf(b), s.modality);
+  }
   const [ma, mb] = await Promise.all([loadModelRows(a), loadModelRows(b)]);
+  // Two input modes (sob run --input): each side named with its mode, `model · document`.
+  const modes = [inputModeOf(a), inputModeOf(b)];
+  if (modes[0] !== undefined && modes[1] !== undefined && modes[0] !== modes[1]) {
+    ma.name = `${ma.name} · ${modes[0]}`;
+    mb.name = `${mb.name} · ${modes[1]}`;
+  }
   const res = comparePair(ma, mb, s.samples, s.seed);
   if (res[0].n === 0) throw new UserError(`${ma.name} and ${mb.name} have no record id in common`);
   // Rows scored with --match: the lenient metrics too, over the records both scored leniently.
   const len = comparePair(ma, mb, s.samples, s.seed, LENIENT_COMPARED.length, (r) => r.lenient);
   const lenient = len[0].n > 0 ? len : [];
-  const note = methodNote(s.samples, s.seed);
+  // Every metric is a test of its own: p-values adjusted together (Holm-Bonferroni).
+  const pHolm = holm([...res, ...lenient].map((r) => r.pValue));
+  const flipsOfRecords = recordFlips(ma, mb);
+  const note = `${methodNote(s.samples, s.seed)}; p (Holm): adjusted over the ${pHolm.length} metrics (Holm-Bonferroni), * below 0.05`;
   // Field flips (fields.jsonl of both): leaves right in A and wrong in B, and the reverse.
   const { fieldFlips, fieldFlipsText } = await import('../report/fields.ts');
   const flips = await fieldFlips(a, b);
@@ -109,16 +128,32 @@ export async function compareRuns(s: CompareSettings): Promise<void> {
               b: mb.name,
               difference: 'B - A',
               method: note,
-              results: res.map((r, i) => ({ metric: COMPARED[i][0], name: COMPARED[i][1], ...r })),
+              ...(modes[0] !== undefined || modes[1] !== undefined
+                ? { input_modes: { a: modes[0] ?? null, b: modes[1] ?? null } }
+                : {}),
+              correction: 'holm-bonferroni over the metrics',
+              results: res.map((r, i) => ({
+                metric: COMPARED[i][0],
+                name: COMPARED[i][1],
+                ...r,
+                pHolm: pHolm[i],
+              })),
               ...(lenient.length > 0
                 ? {
                     lenient_results: lenient.map((r, i) => ({
                       metric: LENIENT_COMPARED[i][0],
                       name: LENIENT_COMPARED[i][1],
                       ...r,
+                      pHolm: pHolm[res.length + i],
                     })),
                   }
                 : {}),
+              record_flips: {
+                rule: 'right = Value Accuracy 1 (every ground-truth leaf right)',
+                both_answered: flipsOfRecords.both,
+                right_in_a_wrong_in_b: flipsOfRecords.lost,
+                wrong_in_a_right_in_b: flipsOfRecords.gained,
+              },
               ...(flips
                 ? {
                     field_flips: {
@@ -133,7 +168,7 @@ export async function compareRuns(s: CompareSettings): Promise<void> {
             null,
             2,
           )
-        : `${pairTable(ma, mb, [...res, ...lenient], [...COMPARED, ...LENIENT_COMPARED.slice(0, lenient.length)])}${lenNote}\n${note}${flipsText}`
+        : `${pairTable(ma, mb, [...res, ...lenient], [...COMPARED, ...LENIENT_COMPARED.slice(0, lenient.length)], pHolm)}${lenNote}\n${note}\n\n${recordFlipsText(flipsOfRecords, ma.name, mb.name)}${flipsText}`
     }\n`,
   );
 }

@@ -1,6 +1,6 @@
 /** What the HTML report reads of run directories, through the runner's own readers. */
 import { dirname } from 'node:path';
-import type { RunAccess } from '../report/html.ts';
+import type { ReportPage, RunAccess } from '../report/html.ts';
 
 /**
  * What the report needs of run directories, from the runner: the model folder a run's scores are
@@ -17,6 +17,10 @@ export async function runAccess(): Promise<RunAccess> {
     }
   };
   return {
+    page: async (file, attachments, maxBytes) => {
+      const bench = manifestOf(dirname(file))?.benchmark?.path;
+      return pageOf(typeof bench === 'string' ? dirname(bench) : undefined, attachments, maxBytes);
+    },
     modelDir: (runDir) => {
       const m = manifestOf(runDir);
       return typeof m?.model === 'string' ? sanitizeModelId(m.model) : undefined;
@@ -33,4 +37,73 @@ export async function runAccess(): Promise<RunAccess> {
       return (f) => renderPrompt(template, f);
     },
   };
+}
+
+const KB = (n: number) => `${Math.round(n / 1024)} KB`;
+
+/**
+ * A record's page for the report (docs/leaderboard.md "The report"): its first image attachment
+ * (a page render), read from the benchmark folder and checked against its hash, downscaled
+ * (pdf.js, as the document policy does) until it is at most `maxBytes`; a PDF without a render,
+ * audio, a missing or altered file, or an unknown benchmark folder: a note saying so.
+ */
+export async function pageOf(
+  benchDir: string | undefined,
+  attachments: unknown,
+  maxBytes: number,
+): Promise<ReportPage | undefined> {
+  const { Attachments, readAttachment } = await import('../core/attachments.ts');
+  const parsed = Attachments.safeParse(attachments);
+  if (!parsed.success || parsed.data.length === 0) return undefined;
+  const list = parsed.data;
+  const image = list.find((a) => a.kind === 'image');
+  const first = image ?? list[0];
+  const base = { path: first.path, kind: first.kind };
+  if (!image) {
+    const pdf = list.find((a) => a.kind === 'pdf');
+    return {
+      ...base,
+      note: pdf
+        ? `a PDF${pdf.pages ? ` (page${pdf.pages.length === 1 ? '' : 's'} ${pdf.pages.join(', ')})` : ''} with no page render attached: open ${pdf.path} in the benchmark folder`
+        : `${first.kind}: nothing to show`,
+    };
+  }
+  if (!benchDir)
+    return {
+      ...base,
+      note: 'the benchmark folder is not known (the answers are not in a run directory with its manifest)',
+    };
+  let data: Buffer;
+  try {
+    data = readAttachment(benchDir, image);
+  } catch (e) {
+    return { ...base, note: `cannot be shown: ${e instanceof Error ? e.message : String(e)}` };
+  }
+  const dataUrl = (mime: string, b: Buffer) => `data:${mime};base64,${b.toString('base64')}`;
+  if (data.length <= maxBytes) return { ...base, src: dataUrl(image.mime, data) };
+  // Too large: downscaled (PNG), the edge halved until it fits.
+  const { documentTools } = await import('../../sources/documents.ts');
+  const size = documentTools.imageSize(data, image.mime);
+  if (!size || !/png|jpe?g/i.test(image.mime))
+    return {
+      ...base,
+      note: `${KB(data.length)}, over the report's ${KB(maxBytes)} per page, and not a PNG or JPEG to downscale`,
+    };
+  let edge = Math.min(1600, Math.max(size.width, size.height));
+  try {
+    let png = await documentTools.downscaleImage(data, image.mime, edge);
+    while (png.length > maxBytes && edge > 100) {
+      edge = Math.floor(edge / 1.5);
+      png = await documentTools.downscaleImage(data, image.mime, edge);
+    }
+    if (png.length > maxBytes)
+      return { ...base, note: `stays over ${KB(maxBytes)} even at ${edge} px: not embedded` };
+    return {
+      ...base,
+      src: dataUrl('image/png', png),
+      note: `${size.width}x${size.height} px, ${KB(data.length)}: shown downscaled to a longest edge of ${edge} px (${KB(png.length)}; the report keeps each page under ${KB(maxBytes)})`,
+    };
+  } catch (e) {
+    return { ...base, note: `cannot be downscaled: ${e instanceof Error ? e.message : String(e)}` };
+  }
 }

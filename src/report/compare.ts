@@ -2,16 +2,17 @@
  * Reading what `sob compare` needs: the per-record rows (`eval_records.jsonl`) of two or more
  * models on one source, joined by record id, and the tables it prints.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { holm, type PairedResult, pairedBootstrap } from '../../metrics/compare.ts';
 import { UserError } from '../core/errors.ts';
 import { EVAL_ROW } from '../core/formats/eval-row.ts';
 import { checkVersion } from '../core/formats/version.ts';
-import { readJsonl } from '../core/jsonl.ts';
+import { readJsonl, readLinesSync } from '../core/jsonl.ts';
 import { MODALITIES, type Modality } from '../core/record.ts';
 import { type SkippedFolder, scanSource } from './evaluation.ts';
 import { LENIENT_COMPARED } from './lenient.ts';
+import { evalInfoOf } from './usage.ts';
 
 /** The metrics compared, in the paper's words (reference field names at the file boundary). */
 export const COMPARED: [string, string][] = [
@@ -166,18 +167,116 @@ export function pairTable(
   b: ModelRows,
   results: PairedResult[],
   labels: [string, string][] = COMPARED,
+  pHolm?: number[],
 ): string {
   const w = Math.max(20, ...labels.map(([, l]) => l.length));
+  const p = (x: number) => (x < 0.001 ? '<0.001' : x.toFixed(3));
   const lines = [
     `A = ${a.name}, B = ${b.name}: ${results[0]?.n ?? 0} records both answered (paired bootstrap, weighted by schema complexity); B - A > 0: B scores higher`,
-    `${'metric'.padEnd(w)} ${'A'.padStart(7)} ${'B'.padStart(7)} ${'B - A'.padStart(7)}  ${'95% interval'.padEnd(19)} p`,
+    `${'metric'.padEnd(w)} ${'A'.padStart(7)} ${'B'.padStart(7)} ${'B - A'.padStart(7)}  ${'95% interval'.padEnd(19)} p${pHolm ? `${''.padEnd(6)} p (Holm)` : ''}`,
   ];
   results.forEach((r, i) => {
     lines.push(
-      `${labels[i][1].padEnd(w)} ${r.meanA.toFixed(3).padStart(7)} ${r.meanB.toFixed(3).padStart(7)} ${f(r.difference).padStart(7)}  [${f(r.ciLow)}, ${f(r.ciHigh)}] ${r.pValue < 0.001 ? '<0.001' : r.pValue.toFixed(3)}`,
+      `${labels[i][1].padEnd(w)} ${r.meanA.toFixed(3).padStart(7)} ${r.meanB.toFixed(3).padStart(7)} ${f(r.difference).padStart(7)}  [${f(r.ciLow)}, ${f(r.ciHigh)}] ${pHolm ? `${p(r.pValue).padEnd(6)} ${p(pHolm[i])}${pHolm[i] < 0.05 ? ' *' : ''}` : p(r.pValue)}`,
     );
   });
   return lines.join('\n');
+}
+
+/** One record that flips: fully right (Value Accuracy 1) in one of the two, not in the other. */
+export interface RecordFlip {
+  id: string;
+  /** Value Accuracy of A and of B on the record. */
+  a: number;
+  b: number;
+}
+
+/**
+ * The records both answered that flip between A and B: right in A and not in B (`lost`), and
+ * the reverse (`gained`); a record is right when every ground-truth leaf is (Value Accuracy 1).
+ * Each list in record-id order.
+ */
+export function recordFlips(
+  a: ModelRows,
+  b: ModelRows,
+): { both: number; lost: RecordFlip[]; gained: RecordFlip[] } {
+  const lost: RecordFlip[] = [];
+  const gained: RecordFlip[] = [];
+  let both = 0;
+  for (const [id, ra] of a.rows) {
+    const rb = b.rows.get(id);
+    if (!rb) continue;
+    both++;
+    const va = ra.values[0];
+    const vb = rb.values[0];
+    if (va === 1 && vb !== 1) lost.push({ id, a: va, b: vb });
+    else if (va !== 1 && vb === 1) gained.push({ id, a: va, b: vb });
+  }
+  const byId = (x: RecordFlip, y: RecordFlip) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0);
+  return { both, lost: lost.sort(byId), gained: gained.sort(byId) };
+}
+
+/** The record flips as text lines, at most `limit` ids per direction (the JSON has them all). */
+export function recordFlipsText(f: ReturnType<typeof recordFlips>, a: string, b: string, limit = 10): string {
+  const list = (xs: RecordFlip[]) =>
+    xs
+      .slice(0, limit)
+      .map((x) => `  ${x.id}  ${x.a.toFixed(3)} -> ${x.b.toFixed(3)}`)
+      .concat(xs.length > limit ? [`  ... ${xs.length - limit} more (--format json has them all)`] : []);
+  return [
+    `Records that flip (of ${f.both} both answered; right = Value Accuracy 1): ${f.lost.length} right in A (${a}) only, ${f.gained.length} right in B (${b}) only`,
+    ...(f.lost.length > 0 ? [`right in A, wrong in B (Value Accuracy A -> B):`, ...list(f.lost)] : []),
+    ...(f.gained.length > 0 ? [`wrong in A, right in B (Value Accuracy A -> B):`, ...list(f.gained)] : []),
+  ].join('\n');
+}
+
+/**
+ * The input mode a model folder's answers were asked in (`eval_info.input_mode` of the response
+ * file its summary names; `text` when the lines do not say), or undefined when the answers are not found.
+ */
+export function inputModeOf(modelFolder: string): string | undefined {
+  const dir =
+    existsSync(modelFolder) && statSync(modelFolder).isDirectory() ? modelFolder : join(modelFolder, '..');
+  let file: unknown;
+  try {
+    file = (JSON.parse(readFileSync(join(dir, 'eval_summary.json'), 'utf8')) as { response_file?: unknown })
+      .response_file;
+  } catch {
+    return undefined;
+  }
+  if (typeof file !== 'string' || !existsSync(file)) return undefined;
+  for (const l of readLinesSync(file)) {
+    const info = evalInfoOf(l.text);
+    if (typeof info !== 'object' || info === null) continue;
+    const m = (info as { input_mode?: unknown }).input_mode;
+    return typeof m === 'string' ? m : 'text';
+  }
+  return undefined;
+}
+
+/**
+ * The one model folder a path stands for: the folder (or its eval_records.jsonl) as given, or,
+ * for an evaluation folder, a run directory or a `sob eval` folder, its only model on `modality`
+ * (else the first source it has). Several models there: one line asking for `--model`.
+ */
+export function singleModelFolder(path: string, evalDir: string, modality?: string): string {
+  if (path.endsWith('.jsonl') || existsSync(join(path, 'eval_records.jsonl'))) return path;
+  const sources = MODALITIES.filter((m) => (modality ? m === modality : true)).filter((m) =>
+    existsSync(join(evalDir, m)),
+  );
+  for (const m of sources) {
+    const scan = scanSource(evalDir, m);
+    const folders = scan.folders.filter((f) => f.records);
+    if (folders.length === 1) return folders[0].path;
+    if (folders.length > 1)
+      throw new UserError(
+        `${path} holds ${folders.length} ${m} models (${folders.map((f) => f.model).join(', ')}): name them with --model <a>,<b>`,
+        2,
+      );
+  }
+  throw new UserError(
+    `no eval_records.jsonl at ${path}${modality ? ` for ${modality}` : ''} (give a <eval>/<source>/<model> folder, its file, or a scored run directory)`,
+  );
 }
 
 export interface MatrixCell extends PairedResult {

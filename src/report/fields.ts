@@ -19,6 +19,7 @@ import { FIELDS_FILE, type FieldRow, readFieldRow } from '../core/formats/field-
 import { readLines } from '../core/jsonl.ts';
 import { MODALITIES } from '../core/record.ts';
 import { mdCell, mdCode } from './cells.ts';
+import { attachCorrectFields } from './usage.ts';
 
 /** Each row of one `fields.jsonl` (a line that is not JSON stops with file and line). */
 export async function* fieldRows(file: string): AsyncGenerator<FieldRow> {
@@ -73,6 +74,8 @@ export interface FieldTable {
   models: string[];
   /** Per schema: schemas left out because one record alone has them. */
   singleRecordSchemas: number;
+  /** Per model (all its sources): leaves with a verdict, and those answered right. */
+  correct: Map<string, { right: number; n: number }>;
 }
 
 /** The per-field table of the given `fields.jsonl` files (each under its model's name); null: none. */
@@ -85,6 +88,7 @@ export async function fieldTableOf(files: { model: string; file: string }[]): Pr
     perSchema: tally.perSchema,
     models: [...new Set(files.map((f) => f.model))],
     singleRecordSchemas: tally.singleRecordSchemas,
+    correct: tally.perModel,
   };
 }
 
@@ -216,6 +220,7 @@ export function fieldFlipsText(
 /** Puts each model's cells on its leaderboard row (`fields`, worst first); the table, or null. */
 export async function attachFields(rows: LeaderboardRow[], evalDir: string): Promise<FieldTable | null> {
   const t = await fieldTable(evalDir);
+  attachCorrectFields(rows, t?.correct);
   if (!t) return null;
   for (const r of rows) {
     const mine = t.stats.filter((s) => s.model === r.model).map(({ model: _, ...rest }) => rest);

@@ -10,6 +10,7 @@ import { LENIENT_CLIENT, LENIENT_CSS } from './lenient-client.ts';
 export const REPORT_CSS = `
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d232b;background:#f6f7f9}
 #app{max-width:1280px;margin:0 auto;padding:16px 24px 64px}
+#record-page{float:right;max-width:42%;margin:0 0 10px 14px;border:1px solid #dde1e6;border-radius:6px;padding:6px;background:#fafbfc}#record-page img{display:block;max-width:100%;height:auto}#record-page figcaption{font-size:12px;margin-top:4px;word-break:break-all}
 h1{font-size:22px;margin:8px 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #dde1e6;padding-bottom:4px}
 .muted{color:#6b7480}.card{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding:12px 14px;margin:10px 0;overflow:auto}
 table{border-collapse:collapse;font-variant-numeric:tabular-nums}th,td{padding:3px 8px;text-align:right;white-space:nowrap}
@@ -159,6 +160,22 @@ if(D.leaderboard.some(function(r){return r.usage;})){
   lb.appendChild(el('h3',{text:'Cost and speed'}));
   lb.appendChild(el('div',{class:'card'},[el('p',{class:'note',text:"Totals over each model's answers (cost where the provider priced them); latency and time to first token: 50th / 95th percentiles. - = not recorded."}),ut]));
   sortable(ut,D.leaderboard,ucols,function(r){var tr=el('tr',{'data-model':r.model});ucols.forEach(function(c){tr.appendChild(el('td',{class:c.left?'l':'',text:c.text?c.text(r):String(c.get(r))}));});return tr;});
+  // Per unit (the mode asked in, pages, cost per record, page and correct field): a table of its own.
+  if(D.leaderboard.some(function(r){return r.usage&&typeof r.usage.pages==='number';})){
+    var um=function(v){return typeof v==='number'?'$'+(v>=1?v.toFixed(2):v.toPrecision(3)):'-';};
+    var ncols=ucols.slice(0,3).concat([
+      {label:'Input',left:true,title:'the input mode the answers were asked in (--input)',get:function(r){return U(r).input_mode||'-';}},
+      {label:'Pages',title:"pages the answered records' documents show",get:function(r){return U(r).pages;},text:function(r){return num(U(r).pages,String);}},
+      {label:'Cost / record',get:function(r){return U(r).cost_per_record;},text:function(r){return um(U(r).cost_per_record);}},
+      {label:'Cost / page',get:function(r){return U(r).cost_per_page;},text:function(r){return um(U(r).cost_per_page);}},
+      {label:'Cost / correct field',title:'cost per ground-truth leaf answered right',get:function(r){return U(r).cost_per_correct_field;},text:function(r){return um(U(r).cost_per_correct_field);}},
+      {label:'Tokens in / record',get:function(r){return U(r).input_tokens_per_record;},text:function(r){return num(U(r).input_tokens_per_record,ms);}},
+      {label:'Tokens in / page',title:'input tokens as the provider reported them, per page',get:function(r){return U(r).input_tokens_per_page;},text:function(r){return num(U(r).input_tokens_per_page,ms);}}]);
+    var nt=el('table',{id:'usage-units'});
+    lb.appendChild(el('h3',{text:'Cost per unit'}));
+    lb.appendChild(el('div',{class:'card'},[el('p',{class:'note',text:"Per answered record, per page (a PDF's pages, else its page images) and per ground-truth leaf answered right, in the input mode the answers were asked in. - = not known (no price, no pages)."}),nt]));
+    sortable(nt,D.leaderboard,ncols,function(r){var tr=el('tr',{'data-model':r.model});ncols.forEach(function(c){tr.appendChild(el('td',{class:c.left?'l':'',text:c.text?c.text(r):String(c.get(r))}));});return tr;});
+  }
 }
 lenientSection();
 fieldsSection();
@@ -286,6 +303,9 @@ function show(x){var row=x[2],rec=D.records[row[0]],key=x[0]+'|'+row[0],d=own(D.
   c.appendChild(el('h3',null,[rec.id,el('span',{class:'pill',text:nameOf(x[0])}),el('span',{class:'pill',text:x[1]}),el('span',{class:'pill',title:'schema complexity',text:rec.complexity}),rec.category!==undefined?el('span',{class:'pill',title:'source category',text:rec.category}):null]));
   c.appendChild(el('p',null,['Value Accuracy '+f3(row[1])+' · Faithfulness '+f3(row[2])+' · JSON Pass '+f3(row[3])+' · Path Recall '+f3(row[4])+' · Structure '+f3(row[5])+' · Type Safety '+f3(row[6])+' · Perfect '+f3(row[7])]));
   lenientRecordLine(c,x);
+  // The page itself (the record's image attachment, size-bounded), beside the answers.
+  if(rec.page!==undefined&&D.pages&&D.pages[rec.page]){var pg=D.pages[rec.page];
+    c.appendChild(el('figure',{id:'record-page','data-path':pg.path},[pg.src?el('img',{src:pg.src,alt:'the page: '+pg.path}):null,el('figcaption',{class:'muted',text:pg.path+(pg.note?' · '+pg.note:'')})]));}
   if(row[9])c.appendChild(el('p',{class:'muted',id:'why',text:'Why: '+row[9]}));
   var quirks=row[10]||[];var qpaths=new Map();
   if(quirks.length){var ql=el('ul',{id:'quirks'});quirks.forEach(function(q){qpaths.set(q[0],q);ql.appendChild(el('li',null,["the sob profile's quirk decided this leaf: ",el('code',{text:q[0]}),' ('+q[1]+(q[2]?': '+q[2]:'')+')']));});c.appendChild(ql);}

@@ -28,7 +28,7 @@ import { REPORT_CLIENT, REPORT_CSS } from './html-client.ts';
 import { LenientReport } from './lenient-report.ts';
 import { REPORT_MAX_RECORDS, sampleRecords, sampleSizes } from './sample.ts';
 import { customNames } from './tables.ts';
-import { attachUsage } from './usage.ts';
+import { attachCorrectFields, attachUsage } from './usage.ts';
 
 export interface ReportOptions {
   /** An eval directory (sob eval), a run directory (sob run), or an evaluation folder. */
@@ -60,8 +60,33 @@ export type PromptRenderer = (f: {
   user: string;
 };
 
+/**
+ * A record's page as the drill-down embeds it (issue 31): an image attachment (a page render) as a
+ * data URL, downscaled until it is at most `PAGE_MAX_BYTES`; a PDF without a render, audio, or a
+ * file that cannot be read: a note instead.
+ */
+export interface ReportPage {
+  /** The attachment shown (or noted), as the record names it. */
+  path: string;
+  kind: string;
+  /** `data:image/...;base64,...` */
+  src?: string;
+  /** Why no image is shown, or what was done to it (downscaled). */
+  note?: string;
+}
+
+/** The largest page image embedded, bytes (larger ones are downscaled until they fit). */
+export const PAGE_MAX_BYTES = 150 * 1024;
+/** The most page bytes one report embeds; past it, each further page is a note. */
+export const PAGES_MAX_TOTAL_BYTES = 24 * 1024 * 1024;
+
 /** Given by the command line (the runner's knowledge; this module does not import the runner). */
 export interface RunAccess {
+  /**
+   * The page of a record a response file answered (its run's benchmark folder holds the
+   * attachments), size-bounded to `maxBytes`; undefined when the record has none.
+   */
+  page?(responseFile: string, attachments: unknown, maxBytes: number): Promise<ReportPage | undefined>;
   /** The model folder `sob score`/`sob eval` name a run directory's scores by, or undefined when not a run. */
   modelDir(runDir: string): string | undefined;
   /** The renderer of the run a response file belongs to (its manifest's prompt template), if any. */
@@ -220,6 +245,8 @@ const EMBED = { question: 4000, context: 20_000, schema: 20_000, prompt: 60_000 
 
 interface ReportRecord {
   id: string;
+  /** Index into the report's `pages` (the record's page image, or a note). */
+  page?: number;
   source: string;
   complexity: string;
   /** SOB's `metadata.source_category` (e.g. `tables`, `multi_column`), from the response files. */
@@ -262,6 +289,9 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
   for (const w of ev.warnings) opts.log?.(`warning: ${w}`);
   const leaderboard = buildLeaderboard(ev, names);
   await attachUsage(leaderboard, ev);
+  // Which fields to trust (fields.jsonl), and each model's leaves answered right (cost per correct field).
+  const fieldTable = await (await import('./fields.ts')).fieldTable(layout.evalDir);
+  attachCorrectFields(leaderboard, fieldTable?.correct);
 
   // Models by index: folder names are a user's (`constructor`, `__proto__`, `a|b`), never keys.
   const models: string[] = [...ev.models.keys()].sort();
@@ -388,6 +418,8 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
     }
     return i;
   };
+  const pages: ReportPage[] = [];
+  let pageBytes = 0;
   for (const [mi, model] of models.entries()) {
     for (const file of new Set(layout.responses.get(model) ?? [])) {
       const render = opts.runs?.prompt(file);
@@ -411,6 +443,23 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
           );
           const cat = md.get('source_category');
           if (typeof cat === 'string' && cat !== '') rec.category = cat;
+        }
+        // The page itself, once per record (from the first response file that has it).
+        const atts = input.get('attachments');
+        if (rec.page === undefined && atts !== undefined && atts !== null && opts.runs?.page) {
+          const page =
+            pageBytes >= PAGES_MAX_TOTAL_BYTES
+              ? {
+                  path: '',
+                  kind: 'page',
+                  note: `not embedded: the report's page budget (${PAGES_MAX_TOTAL_BYTES / 1024 / 1024} MB) is used`,
+                }
+              : await opts.runs.page(file, toPlain(atts), PAGE_MAX_BYTES);
+          if (page) {
+            pageBytes += page.src?.length ?? 0;
+            rec.page = pages.length;
+            pages.push(page);
+          }
         }
         const key = `${mi}|${idx}`;
         if (Object.hasOwn(diffs, key)) continue;
@@ -449,8 +498,7 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
   }
 
   await lenient.readSideFiles(layout.evalDir, models, recIndex, records);
-  // Which fields to trust (fields.jsonl): the worst rows, the table's size kept in bounds.
-  const fieldTable = await (await import('./fields.ts')).fieldTable(layout.evalDir);
+  // Which fields to trust: the worst rows, the table's size kept in bounds.
   const fields =
     fieldTable && fieldTable.stats.length > 0
       ? {
@@ -541,6 +589,7 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
     },
     diffs,
     gates,
+    pages,
     prompts,
     promptTexts,
     lenient: lenient.data(leaderboard),

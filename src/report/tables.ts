@@ -124,6 +124,64 @@ function customCsv(r: LeaderboardRow, names: string[]): Record<string, number | 
   return out;
 }
 
+// -- Cost per unit (the value track): the mode, pages, cost per record, page and correct field ----
+
+export const UNIT_CSV_KEYS = [
+  'input_mode',
+  'pages',
+  'correct_fields',
+  'cost_per_record',
+  'cost_per_page',
+  'cost_per_correct_field',
+  'input_tokens_per_record',
+  'input_tokens_per_page',
+] as const;
+
+export const UNIT_HEADER = [
+  'Input',
+  'Pages',
+  'Cost/record',
+  'Cost/page',
+  'Cost/correct field',
+  'Tok. in/page',
+];
+
+function hasUnits(rows: LeaderboardRow[]): boolean {
+  return rows.some((r) => r.usage?.pages !== undefined);
+}
+
+/** Money per unit: enough digits for a fraction of a cent. */
+function unitMoney(v: number | null | undefined): string {
+  if (typeof v !== 'number') return '-';
+  return v >= 1 ? `$${v.toFixed(2)}` : `$${v.toPrecision(3)}`;
+}
+
+export function unitCellsOf(u: Usage | undefined): string[] {
+  if (!u || u.pages === undefined) return UNIT_HEADER.map(() => '-');
+  const tok = u.input_tokens_per_page;
+  return [
+    u.input_mode ?? '-',
+    String(u.pages),
+    unitMoney(u.cost_per_record),
+    unitMoney(u.cost_per_page),
+    unitMoney(u.cost_per_correct_field),
+    typeof tok === 'number' ? String(Math.round(tok)) : '-',
+  ];
+}
+
+export function unitCsvOf(u: Usage | undefined): Record<(typeof UNIT_CSV_KEYS)[number], string | number> {
+  const v = (x: number | string | null | undefined) =>
+    typeof x === 'number' || typeof x === 'string' ? x : '';
+  return Object.fromEntries(UNIT_CSV_KEYS.map((k) => [k, v(u?.[k])])) as Record<
+    (typeof UNIT_CSV_KEYS)[number],
+    string | number
+  >;
+}
+
+/** Under the Markdown table: what the per-unit columns count. */
+export const UNIT_NOTE =
+  "Per unit: Input is the mode the answers were asked in (--input); Pages the pages their records' documents show (a PDF's pages, else its page images); cost per answered record, per page and per ground-truth leaf answered right (fields.jsonl); Tok. in/page: input tokens as the provider reported them, per page.";
+
 function cells(
   r: LeaderboardRow,
   rank: number,
@@ -240,19 +298,21 @@ export function leaderboardMarkdown(rows: LeaderboardRow[], ranks?: RankMap): st
   const len = hasLenient(rows);
   const use = hasUsage(rows);
   const custom = customNames(rows);
-  const HEADER = header(ranks, len, use, custom);
+  const units = hasUnits(rows);
+  const HEADER = [...header(ranks, len, use, custom), ...(units ? UNIT_HEADER : [])];
   const out = [
     `| ${HEADER.join(' | ')} |`,
     `|${HEADER.map((_, i) => (i <= 1 ? ' --- ' : ' ---: ')).join('|')}|`,
   ];
   rows.forEach((r, i) => {
     out.push(
-      `| ${cells(r, i + 1, ranks, len, use, custom)
+      `| ${[...cells(r, i + 1, ranks, len, use, custom), ...(units ? unitCellsOf(r.usage) : [])]
         .map(nameCell)
         .join(' | ')} |`,
     );
   });
   for (const f of footer(rows)) out.push('', f);
+  if (units) out.push('', UNIT_NOTE);
   const fields = fieldTableOfRows(rows);
   if (fields) out.push('', fieldTableMarkdown(fields));
   return out.join('\n');
@@ -277,6 +337,7 @@ export function leaderboardCsv(rows: LeaderboardRow[], ranks?: RankMap): string 
         : {}),
       ...(hasLenient(rows) ? lenientCsv(r) : {}),
       ...(hasUsage(rows) ? usageCsvOf(r.usage) : {}),
+      ...(hasUnits(rows) ? unitCsvOf(r.usage) : {}),
     })),
     true,
   );

@@ -7,7 +7,8 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { ComplianceBoard } from '../../metrics/compliance-track.ts';
 import type { LeaderboardRow } from '../../metrics/leaderboard.ts';
-import { summarizeUsage, type Usage, type UsageRow } from '../../metrics/usage.ts';
+import { summarizeUsage, type Usage, type UsageRow, unitCosts } from '../../metrics/usage.ts';
+import { documentPages } from '../core/attachments.ts';
 import type { ResponseInfo, ResponseLine } from '../core/formats/response-line.ts';
 import { readLinesSync } from '../core/jsonl.ts';
 import { MODALITIES } from '../core/record.ts';
@@ -47,18 +48,44 @@ export function evalInfoOf(text: string): unknown {
   }
 }
 
-/** The `eval_info` of every answer in the files (a line that is not JSON is skipped). */
-export async function readUsage(files: string[]): Promise<Usage | null> {
-  const rows: UsageRow[] = [];
-  let any = false;
+/** What a model's answers say: each one's figures, the pages its records' documents show, the modes asked in. */
+interface Answers {
+  rows: UsageRow[];
+  pages: number;
+  modes: Set<string>;
+  any: boolean;
+}
+
+/** A response line's `input.attachments` (only lines that name attachments are parsed whole). */
+function pagesOf(text: string): number {
+  if (!text.includes('"attachments"')) return 0;
+  try {
+    const line = JSON.parse(text) as { input?: { attachments?: unknown } } | null;
+    const list = line?.input?.attachments;
+    if (!Array.isArray(list)) return 0;
+    return documentPages(
+      list.filter(
+        (a): a is { kind: string; pages?: number[] } =>
+          typeof a === 'object' && a !== null && typeof (a as { kind?: unknown }).kind === 'string',
+      ) as Parameters<typeof documentPages>[0],
+    );
+  } catch {
+    return 0;
+  }
+}
+
+function readAnswers(files: string[]): Answers {
+  const out: Answers = { rows: [], pages: 0, modes: new Set(), any: false };
   for (const file of files) {
     for (const l of readLinesSync(file)) {
       const info = evalInfoOf(l.text);
       if (typeof info !== 'object' || info === null) continue;
-      any = true;
-      const i = info as ResponseInfo;
+      out.any = true;
+      const i = info as ResponseInfo & { input_mode?: unknown };
       if (i.schema_rejected === true) continue; // no answer: nothing spent on the model
-      rows.push({
+      out.modes.add(typeof i.input_mode === 'string' ? i.input_mode : 'text');
+      out.pages += pagesOf(l.text);
+      out.rows.push({
         input_tokens: num(i.input_tokens),
         output_tokens: num(i.output_tokens),
         cost: i.cached === true ? 0 : num(i.cost),
@@ -68,7 +95,13 @@ export async function readUsage(files: string[]): Promise<Usage | null> {
       });
     }
   }
-  return any ? summarizeUsage(rows) : null;
+  return out;
+}
+
+/** The `eval_info` of every answer in the files (a line that is not JSON is skipped). */
+export async function readUsage(files: string[]): Promise<Usage | null> {
+  const a = readAnswers(files);
+  return a.any ? summarizeUsage(a.rows) : null;
 }
 
 /** The response files a model's summaries name, or the `sob eval` layout's; those that exist. */
@@ -86,13 +119,35 @@ export function responseFilesOf(ev: EvaluationFolder, model: string): string[] {
   return [...files];
 }
 
-/** Sets `usage` on every row whose answers can be found. */
+/**
+ * Sets `usage` on every row whose answers can be found, with its units (`unitCosts`): the mode
+ * asked in, pages, and cost and input tokens per record and page; per correct field once
+ * `attachCorrectFields` has the fields' verdicts.
+ */
 export async function attachUsage(rows: LeaderboardRow[], ev: EvaluationFolder): Promise<void> {
   for (const r of rows) {
     const files = responseFilesOf(ev, r.model);
     if (files.length === 0) continue;
-    const u = await readUsage(files);
-    if (u) r.usage = u;
+    const a = readAnswers(files);
+    if (!a.any) continue;
+    const mode = a.modes.size === 0 ? undefined : [...a.modes].sort().join('+');
+    r.usage = unitCosts(summarizeUsage(a.rows), { pages: a.pages, mode });
+  }
+}
+
+/** Each row's leaves answered right (fields.jsonl, all sources), and its cost per correct field. */
+export function attachCorrectFields(
+  rows: LeaderboardRow[],
+  correct: ReadonlyMap<string, { right: number; n: number }> | undefined,
+): void {
+  for (const r of rows) {
+    if (!r.usage) continue;
+    const c = correct?.get(r.model);
+    r.usage = unitCosts(r.usage, {
+      pages: r.usage.pages ?? 0,
+      mode: r.usage.input_mode,
+      correctFields: c ? c.right : null,
+    });
   }
 }
 

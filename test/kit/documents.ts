@@ -60,6 +60,37 @@ export function pngOf(width: number, height: number, seed = 1): Buffer {
   ]);
 }
 
+/**
+ * An RGB PNG of `width` x `height` px of seeded pseudo-random pixels: incompressible, so about
+ * `width * height * 3` bytes (a page image of a known, large size; distinct bytes per seed).
+ */
+export function noisyPngOf(width: number, height: number, seed = 1): Buffer {
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = 8;
+  ihdr[9] = 2;
+  const row = 1 + width * 3;
+  const raw = Buffer.alloc(row * height);
+  // xorshift32, seeded
+  let x = (seed * 2654435761) >>> 0 || 1;
+  for (let y = 0; y < height; y++)
+    for (let i = 1; i < row; i++) {
+      x ^= x << 13;
+      x >>>= 0;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      x >>>= 0;
+      raw[y * row + i] = x & 255;
+    }
+  return Buffer.concat([
+    Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(raw, { level: 1 })),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
 /** A mono 16-bit WAV tone of `ms` milliseconds at 8 kHz (its frequency from `seed`). */
 export function wavOf(ms: number, seed = 1): Buffer {
   const rate = 8000;
