@@ -27,6 +27,7 @@ import { explainRow } from './explain.ts';
 import { REPORT_CLIENT, REPORT_CSS } from './html-client.ts';
 import { LenientReport } from './lenient-report.ts';
 import { shortNames } from './names.ts';
+import { attachRunSettings } from './row-settings.ts';
 import { REPORT_MAX_RECORDS, sampleRecords, sampleSizes } from './sample.ts';
 import { attachUsage } from './usage.ts';
 
@@ -262,6 +263,7 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
   for (const w of ev.warnings) opts.log?.(`warning: ${w}`);
   const leaderboard = buildLeaderboard(ev, names);
   await attachUsage(leaderboard, ev);
+  attachRunSettings(leaderboard, ev);
 
   // Models by index: folder names are a user's (`constructor`, `__proto__`, `a|b`), never keys.
   const models: string[] = [...ev.models.keys()].sort();
