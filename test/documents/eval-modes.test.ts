@@ -7,7 +7,7 @@
  * speaking OpenAI's wire protocol, on a benchmark the test writes.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import {
@@ -147,6 +147,20 @@ test('the same two-mode command again asks nothing and writes the same leaderboa
   assert.equal(r.code, 0, r.stderr);
   assert.equal(server.total, total, 'no request');
   assert.equal(readFileSync(join(evalDir, 'runs/openai_m@document/responses.jsonl'), 'utf8'), answers);
+  assert.equal(readFileSync(join(evalDir, 'leaderboard.json'), 'utf8'), before);
+});
+
+test('a suite file whose model lists its own modes makes the same two rows: resumed, nothing asked', async () => {
+  const evalDir = join(dir, 'two');
+  const before = readFileSync(join(evalDir, 'leaderboard.json'), 'utf8');
+  writeFileSync(
+    join(dir, 'modes.yaml'),
+    `benchmark: bench\neval_dir: two\nbootstrap_samples: 50\nreport: false\nmodels:\n  - model: openai:m\n    base_url: ${server.openaiBaseUrl}\n    input: [text, document]\n`,
+  );
+  const total = server.total;
+  const r = await sobIn(['eval', '--config', 'modes.yaml'], { cwd: dir, env: { OPENAI_API_KEY: 'k' } });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(server.total, total, 'no request');
   assert.equal(readFileSync(join(evalDir, 'leaderboard.json'), 'utf8'), before);
 });
 
