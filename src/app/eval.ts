@@ -134,17 +134,17 @@ interface EvalRun {
  * interrupt (130) or a failed gate (3) set the process's exit code.
  */
 export async function evaluate(s: EvalSettings): Promise<void> {
-  mkdirSync(s.evalDir, { recursive: true });
-  // One `sob eval` per eval directory: a second one is refused before it builds or asks anything.
-  const { acquireLock } = await import('../core/files.ts');
-  acquireLock(s.evalDir, 'eval directory');
   const { loadPrompts, planVariants } = await import('./eval-plan.ts');
-  // The rows, their prompts read and their folders told apart, before anything is built.
+  // The rows, their prompts read and their folders told apart, before anything is made.
   const variants = planVariants(
     modelSpecs(s),
     s.input ?? [],
     loadPrompts(s.prompts ?? (s.promptTemplate ? [s.promptTemplate] : [])),
   );
+  mkdirSync(s.evalDir, { recursive: true });
+  // One `sob eval` per eval directory: a second one is refused before it builds or asks anything.
+  const { acquireLock } = await import('../core/files.ts');
+  acquireLock(s.evalDir, 'eval directory');
   const run = await openBenchmark(s, variants);
   await refuseDocumentless(run, variants);
   try {
