@@ -11,8 +11,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { suiteKeys } from '../../src/cli/eval-config.ts';
 import { buildProgram } from '../../src/cli/main.ts';
+import { suiteKeys } from '../../src/cli/suite-file.ts';
 import { type ProtocolServer, ROOT, sobIn, startProtocolServer, tempDir } from '../kit/index.ts';
 
 let server: ProtocolServer;
@@ -243,6 +243,7 @@ test('a typo, a bad value, a bad file: one line naming the file, line and key, e
       /^sob: zero\.yaml:16: epochs: --epochs must be an integer >= 1$/,
     ],
     ['list.yaml', 'epochs: [1, 2]\n', /^sob: list\.yaml:1: epochs takes one value, not a list$/],
+    ['poll.yaml', 'batch_poll_ms: 5\n', /^sob: poll\.yaml: batch_poll_ms only applies with batch: true$/],
     ['broken.yaml', 'models: [openai:m-a\nepochs: 2\n', /^sob: broken\.yaml:2: not valid YAML or JSON \(/],
   ];
   const total = server.total;
