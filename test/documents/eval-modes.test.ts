@@ -198,6 +198,22 @@ test('text only: the folders and names of today (no display names, no input colu
   assert.ok(existsSync(join(evalDir, 'runs/openai_m/responses.jsonl')));
 });
 
+test('adding document to the text-only eval later asks only the document row: the text run resumes as it is', async () => {
+  const evalDir = join(dir, 'text-only');
+  const textAnswers = readFileSync(join(evalDir, 'runs/openai_m/responses.jsonl'), 'utf8');
+  const from = server.requests.length;
+  const r = await sobEval(evalDir, bench, '--input', 'text,document', '--no-report');
+  assert.equal(r.code, 0, r.stderr);
+  const seen = server.requests.slice(from);
+  assert.equal(seen.length, 3, 'the three records, once, under document');
+  assert.ok(seen.every((s) => documentsOf(s).length === 1));
+  assert.equal(readFileSync(join(evalDir, 'runs/openai_m/responses.jsonl'), 'utf8'), textAnswers);
+  assert.deepEqual(
+    (json(join(evalDir, 'leaderboard.json')) as { display_name: string }[]).map((b) => b.display_name),
+    ['openai:m · text', 'openai:m · document'],
+  );
+});
+
 test('an unknown mode is a usage error naming the choices', async () => {
   const r = await sobEval(join(dir, 'bad'), bench, '--input', 'text,pdf');
   assert.equal(r.code, 2);
