@@ -132,6 +132,10 @@ export interface CustomColumn {
 export interface LeaderboardRow {
   model: string;
   display_name: string;
+  /** The input mode its answers were asked in (`sob eval --input`), when rows' modes differ. */
+  input?: string;
+  /** Its prompt template's file name (`default`: the built-in), when rows' prompts differ. */
+  prompt?: string;
   overall: number;
   overall_raw: number;
   coverage: number;

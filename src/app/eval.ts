@@ -8,19 +8,28 @@
 
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { moveAttachments } from '../core/attachments.ts';
+import type { LeaderboardRow } from '../../metrics/leaderboard.ts';
+import { type InputMode, moveAttachments } from '../core/attachments.ts';
 import { UserError } from '../core/errors.ts';
 import { plainDirs, refuseSymlink } from '../core/files.ts';
 import { PACKAGE_ROOT } from '../core/paths.ts';
 import { SOURCES, type Source } from '../core/record.ts';
+import type { ModelSpec, Variant } from './eval-plan.ts';
 import { applyGates, type Gates, rowSubjects } from './gates.ts';
 import { interruptible, log } from './io.ts';
 import type { AskSettings } from './run.ts';
 
 /** What `sob eval` was asked to do: its flags, read and checked by the command. */
 export interface EvalSettings {
-  /** The models (`provider:model`); none: the two built-in baselines. */
-  models?: string[];
+  /**
+   * The models (`provider:model`, or a suite file's entry with its own options); none: the two
+   * built-in baselines.
+   */
+  models?: (string | ModelSpec)[];
+  /** `--input`: the modes each model is asked in, one row each (default: text). */
+  input?: InputMode[];
+  /** `--prompt-template`, repeated: one row per model and prompt (none: the built-in prompt). */
+  prompts?: string[];
   /** Benchmark records or the user's own rows; none: the bundled example corpus. */
   benchmark?: string;
   /** Where everything goes (an absolute path). */
@@ -37,6 +46,7 @@ export interface EvalSettings {
   allowInvalidGroundTruth?: boolean;
   baseUrl: string[];
   stream: boolean;
+  /** One prompt template (the same as `prompts: [file]`). */
   promptTemplate?: string;
   constrained: boolean;
   profile?: 'sob' | 'strict';
@@ -102,6 +112,34 @@ export async function buildExampleBenchmark(dir: string): Promise<string> {
   return out;
 }
 
+type Provider = Awaited<ReturnType<typeof import('../providers/index.ts').createProvider>>;
+type Check = import('../core/benchmark-records.ts').BenchmarkCheck;
+type Progress = InstanceType<typeof import('../runner/progress.ts').ProgressReporter>;
+
+/** What every step of one `sob eval` shares: the benchmark as checked, where things go, the counts. */
+interface EvalRun {
+  s: EvalSettings;
+  evalDir: string;
+  /** `<eval-dir>/evaluation`. */
+  evaluation: string;
+  /** Every folder this command writes, made (never through a link) before anything is built. */
+  folders: ReturnType<typeof evalFolders>;
+  /** `--scorer`: the scorers of your own, checked before anything runs. */
+  scorers?: Awaited<ReturnType<typeof import('./score.ts')['checkedScorers']>>;
+  benchmark: string;
+  check: Check;
+  profile: 'sob' | 'strict';
+  profileReason: string;
+  match?: Awaited<ReturnType<typeof import('../scoring/lenient-run.ts').prepareLenientRun>>;
+  stop: ReturnType<typeof interruptible>;
+  /** The progress line showing now (cleared on Ctrl-C). */
+  progress?: Progress;
+  /** Runs incomplete, answer files not scored, rows with at least one answer. */
+  failed: number;
+  scoringFailed: number;
+  answered: number;
+}
+
 /**
  * Every folder `sob eval` writes inside its eval directory, made as plain folders (never through
  * a symbolic link: a link at any level is refused with one line) before anything is built, asked
@@ -136,27 +174,74 @@ export function evalFolders(
 }
 
 /**
- * Runs `sob eval`: every model over the benchmark, scored, one leaderboard (and the compliance
- * track's, for schema records), the HTML report and the gates. Progress goes to stderr, the
- * tables to stdout; an incomplete run, an unscored file (exit 1), an interrupt (130) or a failed
- * gate (3) set the process's exit code.
+ * Runs `sob eval`: every row (model x input mode x prompt) over the benchmark, scored, one
+ * leaderboard (and the compliance track's, for schema records), the HTML report and the gates.
+ * Progress goes to stderr, the tables to stdout; an incomplete run, an unscored file (exit 1), an
+ * interrupt (130) or a failed gate (3) set the process's exit code.
  */
 export async function evaluate(s: EvalSettings): Promise<void> {
-  const evalDir = s.evalDir;
-  const gates = s.gates;
-  mkdirSync(evalDir, { recursive: true });
+  const { loadPrompts, planVariants } = await import('./eval-plan.ts');
+  // The rows, their prompts read and their folders told apart, before anything is made.
+  const variants = planVariants(
+    modelSpecs(s),
+    s.input ?? [],
+    loadPrompts(s.prompts ?? (s.promptTemplate ? [s.promptTemplate] : [])),
+  );
+  mkdirSync(s.evalDir, { recursive: true });
   // One `sob eval` per eval directory: a second one is refused before it builds or asks anything.
   const { acquireLock } = await import('../core/files.ts');
-  acquireLock(evalDir, 'eval directory');
-  const models = s.models?.length ? s.models : DEFAULT_MODELS;
+  acquireLock(s.evalDir, 'eval directory');
   const scorers = s.scorers?.length
     ? await (await import('./score.ts')).checkedScorers(s.scorers)
     : undefined;
+  // Every folder this command writes, checked (and made) before anything is built or asked.
+  const folders = evalFolders(
+    s.evalDir,
+    variants.map((v) => v.folder),
+    s.epochs,
+  );
+  const run = await openBenchmark(s, variants, folders, scorers);
+  await refuseDocumentless(run, variants);
+  try {
+    if (!(await askAll(run, variants))) return interrupted(s);
+  } finally {
+    run.stop.dispose();
+  }
+  if (run.answered === 0)
+    throw new UserError(
+      `no model answered any record (${variants.map((v) => v.display ?? v.spec.model).join(', ')}); see errors.jsonl in ${join(s.evalDir, 'runs')}/<model>/`,
+    );
+  const rows = await writeLeaderboards(run, variants);
+  await finish(run, variants, rows);
+}
+
+/** The models as specs: the settings' (strings or specs), else the two built-in baselines. */
+function modelSpecs(s: EvalSettings): ModelSpec[] {
+  const given = s.models?.length ? s.models : DEFAULT_MODELS;
+  return given.map((m) => (typeof m === 'string' ? { model: m } : m));
+}
+
+function interrupted(s: EvalSettings): void {
+  log(
+    `interrupted: re-run the same command to resume${s.batch ? ' (batches already submitted, of every model, keep running at the provider and are collected then)' : ''}`,
+  );
+  process.exitCode = 130;
+}
+
+/**
+ * The benchmark: the user's rows built into records (or the bundled corpus), every record
+ * checked once before any model is asked (a rejected one stops here, exit 2, or with
+ * --skip-invalid is left out for every row), the profile said, lenient matching prepared.
+ */
+async function openBenchmark(
+  s: EvalSettings,
+  variants: Variant[],
+  folders: EvalRun['folders'],
+  scorers: EvalRun['scorers'],
+): Promise<EvalRun> {
+  const evalDir = s.evalDir;
   if (s.benchmark && !existsSync(s.benchmark))
     throw new UserError(`no such benchmark: ${resolve(s.benchmark)}`);
-  const { sanitizeModelId } = await import('../runner/run-dir.ts');
-  // Every folder this command writes, checked (and made) before anything is built or asked.
-  const folders = evalFolders(evalDir, models.map(sanitizeModelId), s.epochs);
   // Flat rows a user wrote (id, context, question, schema, ground_truth) become records first.
   const benchmark = s.benchmark
     ? (
@@ -170,12 +255,13 @@ export async function evaluate(s: EvalSettings): Promise<void> {
         })
       ).path
     : await buildExampleBenchmark(folders.benchmark);
-  log(`sob eval: ${models.length} model(s) over ${benchmark} -> ${evalDir}`);
-  // Every record checked once, before any model is asked: a rejected one stops here (exit 2)
-  // or, with --skip-invalid, is left out for every model.
+  const models = new Set(variants.map((v) => v.spec.model)).size;
+  log(
+    `sob eval: ${models} model(s)${variants.length > models ? `, ${variants.length} rows (model x input x prompt)` : ''} over ${benchmark} -> ${evalDir}`,
+  );
   const { checkBenchmark, enforceCheck } = await import('../core/benchmark-records.ts');
-  const { resolveBenchmark: benchmarkFile } = await import('../runner/run.ts');
-  const check = await checkBenchmark(resolve(benchmarkFile(benchmark)), {
+  const { resolveBenchmark } = await import('../runner/run.ts');
+  const check = await checkBenchmark(resolve(resolveBenchmark(benchmark)), {
     source: s.source,
     limit: s.limit,
     allowInvalidGroundTruth: s.allowInvalidGroundTruth,
@@ -187,15 +273,7 @@ export async function evaluate(s: EvalSettings): Promise<void> {
     ? 'as asked'
     : "the default for sob eval: your own benchmark, the reference's defects fixed; --profile sob for parity";
   log(`profile: ${profile} (${profileReason})`);
-
-  const { createProvider } = await import('../providers/index.ts');
-  const { runBenchmark, resolveBenchmark } = await import('../runner/run.ts');
-  const { loadTemplate } = await import('../runner/prompt.ts');
-  const { scoreFiles } = await import('../scoring/score-files.ts');
-  const { ProgressReporter } = await import('../runner/progress.ts');
-  const evaluation = folders.evaluation(1);
-  const template = loadTemplate(s.promptTemplate);
-  // Lenient matching (--match): prepared once, used for every model's answers.
+  // Lenient matching (--match): prepared once, used for every row's answers.
   const match = s.match
     ? await (await import('../scoring/lenient-run.ts')).prepareLenientRun({
         policy: s.match,
@@ -204,174 +282,246 @@ export async function evaluate(s: EvalSettings): Promise<void> {
         log,
       })
     : undefined;
-  let failed = 0;
-  let answeredModels = 0;
-  let progress: InstanceType<typeof ProgressReporter> | undefined;
-  const stop = interruptible(() => progress?.clear());
-  const interrupted = () => {
-    log(
-      `interrupted: re-run the same command to resume${s.batch ? ' (batches already submitted, of every model, keep running at the provider and are collected then)' : ''}`,
-    );
-    process.exitCode = 130;
-  };
-  type Provider = Awaited<ReturnType<typeof createProvider>>;
-  /** How `--batch` asks a model (`--batch-fallback`, `--batch-poll-ms`, `--batch-deadline`): the same for every pass. */
-  const batchSettings = s.batch
-    ? {
-        fallback: s.batchFallback,
-        pollMs: s.batchPollMs,
-        deadlineMs: s.batchDeadline === undefined ? undefined : s.batchDeadline * 1000,
-      }
-    : undefined;
-  /**
-   * Everything the command's flags say about asking a model, made once and handed whole to every
-   * step that asks it (the batch submission, the first epoch, epochs 2 and later), so no step
-   * can miss an option; a step sets only what is its own (its run directory, its epoch, its log).
-   */
-  const runOptions = (model: string, provider: Provider) => ({
-    provider,
+  const run: EvalRun = {
+    s,
+    evalDir,
+    evaluation: folders.evaluation(1),
+    folders,
+    scorers,
     benchmark,
-    // Made without following links: a symlinked runs/ or runs/<model> is refused.
-    runDir: folders.runs(1, sanitizeModelId(model)),
-    ...s.ask,
-    constrained: s.constrained,
-    template,
     check,
-    signal: stop.signal,
-    batch: provider.batch ? batchSettings : undefined,
+    profile,
+    profileReason,
+    match,
+    stop: interruptible(() => run.progress?.clear()),
+    failed: 0,
+    scoringFailed: 0,
+    answered: 0,
+  };
+  return run;
+}
+
+/**
+ * `--input document|both` checked for every row before the first is asked: a provider that
+ * reads no documents, or a record that carries none, stops the eval (exit 2), naming the records.
+ */
+async function refuseDocumentless(run: EvalRun, variants: Variant[]): Promise<void> {
+  const { refuseDocumentless } = await import('../runner/run.ts');
+  for (const v of variants) {
+    if (v.input === 'text') continue;
+    const provider = await providerOf(run, v);
+    try {
+      refuseDocumentless({ provider, input: v.input }, run.check);
+    } finally {
+      await provider.close?.();
+    }
+  }
+}
+
+async function providerOf(run: EvalRun, v: Variant): Promise<Provider> {
+  const { createProvider } = await import('../providers/index.ts');
+  return createProvider(v.spec.model, {
+    baseUrls: v.spec.baseUrl ?? run.s.baseUrl,
+    stream: v.spec.stream ?? run.s.stream,
+  });
+}
+
+/**
+ * Everything the settings say about asking a row, made once and handed whole to every step that
+ * asks it (the batch submission, the first epoch, epochs 2 and later), so no step can miss an
+ * option; a step sets only what is its own (its run directory, its epoch, its log).
+ */
+async function runOptions(run: EvalRun, v: Variant, provider: Provider) {
+  const s = run.s;
+  return {
+    provider,
+    benchmark: run.benchmark,
+    // Made without following links: a symlinked runs/ or runs/<row> is refused.
+    runDir: run.folders.runs(1, v.folder),
+    ...s.ask,
+    ...definedOf(v.spec.ask ?? {}),
+    constrained: v.spec.constrained ?? s.constrained,
+    template: v.prompt.template,
+    input: v.inputGiven ? v.input : undefined,
+    documentTools:
+      v.input === 'text' ? undefined : (await import('../../sources/documents.ts')).documentTools,
+    check: run.check,
+    signal: run.stop.signal,
+    batch:
+      provider.batch && s.batch
+        ? {
+            fallback: s.batchFallback,
+            pollMs: s.batchPollMs,
+            deadlineMs: s.batchDeadline === undefined ? undefined : s.batchDeadline * 1000,
+          }
+        : undefined,
     // With --epochs, every answer says which sample it is (epoch 1 here; the others below).
     epoch: s.epochs > 1 ? 1 : undefined,
-  });
-  let scoringFailed = 0;
-  /** Scores a run directory's answers into an evaluation folder (the benchmark's truths, strict). */
-  const scoreRun = async (runDir: string, name: string, outDir: string) => {
-    const scored = await scoreFiles(
-      [
-        {
-          file: join(runDir, 'responses.jsonl'),
-          modelDir: name,
-          outDir,
-          // Ground truths and schemas from the benchmark; unanswered records reported.
-          benchmark: {
-            path: resolveBenchmark(benchmark),
-            source: s.source,
-            limit: s.limit,
-            exclude: check.rejected.map((r) => r.line),
-          },
-        },
-      ],
-      {
-        outDir,
-        summary: {
-          bootstrapSamples: s.bootstrapSamples,
-          bootstrapMethod: s.bootstrapMethod,
-          seed: s.seed,
-          topKErrors: 20,
-        },
-        // The user's own benchmark: the strict profile unless asked (the gold baseline scores 1.000).
-        profile: { profile, assertFormats: false, reason: profileReason, ...(scorers ? { scorers } : {}) },
-        recordTimeoutMs: s.ask.recordTimeoutMs,
-        match,
-        log,
-      },
-    );
-    for (const r of scored)
-      if (r.error) {
-        log(`sob: ${r.error}`);
-        scoringFailed++;
-      }
   };
-  try {
-    // --batch with several batch models: every model's batches go to the provider first, so
-    // they run side by side (a batch may take up to 24 h); the loop below then collects each.
-    if (s.batch && models.length > 1) {
-      for (const model of models) {
-        if (stop.interrupted()) return interrupted();
-        const provider = await createProvider(model, { baseUrls: s.baseUrl, stream: s.stream });
-        try {
-          if (!provider.batch) continue;
-          const run = runOptions(model, provider);
-          await runBenchmark({
-            ...run,
-            batch: run.batch && { ...run.batch, submitOnly: true },
-            // Only the batches it submitted are news here; the run below says the rest.
-            log: (line) => {
-              if (line.startsWith('batch ')) log(`${model}: ${line}`);
-            },
-          });
-        } finally {
-          await provider.close?.();
-        }
-      }
-    }
-    for (const model of models) {
-      const name = sanitizeModelId(model);
-      const provider = await createProvider(model, { baseUrls: s.baseUrl, stream: s.stream });
-      if (s.batch && !provider.batch)
-        log(`${model}: no batch interface (--batch is for openai: and gemini:); asked as usual`);
-      // The runner's progress line, one per model, while it runs.
-      progress = new ProgressReporter(process.stderr, s.progressIntervalMs, Date.now, `${model}: `);
-      const bar = progress;
-      try {
-        const res = await runBenchmark({
-          ...runOptions(model, provider),
-          onProgress: (p) => bar.update(p),
-          // Several models write here one after another: each line says whose it is.
-          log: (line) => {
-            bar.clear();
-            log(`${model}: ${line}`);
-          },
-        });
-        bar.finish(res.progress);
-        log(`${model}: ${res.status} (${res.runDir})`);
-        if (res.status === 'interrupted') return interrupted();
-        if (res.status !== 'complete') failed++;
-        if (res.progress.done === 0) {
-          log(
-            `${model}: no record answered (${res.progress.failed} failed; see ${join(res.runDir, 'errors.jsonl')}); nothing to score`,
-          );
-          continue;
-        }
-        answeredModels++;
-        await scoreRun(res.runDir, name, evaluation);
-        if (stop.interrupted()) return interrupted();
-        // --epochs N: the same records asked again, epoch by epoch, each scored on its own.
-        for (let epoch = 2; epoch <= s.epochs; epoch++) {
-          const prefix = `${model} epoch ${epoch}/${s.epochs}: `;
-          const bar = new ProgressReporter(process.stderr, s.progressIntervalMs, Date.now, prefix);
-          progress = bar;
-          const er = await runBenchmark({
-            ...runOptions(model, provider),
-            runDir: folders.runs(epoch, name),
-            epoch,
-            onProgress: (p) => bar.update(p),
-            log: (line) => {
-              bar.clear();
-              log(`${prefix}${line}`);
-            },
-          });
-          bar.finish(er.progress);
-          log(`${prefix}${er.status} (${er.runDir})`);
-          if (er.status === 'interrupted') return interrupted();
-          if (er.status !== 'complete') failed++;
-          if (er.progress.done > 0) await scoreRun(er.runDir, name, folders.evaluation(epoch));
-          if (stop.interrupted()) return interrupted();
-        }
-      } finally {
-        bar.clear();
-        await provider.close?.();
-      }
-    }
-  } finally {
-    stop.dispose();
-  }
-  if (answeredModels === 0)
-    throw new UserError(
-      `no model answered any record (${models.join(', ')}); see errors.jsonl in ${join(evalDir, 'runs')}/<model>/`,
-    );
+}
 
+function definedOf<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, x]) => x !== undefined)) as Partial<T>;
+}
+
+/** Every row asked and scored, epoch by epoch; false when interrupted. */
+async function askAll(run: EvalRun, variants: Variant[]): Promise<boolean> {
+  // --batch with several rows: every row's batches go to the provider first, so they run side
+  // by side (a batch may take up to 24 h); the loop below then collects each.
+  if (run.s.batch && variants.length > 1 && !(await submitBatches(run, variants))) return false;
+  for (const v of variants) if (!(await askVariant(run, v))) return false;
+  return true;
+}
+
+async function submitBatches(run: EvalRun, variants: Variant[]): Promise<boolean> {
+  const { runBenchmark } = await import('../runner/run.ts');
+  for (const v of variants) {
+    if (run.stop.interrupted()) return false;
+    const provider = await providerOf(run, v);
+    try {
+      if (!provider.batch) continue;
+      const o = await runOptions(run, v, provider);
+      await runBenchmark({
+        ...o,
+        batch: o.batch && { ...o.batch, submitOnly: true },
+        // Only the batches it submitted are news here; the run below says the rest.
+        log: (line) => {
+          if (line.startsWith('batch ')) log(`${rowName(v)}: ${line}`);
+        },
+      });
+    } finally {
+      await provider.close?.();
+    }
+  }
+  return true;
+}
+
+/** How a row's lines start: its display name, else its model. */
+function rowName(v: Variant): string {
+  return v.display ?? v.spec.model;
+}
+
+/** One row: epoch 1 into runs/<folder>, scored; epochs 2..N each into its own; false when interrupted. */
+async function askVariant(run: EvalRun, v: Variant): Promise<boolean> {
+  const s = run.s;
+  const provider = await providerOf(run, v);
+  if (s.batch && !provider.batch)
+    log(`${rowName(v)}: no batch interface (--batch is for openai: and gemini:); asked as usual`);
+  try {
+    const first = await askOnce(run, v, provider, `${rowName(v)}: `, {});
+    if (!first) return false;
+    if (first.progress.done === 0) {
+      log(
+        `${rowName(v)}: no record answered (${first.progress.failed} failed; see ${join(first.runDir, 'errors.jsonl')}); nothing to score`,
+      );
+      return true;
+    }
+    run.answered++;
+    await scoreRun(run, first.runDir, v.folder, run.evaluation);
+    if (run.stop.interrupted()) return false;
+    // --epochs N: the same records asked again, epoch by epoch, each scored on its own.
+    for (let epoch = 2; epoch <= s.epochs; epoch++) {
+      const runDir = run.folders.runs(epoch, v.folder);
+      const er = await askOnce(run, v, provider, `${rowName(v)} epoch ${epoch}/${s.epochs}: `, {
+        runDir,
+        epoch,
+      });
+      if (!er) return false;
+      if (er.progress.done > 0) await scoreRun(run, er.runDir, v.folder, run.folders.evaluation(epoch));
+      if (run.stop.interrupted()) return false;
+    }
+    return true;
+  } finally {
+    run.progress?.clear();
+    await provider.close?.();
+  }
+}
+
+/** One run of a row (one epoch), its progress line on stderr; undefined when interrupted. */
+async function askOnce(
+  run: EvalRun,
+  v: Variant,
+  provider: Provider,
+  prefix: string,
+  own: { runDir?: string; epoch?: number },
+) {
+  const { runBenchmark } = await import('../runner/run.ts');
+  const { ProgressReporter } = await import('../runner/progress.ts');
+  const bar = new ProgressReporter(process.stderr, run.s.progressIntervalMs, Date.now, prefix);
+  run.progress = bar;
+  const res = await runBenchmark({
+    ...(await runOptions(run, v, provider)),
+    ...definedOf(own),
+    onProgress: (p) => bar.update(p),
+    // Several rows write here one after another: each line says whose it is.
+    log: (line) => {
+      bar.clear();
+      log(`${prefix}${line}`);
+    },
+  });
+  bar.finish(res.progress);
+  log(`${prefix}${res.status} (${res.runDir})`);
+  if (res.status === 'interrupted') return undefined;
+  if (res.status !== 'complete') run.failed++;
+  return res;
+}
+
+/** Scores a run directory's answers into an evaluation folder (the benchmark's truths). */
+async function scoreRun(run: EvalRun, runDir: string, name: string, outDir: string): Promise<void> {
+  const s = run.s;
+  const { scoreFiles } = await import('../scoring/score-files.ts');
+  const { resolveBenchmark } = await import('../runner/run.ts');
+  const scored = await scoreFiles(
+    [
+      {
+        file: join(runDir, 'responses.jsonl'),
+        modelDir: name,
+        outDir,
+        // Ground truths and schemas from the benchmark; unanswered records reported.
+        benchmark: {
+          path: resolveBenchmark(run.benchmark),
+          source: s.source,
+          limit: s.limit,
+          exclude: run.check.rejected.map((r) => r.line),
+        },
+      },
+    ],
+    {
+      outDir,
+      summary: {
+        bootstrapSamples: s.bootstrapSamples,
+        bootstrapMethod: s.bootstrapMethod,
+        seed: s.seed,
+        topKErrors: 20,
+      },
+      // The user's own benchmark: the strict profile unless asked (the gold baseline scores 1.000).
+      profile: {
+        profile: run.profile,
+        assertFormats: false,
+        reason: run.profileReason,
+        ...(run.scorers ? { scorers: run.scorers } : {}),
+      },
+      recordTimeoutMs: s.ask.recordTimeoutMs,
+      match: run.match,
+      log,
+    },
+  );
+  for (const r of scored)
+    if (r.error) {
+      log(`sob: ${r.error}`);
+      run.scoringFailed++;
+    }
+}
+
+/**
+ * The evaluation folder's manifest and display names, then leaderboard.{md,csv,json} (printed
+ * too), epochs.{md,json} with --epochs, and the compliance track's for schema records.
+ */
+async function writeLeaderboards(run: EvalRun, variants: Variant[]): Promise<LeaderboardRow[]> {
+  const { evalDir, evaluation, s } = run;
+  const { resolveBenchmark } = await import('../runner/run.ts');
   // The benchmark's per-source totals drive the leaderboard's weights and coverage.
-  const manifest = join(resolveBenchmark(benchmark), '..', 'manifest.json');
+  const manifest = join(resolveBenchmark(run.benchmark), '..', 'manifest.json');
   // Written by rename, so a symlink planted in the eval directory is replaced, never followed.
   const { writeFileAtomic, writeJsonAtomic } = await import('../core/files.ts');
   if (existsSync(manifest)) writeFileAtomic(join(evaluation, 'manifest.json'), readFileSync(manifest));
@@ -379,30 +529,31 @@ export async function evaluate(s: EvalSettings): Promise<void> {
     // Records written by hand (no sob build, no manifest): the loader's totals stand in, and
     // say how many complexities it derived.
     const { makeManifest } = await import('../../sources/manifest.ts');
-    const m = makeManifest(check.totals, basename(check.file));
-    if (check.derived.size > 0) m.schema_complexity_derived = check.derived.size;
+    const m = makeManifest(run.check.totals, basename(run.check.file));
+    if (run.check.derived.size > 0) m.schema_complexity_derived = run.check.derived.size;
     writeJsonAtomic(join(evaluation, 'manifest.json'), m);
   }
+  writeDisplayNames(evaluation, variants, writeJsonAtomic);
   const { hasSobResults } = await import('../report/compliance.ts');
-  let rows: import('../../metrics/leaderboard.ts').LeaderboardRow[] = [];
+  let rows: LeaderboardRow[] = [];
   if (hasSobResults(evaluation)) {
     const { buildLeaderboard, loadEvaluation, readDisplayNames } = await import('../report/evaluation.ts');
     const tables = await import('../report/tables.ts');
     const ev = await loadEvaluation(evaluation);
-    // Display names where `sob leaderboard` looks for them by default (evaluation/display_names.json).
     rows = buildLeaderboard(ev, readDisplayNames(undefined, evaluation));
     await (await import('../report/usage.ts')).attachUsage(rows, ev);
+    (await import('../report/row-settings.ts')).attachRunSettings(rows, ev);
     await (await import('../report/fields.ts')).attachFields(rows, evaluation);
     writeFileAtomic(join(evalDir, 'leaderboard.md'), `${tables.leaderboardMarkdown(rows)}\n`);
     writeFileAtomic(join(evalDir, 'leaderboard.csv'), tables.leaderboardCsv(rows));
     writeFileAtomic(join(evalDir, 'leaderboard.json'), `${tables.leaderboardJson(rows)}\n`);
     process.stdout.write(`${tables.leaderboardTable(rows)}\n`);
   }
-  // Schema records: the compliance track's table (leaderboard-compliance.{md,csv,json}).
   if (s.epochs > 1) {
     const epochs = await import('../report/epochs.ts');
-    const { entries, incomplete } = await epochs.readEpochs(evalDir, models.map(sanitizeModelId), s.epochs);
-    for (const s of incomplete) log(`epochs: ${s} not scored in every epoch: left out of epochs.md`);
+    const folders = variants.map((v) => v.folder);
+    const { entries, incomplete } = await epochs.readEpochs(evalDir, folders, s.epochs);
+    for (const f of incomplete) log(`epochs: ${f} not scored in every epoch: left out of epochs.md`);
     const md = epochs.epochsMarkdown(entries);
     writeFileAtomic(join(evalDir, 'epochs.json'), `${epochs.epochsJson(entries)}\n`);
     writeFileAtomic(join(evalDir, 'epochs.md'), `${md}\n`);
@@ -410,9 +561,40 @@ export async function evaluate(s: EvalSettings): Promise<void> {
     process.stdout.write(`\n${epochs.epochsMarkdown(entries, ['leaf_value_em'])}\n`);
     log(`epochs: ${join(evalDir, 'epochs.md')}`);
   }
+  return rows;
+}
+
+/**
+ * `evaluation/display_names.json`: the rows' names (`openai:m · document`), so `sob leaderboard`
+ * and `sob report` on the folder show them too; names of other folders already there are kept.
+ * Not written when no row has one (a text-only eval with one prompt: today's folder names).
+ */
+function writeDisplayNames(
+  evaluation: string,
+  variants: Variant[],
+  writeJson: (file: string, v: unknown) => void,
+): void {
+  const ours = variants.filter((v) => v.display !== undefined);
+  if (ours.length === 0) return;
+  const file = join(evaluation, 'display_names.json');
+  let names: Record<string, unknown> = {};
+  if (existsSync(file))
+    try {
+      const old = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+      if (old && typeof old === 'object' && !Array.isArray(old)) names = old as Record<string, unknown>;
+    } catch {
+      // not JSON: ours replace it
+    }
+  for (const v of ours) names[v.folder] = v.display;
+  writeJson(file, names);
+}
+
+/** The compliance leaderboard, the report, what went wrong (exit 1), and the gates (exit 3). */
+async function finish(run: EvalRun, variants: Variant[], rows: LeaderboardRow[]): Promise<void> {
+  const { evalDir, evaluation, s } = run;
+  // Schema records: the compliance track's table (leaderboard-compliance.{md,csv,json}).
   const { writeComplianceLeaderboards } = await import('./compliance-leaderboard.ts');
   const compliance = await writeComplianceLeaderboards(evaluation, evalDir);
-
   if (s.report) {
     const { writeReport } = await import('../report/html.ts');
     const { runAccess } = await import('./run-access.ts');
@@ -420,16 +602,18 @@ export async function evaluate(s: EvalSettings): Promise<void> {
       `report: ${await writeReport({ dir: evalDir, out: join(evalDir, 'report.html'), runs: await runAccess() })}`,
     );
   }
+  const { hasSobResults } = await import('../report/compliance.ts');
   if (hasSobResults(evaluation)) log(`leaderboard: ${join(evalDir, 'leaderboard.md')}`);
   if (compliance) log(`compliance leaderboard: ${compliance}`);
-  if (failed > 0) {
+  if (run.failed > 0) {
     process.exitCode = 1;
-    log(`sob: ${failed} run(s) incomplete; re-run the same command to retry the failed records`);
+    log(`sob: ${run.failed} run(s) incomplete; re-run the same command to retry the failed records`);
   }
-  if (scoringFailed > 0) {
+  if (run.scoringFailed > 0) {
     process.exitCode = 1;
-    log(`sob: ${scoringFailed} answer file(s) not scored; re-run the same command to score them again`);
+    log(`sob: ${run.scoringFailed} answer file(s) not scored; re-run the same command to score them again`);
   }
+  const gates = s.gates;
   const { evaluationPairs } = await import('../report/gates.ts');
   await applyGates(
     {
@@ -439,7 +623,7 @@ export async function evaluate(s: EvalSettings): Promise<void> {
         (gates.thresholds.length > 0 || gates.baseline ? join(evalDir, 'gate-summary.md') : undefined),
     },
     {
-      command: `sob eval (${models.join(', ')})`,
+      command: `sob eval (${[...new Set(variants.map((v) => v.spec.model))].join(', ')})`,
       subjects: rowSubjects(rows),
       fieldTable: async () => (await import('../report/fields.ts')).fieldTable(evaluation),
       pairs: (baseline) => {

@@ -143,6 +143,7 @@ export async function writeLeaderboard(settings: LeaderboardSettings): Promise<v
   }
   const rows = buildLeaderboard(ev, names);
   await (await import('../report/usage.ts')).attachUsage(rows, ev);
+  (await import('../report/row-settings.ts')).attachRunSettings(rows, ev);
   const { attachFields } = await import('../report/fields.ts');
   const fieldTable = await attachFields(rows, dir);
   log(`${rows.length} models`);

@@ -6,6 +6,8 @@
 
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import type { ModelSpec } from '../app/eval-plan.ts';
+import type { InputMode } from '../core/attachments.ts';
 import { UserError } from '../core/errors.ts';
 import {
   type AskFlags,
@@ -13,16 +15,21 @@ import {
   askSettings,
   batchOptions,
   fieldMapOf,
+  inputModesOption,
   intOption,
   refuseSobPoisson,
   type ScoreOptionFlags,
   scoreOptions,
 } from './common.ts';
 
+import { CONFIG_SOURCE, suiteOption } from './eval-config.ts';
 import { type GateFlags, gateOptions, parseGates } from './gates.ts';
 
-interface EvalFlags extends AskFlags, ScoreOptionFlags, GateFlags {
-  model: string[];
+interface EvalFlags extends Omit<AskFlags, 'promptTemplate'>, ScoreOptionFlags, GateFlags {
+  /** Strings from the flags; a suite file's entries may carry their own options. */
+  model?: (string | ModelSpec)[];
+  input?: InputMode[];
+  promptTemplate?: string[];
   benchmark?: string;
   evalDir: string;
   constrained: boolean;
@@ -52,9 +59,20 @@ export function registerEval(program: Command): void {
       'benchmark records (JSONL, with manifest.json beside it), or your own rows (JSONL, JSON or CSV with id, context, question, schema, ground_truth: read as `sob build records` reads them, into <eval-dir>/benchmark); default: the bundled example corpus',
     )
     .option('--eval-dir <dir>', 'where everything goes; re-running the same command resumes', 'runs/eval')
-    .option('--constrained', "also hand the schema to the provider's structured-output mode", false);
+    .option('--constrained', "also hand the schema to the provider's structured-output mode", false)
+    .option(
+      '--input <mode>',
+      "text (the record's transcript, the default) | document (its attachments instead: page images, PDFs, audio) | both; repeat it or give a comma list for one row per model and mode",
+      inputModesOption(true),
+    );
   // The same controls as sob run and sob score, from the same definitions.
   askOptions(cmd, { concurrency: 'requests in flight per model' });
+  // Several prompt templates: one row per model and prompt.
+  const prompt = cmd.options.find((o) => o.long === '--prompt-template');
+  if (prompt) {
+    prompt.description += '; repeat for several: one row per model and prompt';
+    prompt.argParser((v: string, p: string[] | undefined) => [...(p ?? []), v]);
+  }
   scoreOptions(
     cmd,
     "sob (parity with the published leaderboard) | strict (the reference's defects fixed; the default here: your own benchmark)",
@@ -69,8 +87,8 @@ export function registerEval(program: Command): void {
   batchOptions(
     cmd,
     "ask through each provider's batch interface (openai:, gemini:, anthropic:); see sob run --help",
-  )
-    .option('--no-report', 'skip the HTML report')
+  ).option('--no-report', 'skip the HTML report');
+  suiteOption(cmd)
     .addHelpText(
       'after',
       `
@@ -78,15 +96,24 @@ Examples:
   sob eval                                   # offline: the bundled corpus, gold vs skeleton baselines
   sob eval --model openai:gpt-4.1-mini --model gemini:gemini-2.5-flash --benchmark bench/records.jsonl
   sob eval my-rows.jsonl --model openai:gpt-4.1-mini   # flat rows you wrote (docs/records.md)
+  sob eval --model openai:gpt-4.1-mini --benchmark bench --input text,document   # OCR text or the page?
+  sob eval --config sob.yaml                 # a suite file: models with their options, prompts, gates
 
-Layout: <eval-dir>/benchmark (when built), <eval-dir>/runs/<model>/ (one run directory each),
+Rows: one per model x --input mode x --prompt-template. With text only and one prompt a row is
+its model (folder openai_gpt-4.1-mini); a non-text mode adds @<mode> (openai_gpt-4.1-mini@document),
+several prompts add +<file name> (+terse), and the rows are shown as openai:gpt-4.1-mini · document.
+
+Layout: <eval-dir>/benchmark (when built), <eval-dir>/runs/<row>/ (one run directory each),
 <eval-dir>/evaluation/<source>/<model>/ (scores), leaderboard.{md,csv,json}, report.html.
 A benchmark of schema records (sob build jsonschemabench / schemas / probes) is scored on the
 compliance track (evaluation/schema/<model>/) and gets leaderboard-compliance.{md,csv,json}:
 declared and empirical coverage and compliance per dataset (add --constrained to hand the schema
 to the provider's structured-output mode, where declared coverage means something).`,
     )
-    .action(async (positional: string | undefined, flags: EvalFlags) => {
+    .action(async (positional: string | undefined, flags: EvalFlags, command: Command) => {
+      // The command line wins over the suite file: a benchmark given as the argument too.
+      if (positional !== undefined && command.getOptionValueSource('benchmark') === CONFIG_SOURCE)
+        flags.benchmark = positional;
       if (
         positional !== undefined &&
         flags.benchmark !== undefined &&
@@ -106,7 +133,9 @@ to the provider's structured-output mode, where declared coverage means somethin
         benchmark: flags.benchmark,
         evalDir,
         gates,
-        ask: askSettings(flags),
+        input: flags.input,
+        prompts: flags.promptTemplate,
+        ask: askSettings({ ...flags, promptTemplate: undefined }),
         source: flags.source,
         limit: flags.limit,
         skipInvalid: flags.skipInvalid,
@@ -114,7 +143,6 @@ to the provider's structured-output mode, where declared coverage means somethin
         allowInvalidGroundTruth: flags.allowInvalidGroundTruth,
         baseUrl: flags.baseUrl,
         stream: flags.stream,
-        promptTemplate: flags.promptTemplate,
         constrained: flags.constrained,
         profile: flags.profile,
         bootstrapSamples: flags.bootstrapSamples,

@@ -26,6 +26,7 @@ import { buildLeaderboard, loadEvaluation, profileHeader, readDisplayNames } fro
 import { explainRow } from './explain.ts';
 import { REPORT_CLIENT, REPORT_CSS } from './html-client.ts';
 import { LenientReport } from './lenient-report.ts';
+import { attachRunSettings } from './row-settings.ts';
 import { REPORT_MAX_RECORDS, sampleRecords, sampleSizes } from './sample.ts';
 import { customNames } from './tables.ts';
 import { attachCorrectFields, attachUsage } from './usage.ts';
@@ -289,6 +290,7 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
   for (const w of ev.warnings) opts.log?.(`warning: ${w}`);
   const leaderboard = buildLeaderboard(ev, names);
   await attachUsage(leaderboard, ev);
+  attachRunSettings(leaderboard, ev);
   // Which fields to trust (fields.jsonl), and each model's leaves answered right (cost per correct field).
   const fieldTable = await (await import('./fields.ts')).fieldTable(layout.evalDir);
   attachCorrectFields(leaderboard, fieldTable?.correct);

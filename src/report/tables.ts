@@ -325,6 +325,9 @@ export function leaderboardCsv(rows: LeaderboardRow[], ranks?: RankMap): string 
       rank: i + 1,
       model: r.model,
       display_name: r.display_name,
+      // The input mode and prompt of the row, when rows differ in them (src/report/row-settings.ts).
+      ...(rows.some((x) => x.input !== undefined) ? { input: r.input ?? '' } : {}),
+      ...(rows.some((x) => x.prompt !== undefined) ? { prompt: r.prompt ?? '' } : {}),
       ...Object.fromEntries(COLUMNS.map(([k]) => [k, r[k] ?? ''])),
       ...customCsv(r, custom),
       overall_raw: r.overall_raw,

@@ -140,7 +140,7 @@ export function limitsOf(o: RunOptions): DocumentLimits | undefined {
 }
 
 /** The mode a run asks in (`text` unless given). */
-function modeOf(o: RunOptions): InputMode {
+function modeOf(o: Pick<RunOptions, 'input'>): InputMode {
   return o.input ?? 'text';
 }
 
@@ -520,7 +520,10 @@ export async function runBenchmark(o: RunOptions): Promise<RunResult> {
  * `--input document|both` before anything is asked: a provider that reads no documents, or a
  * record that carries none, stops the run (exit 2), naming the records.
  */
-function refuseDocumentless(o: RunOptions, check: BenchmarkCheck): void {
+export function refuseDocumentless(
+  o: Pick<RunOptions, 'input' | 'provider'>,
+  check: Pick<BenchmarkCheck, 'file' | 'withoutAttachments'>,
+): void {
   const mode = modeOf(o);
   if (mode === 'text') return;
   const blind = o.provider.kind === 'baseline' || o.provider.kind === 'replay';
