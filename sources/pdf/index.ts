@@ -111,6 +111,8 @@ export interface PageTranscript {
   /** With a page model that failed on this page: why; the page was read by the local pipeline. */
   fallback?: string;
   explain?: PageExplain;
+  /** Lines dropped as page furniture (running heads and feet, page numbers), as they read. */
+  furniture?: string[];
 }
 
 /** Paddle renders at this many pixels on the long side (its detector works on the whole page). */
@@ -949,6 +951,7 @@ export async function pdfToTranscripts(
         repeated,
       });
       const t: PageTranscript = { page: input.page, markdown, method: input.method, engine: input.engine };
+      if (explain.furniture.length > 0) t.furniture = explain.furniture.map((f) => f.text);
       if (m?.failed !== undefined) {
         t.fallback = m.failed;
         t.model = m.info;
