@@ -173,7 +173,9 @@ export async function loadPdfs(
   try {
     read = await pdfsToTranscripts(
       [...named.keys()],
-      { ...opts, engine },
+      // Margins: only lines repeating across pages by default (a single page keeps its letterhead
+      // and foot, where a record's values may be); `--margins layout` as `sob ocr` reads them.
+      { ...opts, margins: opts.margins ?? 'repeated', engine },
       {
         onError: (pdf, e) => failed.set(pdf, e),
         pagesOf: (pdf) => {
