@@ -10,9 +10,11 @@
  * is asked again; a torn last line is dropped.
  *
  * Where a record goes: accepted.jsonl, or rejected.jsonl with `stage` saying why: `checks` (a
- * deterministic check failed; no LLM was asked), `judge_error` (a judge or the reviewer gave no
- * valid answer after its attempts: not a quality verdict; a re-run asks again), `reviewer` (the
- * reviewer flagged it and --reject-flagged is on) or `quality` (below the threshold).
+ * deterministic check failed; no LLM was asked), `judge_error` (a quality judge gave no valid
+ * answer after its attempts: not a quality verdict; a re-run asks again), `reviewer` (the
+ * reviewer flagged it, or gave no valid answer on it, and --reject-flagged is on) or `quality`
+ * (below the threshold). A reviewer's failure alone flags a record; it never rejects it
+ * without --reject-flagged.
  */
 import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
@@ -28,6 +30,7 @@ import {
   writeFileAtomic,
   writeJsonAtomic,
 } from '../src/core/files.ts';
+import { type GroundedBy, groundingCounts, groundLeaves } from '../src/core/grounding.ts';
 import { readJsonl } from '../src/core/jsonl.ts';
 import { toPlain } from '../src/core/pyjson.ts';
 import type { BenchmarkRecord } from '../src/core/record-shape.ts';
@@ -67,6 +70,8 @@ export interface JudgeOptions extends AskOptions {
   onProgress?: (p: { total: number; done: number; failed: number; startedAt: number }) => void;
   /** A ground-truth value not found in the context rejects the record (default true). */
   requireGrounding: boolean;
+  /** The judge's instructions in place of ours (`--judge-prompt <file>`); the reply schema stays. */
+  judgePrompt?: string;
   log?: (line: string) => void;
 }
 
@@ -93,8 +98,14 @@ export interface JudgeSummary {
   accepted: number;
   rejected: number;
   rejected_by_checks: number;
+  /** Of those, the records rejected only for ground-truth values not found in the context (`--allow-ungrounded` keeps them). */
+  rejected_for_grounding: number;
+  /** How the string values of the records that passed the shape checks were found in their contexts. */
+  grounding: Record<GroundedBy | 'none', number>;
   judge_errors: number;
   flagged_by_reviewer: number;
+  /** Of those flagged, the records the reviewer gave no valid answer on (flagged, not rejected, unless --reject-flagged). */
+  reviewer_errors: number;
   per_source: Record<
     string,
     { records: number; accepted: number; acceptance: number; needs_multiple_turns?: number }
@@ -121,15 +132,19 @@ export function promptSha(p: { system: string; user: string }, schema: unknown):
 type Ask = { kind: 'judge' | 'review'; provider: Provider; id: string };
 
 /** What a judge or the reviewer is sent about a record, and its hash (the resume key's check). */
-function promptFor(a: Ask, r: BenchmarkRecord) {
-  const prompt = a.kind === 'judge' ? qualityPrompt(r) : reviewPrompt(r);
+function promptFor(a: Ask, r: BenchmarkRecord, judgePrompt?: string) {
+  const prompt = a.kind === 'judge' ? qualityPrompt(r, judgePrompt) : reviewPrompt(r);
   const schema = a.kind === 'judge' ? QUALITY_SCHEMA : REVIEW_SCHEMA;
   return { prompt, schema: schema as unknown as Record<string, unknown>, sha: promptSha(prompt, schema) };
 }
 
 /** One judge on one record. */
 async function askJudge(judge: Provider, r: BenchmarkRecord, o: JudgeOptions): Promise<Judgment> {
-  const { prompt, schema, sha } = promptFor({ kind: 'judge', provider: judge, id: judge.id }, r);
+  const { prompt, schema, sha } = promptFor(
+    { kind: 'judge', provider: judge, id: judge.id },
+    r,
+    o.judgePrompt,
+  );
   const base = {
     record_id: r.metadata.record_id,
     judge: judge.id,
@@ -231,6 +246,8 @@ async function judgeWith(
     reasons: string[];
     record?: unknown;
   }[] = [];
+  let rejectedForGrounding = 0;
+  const grounding = groundingCounts([]);
   for await (const l of readJsonl(o.records)) {
     const origin = `${o.records}:${l.line}`;
     if (!l.ok) {
@@ -239,10 +256,22 @@ async function judgeWith(
     }
     const plain = toPlain(l.value);
     const c = o.check(plain, seen);
+    if (c.record) {
+      const furniture = c.record.metadata.page_furniture;
+      const counts = groundingCounts(
+        groundLeaves(
+          c.record.output.ground_truth,
+          c.record.input.context,
+          Array.isArray(furniture) ? furniture.filter((x): x is string => typeof x === 'string') : [],
+        ),
+      );
+      for (const [k, n] of Object.entries(counts)) grounding[k as keyof typeof grounding] += n;
+    }
     const ungrounded = c.warnings.filter((w) => w.includes('not found in the context'));
     const reasons = [...c.errors, ...(o.requireGrounding ? ungrounded : [])];
     if (!c.ok || !c.record || reasons.length > 0) {
       const id = (plain as { metadata?: { record_id?: string } })?.metadata?.record_id;
+      if (c.ok && c.record) rejectedForGrounding++;
       rejected.push({ record_id: id, origin, stage: 'checks', reasons, record: plain });
       continue;
     }
@@ -250,8 +279,13 @@ async function judgeWith(
   }
   const rejectedByChecks = rejected.length;
   log(
-    `${passed.length + rejected.length} records: ${rejected.length} rejected by the checks, ${passed.length} to judge with ${o.judges.length} judge(s)`,
+    `${passed.length + rejected.length} records: ${rejected.length} rejected by the checks${rejectedForGrounding > 0 ? ` (${rejectedForGrounding} only for ground-truth values not found in the context: --allow-ungrounded keeps them)` : ''}, ${passed.length} to judge with ${o.judges.length} judge(s)`,
   );
+  const normalised = grounding.date + grounding.number + grounding.near;
+  if (grounding.text + normalised + grounding.none > 0)
+    log(
+      `grounding: ${grounding.text} values found as written, ${normalised} after a normaliser (date ${grounding.date}, number ${grounding.number}, near match ${grounding.near}), ${grounding.none} not found`,
+    );
 
   // 2. The judges, through a small pool.
   const all = new Map<string, Judgment>();
@@ -262,7 +296,7 @@ async function judgeWith(
   for (const p of passed) {
     for (const a of asks) {
       const done = prior.get(`${p.record.metadata.record_id}|${a.id}`);
-      if (done && done.prompt_sha256 === promptFor(a, p.record).sha)
+      if (done && done.prompt_sha256 === promptFor(a, p.record, o.judgePrompt).sha)
         all.set(`${done.record_id}|${a.id}`, done);
       else {
         if (done) stale++;
@@ -296,16 +330,22 @@ async function judgeWith(
   const perSource: JudgeSummary['per_source'] = {};
   let judgeErrors = 0;
   let flagged = 0;
+  let reviewerErrors = 0;
   for (const p of passed) {
     const id = p.record.metadata.record_id;
     const js = o.judges.map((j) => all.get(`${id}|${j.id}`)!);
     const review = o.reviewer ? all.get(`${id}|review:${o.reviewer.id}`) : undefined;
-    const flags = (review?.issues ?? []).map((i) => `reviewer: ${i.kind} at ${i.path}: ${i.reason}`);
-    if (review?.issues?.length) flagged++;
+    // A reviewer that gave no valid answer flags the record, as a finding would: it rejects
+    // only with --reject-flagged (the reviewer flags; the quality judges decide).
+    const flags = review?.judge_error
+      ? [`reviewer error (${review.judge}): ${review.judge_error}`]
+      : (review?.issues ?? []).map((i) => `reviewer: ${i.kind} at ${i.path}: ${i.reason}`);
+    if (flags.length > 0) flagged++;
+    if (review?.judge_error) reviewerErrors++;
     const src = String(p.record.metadata.source ?? 'unknown');
     perSource[src] ??= { records: 0, accepted: 0, acceptance: 0 };
     perSource[src].records++;
-    const errors = [...js, ...(review ? [review] : [])].filter((j) => j.judge_error);
+    const errors = js.filter((j) => j.judge_error);
     if (errors.length > 0) {
       judgeErrors++;
       rejected.push({
@@ -412,8 +452,11 @@ async function judgeWith(
     accepted: accepted.length,
     rejected: rejected.length,
     rejected_by_checks: rejectedByChecks,
+    rejected_for_grounding: rejectedForGrounding,
+    grounding,
     judge_errors: judgeErrors,
     flagged_by_reviewer: flagged,
+    reviewer_errors: reviewerErrors,
     per_source: perSource,
     histograms,
     agreement,

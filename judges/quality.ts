@@ -60,9 +60,17 @@ export interface JudgePrompt {
 
 export const QUALITY_TEMPLATE_SHA = createHash('sha256').update(SYSTEM).digest('hex');
 
-export function qualityPrompt(r: BenchmarkRecord): JudgePrompt {
+/** The judge's instructions as shipped (`sob judge --judge-prompt <file>` replaces them). */
+export const QUALITY_SYSTEM = SYSTEM;
+
+/**
+ * What the judge is sent about a record: the instructions (`system`: ours, or the text of
+ * `--judge-prompt`) and the record (context, question, schema, ground truth) as the user turn.
+ */
+export function qualityPrompt(r: BenchmarkRecord, system?: string): JudgePrompt {
   const user = recordText(r);
-  return { system: SYSTEM, user, templateSha: QUALITY_TEMPLATE_SHA };
+  if (system === undefined) return { system: SYSTEM, user, templateSha: QUALITY_TEMPLATE_SHA };
+  return { system, user, templateSha: createHash('sha256').update(system).digest('hex') };
 }
 
 /**

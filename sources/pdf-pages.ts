@@ -99,6 +99,8 @@ interface PdfPage {
   engine?: string | null;
   /** Why the page was not transcribed (over the page cap or the time per page). */
   skipped?: string;
+  /** Lines dropped as page furniture. */
+  furniture?: string[];
 }
 /** What the loader uses of the PDF pipeline (sources/pdf/index.ts), loaded when it first runs. */
 interface PdfPipeline {
@@ -253,7 +255,9 @@ export async function loadPdfs(
   try {
     read = await pdfsToTranscripts(
       [...named.keys()],
-      { ...opts, engine },
+      // Margins: only lines repeating across pages by default (a single page keeps its letterhead
+      // and foot, where a record's values may be); `--margins layout` as `sob ocr` reads them.
+      { ...opts, margins: opts.margins ?? 'repeated', engine },
       {
         onError: (pdf, e) => failed.set(pdf, e),
         pagesOf: (pdf) => {
@@ -304,6 +308,9 @@ export async function loadPdfs(
           source_pdf: name,
           page: p.page,
           ocr_method: p.method,
+          // What the transcript dropped as running heads and feet: the grounding check names the
+          // line when a ground-truth value is in one (src/core/grounding.ts).
+          ...(p.furniture?.length ? { page_furniture: p.furniture } : {}),
           // The languages tesseract read the page in, as sob ocr's ocr_pages.jsonl records them.
           ...(p.engine === 'tesseract' || p.engine === 'both' ? { ocr_languages: langs } : {}),
         },
@@ -321,6 +328,9 @@ export async function loadPdfs(
         source_pdf: name,
         pages: pages.length,
         ocr_methods: [...new Set(pages.map((p) => p.method))],
+        ...(pages.some((p) => p.furniture?.length)
+          ? { page_furniture: pages.flatMap((p) => p.furniture ?? []) }
+          : {}),
         ...(pages.some((p) => p.engine === 'tesseract' || p.engine === 'both')
           ? { ocr_languages: langs }
           : {}),

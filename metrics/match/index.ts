@@ -2,10 +2,10 @@
  * Lenient matching beside SOB's exact metrics (issue 10): the API the scorer, summaries,
  * leaderboard and report wire in. One call per record: `scoreLenient`.
  */
-export { type DateOptions, parseDate } from './dates.ts';
+export { type DateOptions, parseDate } from '../../src/core/values/dates.ts';
+export { type NumberOptions, parseNumberText } from '../../src/core/values/numbers.ts';
 export { type JudgeVerdict, judgePairHash, type UnsettledPair } from './judge.ts';
 export { fuzzyRatio, type LeafOutcome, matcherFor, matchLeaf } from './matchers.ts';
-export { type NumberOptions, parseNumberText } from './numbers.ts';
 export {
   compilePolicy,
   DEFAULT_FLOOR,

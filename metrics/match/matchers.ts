@@ -9,10 +9,15 @@
  */
 import { distance } from 'fastest-levenshtein';
 import type { PyValue } from '../../src/core/pyjson.ts';
+import { type DateOptions, datesMatch, parseDate } from '../../src/core/values/dates.ts';
+import {
+  type NumberOptions,
+  numberReadings,
+  numbersMatch,
+  type ParsedNumber,
+} from '../../src/core/values/numbers.ts';
 import { jsonTypeName } from '../types.ts';
 import { pyEquals, tokenF1 } from '../values.ts';
-import { type DateOptions, datesMatch, parseDate } from './dates.ts';
-import { type NumberOptions, numberReadings, numbersMatch, type ParsedNumber } from './numbers.ts';
 import {
   hintedTables,
   type LeafKind,

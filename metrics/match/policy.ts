@@ -29,8 +29,8 @@
  * 4. the built-in default (`defaultMatcherFor`): by schema type and hints, else by value type.
  */
 import { z } from 'zod';
-import type { DateOptions } from './dates.ts';
-import type { NumberOptions } from './numbers.ts';
+import type { DateOptions } from '../../src/core/values/dates.ts';
+import type { NumberOptions } from '../../src/core/values/numbers.ts';
 import {
   hintsOf,
   type LeafHints,

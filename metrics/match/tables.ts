@@ -4,8 +4,9 @@
  * Two values are synonyms in a table when some group holds both (after `tableKey`
  * normalisation: case, punctuation, accents, articles and spaces do not count).
  */
+
+import currencies from '../../src/core/values/currencies.json' with { type: 'json' };
 import countries from './tables/countries.json' with { type: 'json' };
-import currencies from './tables/currencies.json' with { type: 'json' };
 import usStates from './tables/us_states.json' with { type: 'json' };
 import { tableKey } from './text.ts';
 
@@ -15,8 +16,7 @@ export const SHIPPED_TABLES: Record<string, readonly (readonly string[])[]> = {
   us_states: usStates.groups,
 };
 
-/** ISO 4217 codes, for reading `USD 1,200` as a number. */
-export const CURRENCY_CODES: ReadonlySet<string> = new Set(currencies.groups.map((g) => g[0]));
+export { CURRENCY_CODES } from '../../src/core/values/numbers.ts';
 
 /** A table ready for look-ups: normalised name -> the groups (by index) that hold it. */
 export class SynonymTable {

@@ -13,6 +13,9 @@
  *   characters are taken with tesseract's word breaks put back (the two strings aligned by edit
  *   distance; a space in tesseract's reading becomes a space in PaddleOCR's);
  * - else tesseract's words are kept.
+ * A PaddleOCR line with no tesseract word centred in it that lies half or more under tesseract's
+ * words is a piece of what tesseract read whole (".00" of "192.00", "145." of "145.00": PaddleOCR
+ * reads a table cell's tail as a line of its own), and is left out: no fragment is read twice.
  * Tesseract words outside every PaddleOCR line are kept.
  */
 import type { OcrPage, OcrWord } from './ocr.ts';
@@ -120,6 +123,14 @@ function lineOf(words: OcrWord[]): Line {
   };
 }
 
+/** The share of a box (a PaddleOCR line's) that lies inside another (a tesseract word's). */
+function overlapShare(w: { x0: number; x1: number; y0: number; y1: number }, l: Line): number {
+  const ix = Math.min(w.x1, l.x1) - Math.max(w.x0, l.x0);
+  const iy = Math.min(w.y1, l.y1) - Math.max(w.y0, l.y0);
+  const area = (w.x1 - w.x0) * (w.y1 - w.y0);
+  return ix > 0 && iy > 0 && area > 0 ? (ix * iy) / area : 0;
+}
+
 /** Both readings in the same pixel space (tesseract's); returns one reading, tesseract's line numbering. */
 export function combineReadings(tesseract: OcrPage, paddle: OcrPage): { page: OcrPage; stats: CombineStats } {
   const stats: CombineStats = { paddleLines: 0, paddleOnly: 0, respaced: 0, tesseractKept: 0 };
@@ -145,6 +156,13 @@ export function combineReadings(tesseract: OcrPage, paddle: OcrPage): { page: Oc
       .sort((a, b) => a.x0 - b.x0);
     const pText = words.map((w) => w.text).join(' ');
     if (inside.length === 0) {
+      // A piece of a word tesseract read whole (".00" of "192.00", "145." of "145.00": PaddleOCR
+      // reads a cell's tail as a line of its own): that ink is read already.
+      const covered = tesseract.words.reduce((t, w) => t + overlapShare(p, lineOf([w])), 0);
+      if (covered >= 0.5) {
+        stats.tesseractKept++;
+        continue;
+      }
       stats.paddleOnly++;
       const line = nextLine++;
       for (const w of words) out.push({ ...w, line, par: line, block: line });

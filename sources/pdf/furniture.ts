@@ -35,6 +35,10 @@
  * line over a heading is the page's title: a document's title over its authors or its sections).
  * A large title straight over the body, or over a figure's caption, stays.
  * A page of fewer than six rows (a cover, a poster) keeps everything.
+ *
+ * With `mode: 'repeated'` only the rows that recur at the same edge of other pages are dropped,
+ * and page numbers standing alone: of a single page nothing else is (its letterhead and its foot
+ * may hold what a record asks for: a seller's name, an IBAN).
  */
 import { median, type Segment } from './segments.ts';
 
@@ -61,7 +65,16 @@ export interface FurnitureOptions {
   body: number;
   /** Keys (`furnitureKey`) of edge rows that recur on other pages of the same document. */
   repeated?: ReadonlySet<string>;
+  /**
+   * `layout` (default): every rule above. `repeated`: only rows that recur at the same edge of
+   * other pages, and page numbers standing alone ("12", "Page 3 of 4"); a single page keeps
+   * every other line it shows (what `sob build pdf` reads: a value may sit in a letterhead or a foot).
+   */
+  mode?: MarginMode;
 }
+
+/** Which running heads and feet are dropped (see `FurnitureOptions.mode`). */
+export type MarginMode = 'layout' | 'repeated';
 
 interface Row {
   segs: Segment[];
@@ -274,6 +287,11 @@ export function findFurniture(
         if (plain && allRepeated) {
           best = k;
           bestWhy = 'repeats at this edge on other pages';
+        } else if (opts.mode === 'repeated') {
+          if (plain && block.every((r) => r.segs.every((s) => isPageNumber(s.text)))) {
+            best = k;
+            bestWhy = 'page number';
+          }
         } else if (plain && apart) {
           best = k;
           bestWhy = `in the ${edge} margin, ${below.toFixed(0)} pt clear of the body`;

@@ -21,7 +21,7 @@ import { mapConcurrent, runSlots } from '../../src/core/concurrency.ts';
 import { UnreadableInput } from '../../src/core/errors.ts';
 import type { PageModel, PageModelResult } from '../../src/core/page-model.ts';
 import { type CombineStats, combineReadings } from './combine.ts';
-import { edgeKeys } from './furniture.ts';
+import { edgeKeys, type MarginMode } from './furniture.ts';
 import { analyzePage, type LayoutExplain, type TextBox } from './layout.ts';
 import {
   DEFAULT_OCR_SETTINGS,
@@ -111,6 +111,8 @@ export interface PageTranscript {
   /** With a page model that failed on this page: why; the page was read by the local pipeline. */
   fallback?: string;
   explain?: PageExplain;
+  /** Lines dropped as page furniture (running heads and feet, page numbers), as they read. */
+  furniture?: string[];
 }
 
 /** Paddle renders at this many pixels on the long side (its detector works on the whole page). */
@@ -312,12 +314,18 @@ export interface PdfTranscriptOptions {
   ocr?: 'auto' | 'always' | 'never';
   /** Drop running headers/footers and page numbers (default true). */
   dropMargins?: boolean;
+  /**
+   * Which (furniture.ts `MarginMode`): `layout` (default; position, clear space, page-number
+   * patterns, repetition) or `repeated` (only rows recurring across pages, and page numbers of a
+   * document of several pages: a single page keeps its head and foot; `sob build pdf`'s default).
+   */
+  margins?: MarginMode;
   /** Pages read per PDF (default `DEFAULT_MAX_PAGES`); later pages are skipped and named. */
   maxPages?: number;
   /**
    * Only these pages (numbered from 1) are read and returned; the others are neither read nor
    * listed. Running headers and footers are found across the pages of a document, so while
-   * margins are dropped a PDF of three pages or more has every page within the cap read (its
+   * margins are dropped a PDF of two pages or more has every page within the cap read (its
    * transcripts are then the same as without this list), and only these returned.
    */
   pages?: ReadonlySet<number>;
@@ -746,11 +754,11 @@ function withPictureWords(layer: TextBox[], ocr: OcrPage, scale: number, picture
 
 /**
  * Rows recurring at the same edge (top or bottom) of several pages of one document: at least
- * two pages and a quarter of them, in documents of three pages or more.
+ * two pages and a quarter of them (so in a document of two pages, on both).
  */
 export function repeatedEdges(pages: PageInput[]): Set<string> {
   const out = new Set<string>();
-  if (pages.length < 3) return out;
+  if (pages.length < 2) return out;
   const count = new Map<string, number>();
   for (const p of pages) {
     const segs = buildSegments(p.boxes, bodySize(p.boxes));
@@ -821,7 +829,7 @@ export async function pdfToTranscripts(
     let next = 1;
     // Pages not asked for: read only where the running headers need them (see `pages`).
     const asked = (pageNo: number) => !opts.pages || opts.pages.has(pageNo);
-    const readAll = opts.pages === undefined || (opts.dropMargins !== false && read >= 3);
+    const readAll = opts.pages === undefined || (opts.dropMargins !== false && read >= 2);
     // A page that fails (pdf.js on a circular page tree) fails the PDF, but only once the pages
     // in flight have settled: work left running would outlive the document and the engine.
     let failure: { error: unknown } | undefined;
@@ -947,8 +955,10 @@ export async function pdfToTranscripts(
         dropMargins: opts.dropMargins,
         sizesAreEstimates: input.sizesAreEstimates,
         repeated,
+        margins: opts.margins,
       });
       const t: PageTranscript = { page: input.page, markdown, method: input.method, engine: input.engine };
+      if (explain.furniture.length > 0) t.furniture = explain.furniture.map((f) => f.text);
       if (m?.failed !== undefined) {
         t.fallback = m.failed;
         t.model = m.info;

@@ -11,7 +11,7 @@
  * in a run of heading lines only the first is marked, so "Title" + "Subtitle" stays one span of
  * text) and tables (Markdown, or HTML where heading cells span columns).
  */
-import { type FurnitureDrop, findFurniture } from './furniture.ts';
+import { type FurnitureDrop, findFurniture, type MarginMode } from './furniture.ts';
 import { type OrderedLine, readingOrder } from './order.ts';
 import { bodySize, buildSegments, median, type Segment, type TextBox } from './segments.ts';
 import { findTables, renderTable, type Table } from './tables.ts';
@@ -28,6 +28,8 @@ export interface LayoutOptions {
   sizesAreEstimates?: boolean;
   /** Edge rows recurring on other pages of the document (`furnitureKey`s, see furniture.ts). */
   repeated?: ReadonlySet<string>;
+  /** Which margins are dropped (furniture.ts `MarginMode`; default `layout`). */
+  margins?: MarginMode;
 }
 
 /** Why the page reads as it does: what `sob ocr --explain` prints per page. */
@@ -74,6 +76,26 @@ function toMarkdown(lines: OrderedLine[], body: number, noisy: boolean, explain:
   const h2 = noisy ? 1.45 : 1.2;
   const step = noisy ? 0.3 : 0.15;
   const blocks: { text: string; heading: boolean }[] = [];
+  // Text runs on from a column's foot to the next column's head only out of running text: a
+  // column of three lines or more, most of them filling its width, whose last line fills it too
+  // and is a line of prose (30 characters or more). Blocks set side by side (an address beside
+  // an address: short lines) each end where they end.
+  const widths = new Map<string, { x0: number; x1: number; lines: number[] }>();
+  for (const l of lines) {
+    if (l.table) continue;
+    const b = lineBox(l);
+    const w = widths.get(l.column) ?? { x0: b.x0, x1: b.x1, lines: [] };
+    w.x0 = Math.min(w.x0, b.x0);
+    w.x1 = Math.max(w.x1, b.x1);
+    w.lines.push(b.x1 - b.x0);
+    widths.set(l.column, w);
+  }
+  const runsOn = (l: OrderedLine, box: ReturnType<typeof lineBox>) => {
+    const w = widths.get(l.column);
+    if (!w || w.lines.length < 3) return false;
+    const full = 0.85 * (w.x1 - w.x0);
+    return median(w.lines) >= full && box.x1 - box.x0 >= full && lineText(l).length >= 30;
+  };
   let para: string[] = [];
   let paraSize = body;
   let prev: { box: ReturnType<typeof lineBox>; line: OrderedLine } | undefined;
@@ -107,7 +129,8 @@ function toMarkdown(lines: OrderedLine[], body: number, noisy: boolean, explain:
       const heading = p.size >= h2 * body || box.size >= h2 * body;
       // Text flows from a column's foot to the next column's head: break there only at a sentence end.
       const sentenceEnd = /[.!?:"')\]]$/.test(para[para.length - 1] ?? '');
-      if (columnChange ? sizeChange || heading || sentenceEnd : bigGap || sizeChange) flushPara();
+      if (columnChange ? sizeChange || heading || sentenceEnd || !runsOn(prev.line, p) : bigGap || sizeChange)
+        flushPara();
     }
     if (para.length === 0) paraSize = box.size;
     para.push(lineText(line));
@@ -135,7 +158,12 @@ export function analyzePage(
   let segs: Segment[] = buildSegments(boxes, body);
   explain.segments = segs.length;
   if (opts.dropMargins !== false) {
-    const f = findFurniture(segs, { pageHeight: opts.height, body, repeated: opts.repeated });
+    const f = findFurniture(segs, {
+      pageHeight: opts.height,
+      body,
+      repeated: opts.repeated,
+      mode: opts.margins,
+    });
     segs = f.keep;
     explain.furniture = f.dropped;
   }

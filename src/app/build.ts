@@ -32,6 +32,8 @@ export interface BuildSettings {
   /** Seconds. */
   pageTimeout?: number;
   ocrEngine?: 'both' | 'tesseract' | 'paddle';
+  /** pdf: `--margins <mode>` (default repeated), or false for `--no-margins`. */
+  margins?: 'repeated' | 'layout' | false;
   /** A local OCR engine, or `openai:<model>` / `gemini:<model>` (a page-reading model). */
   engine?: string;
   baseUrl?: string[];
@@ -120,6 +122,7 @@ export async function buildRecords(s: BuildSettings): Promise<void> {
       ...(s.maxPages !== undefined ? { maxPages: s.maxPages } : {}),
       ...(s.pageTimeout !== undefined ? { pageTimeoutMs: s.pageTimeout * 1000 } : {}),
       ...(s.langs ? { langs: s.langs } : {}),
+      ...(s.margins === false ? { dropMargins: false } : s.margins ? { margins: s.margins } : {}),
       ...(local !== undefined ? { ocrEngine: local } : {}),
       ...(model ? { model } : {}),
     },

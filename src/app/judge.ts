@@ -3,6 +3,7 @@
  * passes. The command (`src/cli/judge.ts`) reads the flags into `JudgeSettings` and calls
  * `judgeBenchmark`.
  */
+import { readFileSync } from 'node:fs';
 import { UserError } from '../core/errors.ts';
 import { interruptible, log } from './io.ts';
 
@@ -30,6 +31,44 @@ export interface JudgeSettings {
   rejectFlagged?: boolean;
   retryBaseMs: number;
   progressIntervalMs: number;
+  /** A file whose text replaces the judge's instructions (the reply schema stays). */
+  judgePrompt?: string;
+}
+
+/** The judge's instructions from `--judge-prompt <file>`: its text, which must not be empty. */
+function readJudgePrompt(file: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new UserError(`--judge-prompt ${file}: cannot be read (${(e as Error).message})`, 2);
+  }
+  if (text.trim() === '') throw new UserError(`--judge-prompt ${file}: the file is empty`, 2);
+  return text;
+}
+
+/** "3 by the checks (2 for ground-truth values not found in the context: --allow-ungrounded keeps them)". */
+function byChecks(s: { rejected_by_checks: number; rejected_for_grounding: number }): string {
+  const g = s.rejected_for_grounding;
+  if (g === 0) return `${s.rejected_by_checks} by the checks`;
+  const other = s.rejected_by_checks - g;
+  return `${s.rejected_by_checks} by the checks: ${g} for ground-truth values not found in the context (--allow-ungrounded keeps them)${other > 0 ? `, ${other} for other checks` : ''}`;
+}
+
+/** "2 flagged by the reviewer (1 reviewer error), kept: --reject-flagged rejects them". */
+function flaggedWords(
+  s: { flagged_by_reviewer: number; reviewer_errors: number },
+  rejecting: boolean,
+): string {
+  const errors =
+    s.reviewer_errors > 0 ? ` (${s.reviewer_errors} where the reviewer gave no valid answer)` : '';
+  const fate =
+    s.flagged_by_reviewer === 0
+      ? ''
+      : rejecting
+        ? ', rejected (--reject-flagged)'
+        : ', kept (--reject-flagged rejects them)';
+  return `${s.flagged_by_reviewer} flagged by the reviewer${errors}${fate}`;
 }
 
 /**
@@ -38,6 +77,7 @@ export interface JudgeSettings {
  */
 export async function judgeBenchmark(settings: JudgeSettings): Promise<void> {
   const { records } = settings;
+  const judgePrompt = settings.judgePrompt === undefined ? undefined : readJudgePrompt(settings.judgePrompt);
   const { judgeRecords } = await import('../../judges/judge.ts');
   const { checkRecord } = await import('../../sources/checks.ts');
   const { backoffDelay, DEFAULT_BACKOFF, sleep } = await import('../core/retry.ts');
@@ -79,6 +119,7 @@ export async function judgeBenchmark(settings: JudgeSettings): Promise<void> {
       maxRetries: settings.maxRetries,
       timeoutMs: settings.timeoutMs,
       requireGrounding: !settings.allowUngrounded,
+      judgePrompt,
       signal: stop.signal,
       onProgress: (p) => {
         last = asProgress(p);
@@ -94,7 +135,7 @@ export async function judgeBenchmark(settings: JudgeSettings): Promise<void> {
       .map(([k, v]) => `${k} ${v.accepted}/${v.records}`)
       .join(', ');
     process.stdout.write(
-      `${s.accepted} accepted, ${s.rejected} rejected (${s.rejected_by_checks} by the checks, ${s.judge_errors} judge errors${reviewer ? `, ${s.flagged_by_reviewer} flagged by the reviewer` : ''}) -> ${settings.out}\n` +
+      `${s.accepted} accepted, ${s.rejected} rejected (${byChecks(s)}, ${s.judge_errors} judge errors${reviewer ? `, ${flaggedWords(s, settings.rejectFlagged === true)}` : ''}) -> ${settings.out}\n` +
         (per ? `accepted per source: ${per}\n` : '') +
         s.agreement
           .map(
@@ -107,7 +148,7 @@ export async function judgeBenchmark(settings: JudgeSettings): Promise<void> {
     if (s.records === 0) throw new UserError(`${records}: no records to judge (an empty file?)`);
     if (s.rejected_by_checks === s.records)
       throw new UserError(
-        `every record failed the deterministic checks (${s.records}; see ${settings.out}/rejected.jsonl, stage checks); no judge was asked`,
+        `every record failed the deterministic checks (${s.records}; see ${settings.out}/rejected.jsonl, stage checks); no judge was asked${s.rejected_for_grounding > 0 ? `; ${s.rejected_for_grounding} only for ground-truth values not found in the context, which --allow-ungrounded keeps` : ''}`,
       );
     const judged = s.records - s.rejected_by_checks;
     if (judged > 0 && s.judge_errors === judged)

@@ -28,7 +28,8 @@ export interface OcrSettings {
   engine: string;
   baseUrl?: string[];
   lang: string;
-  margins: boolean;
+  /** Which margins to drop (`layout`, `repeated`), or false to keep them. */
+  margins: 'layout' | 'repeated' | false;
   maxPages: number;
   /** Seconds. */
   pageTimeout: number;
@@ -286,7 +287,8 @@ export async function transcribePdfs(s: OcrSettings): Promise<void> {
       {
         engine,
         ocr: s.ocr,
-        dropMargins: s.margins,
+        dropMargins: s.margins !== false,
+        ...(s.margins !== false ? { margins: s.margins } : {}),
         maxPages: s.maxPages,
         pageTimeoutMs: s.pageTimeout * 1000,
         maxPixels: s.maxPixels,

@@ -28,6 +28,7 @@ interface BuildFlags {
   cacheDir?: string;
   refresh?: boolean;
   minOcrPass?: string;
+  margins?: 'repeated' | 'layout' | false;
   ocrTests?: string;
   maxPages?: number;
   pageTimeout?: number;
@@ -129,6 +130,12 @@ export function registerBuild(program: Command): void {
     )
     .option('--base-url <url...>', 'pdf with --engine openai:<model> or gemini:<model>: the server')
     .option(
+      '--margins <mode>',
+      'pdf: which running heads and feet to drop: repeated (default: only lines repeating across pages, and lone page numbers; a single page keeps its letterhead and foot) | layout (as sob ocr: also by position and clear space)',
+      choiceOption(['repeated', 'layout'] as const),
+    )
+    .option('--no-margins', 'pdf: keep running headers, footers and page numbers')
+    .option(
       '--lang <langs>',
       "pdf: as sob ocr --lang: tesseract languages joined by + (eng, fra: the traineddata packages installed), e.g. eng+fra (default eng); OCR'd pages record them (metadata.ocr_languages)",
     );
@@ -204,6 +211,8 @@ build: pass --source.`,
         );
       if (flags.audio !== undefined && kind !== 'ami')
         throw new UserError('--audio is for ami inputs only', 2);
+      if (flags.margins !== undefined && kind !== 'pdf')
+        throw new UserError(`--${flags.margins === false ? 'no-' : ''}margins is for pdf inputs only`, 2);
       if (flags.batch && (kind !== 'pdf' || !flags.engine?.includes(':')))
         throw new UserError(
           '--batch is for pdf inputs read by a vision-language model (--engine openai:<model> or gemini:<model>)',

@@ -66,6 +66,10 @@ export function registerJudge(program: Command): void {
     )
     .option('--reject-flagged', 'reject a record the reviewer flags (default: record the flags only)')
     .option(
+      '--judge-prompt <file>',
+      "the judge's instructions in place of ours (a text file; the record and the reply schema are sent as before: docs/benchmarks.md)",
+    )
+    .option(
       '--allow-ungrounded',
       'keep records whose ground-truth values are not found in the context (default: reject)',
     )
@@ -77,9 +81,12 @@ Examples:
   sob judge bench/records.jsonl --judge openai:gpt-4.1 --judge gemini:gemini-2.5-pro --combine majority --out bench/judged
 
 A record that fails a deterministic check (shape, schema, ground truth vs schema, >= 3 properties,
-unique id, grounding) is rejected before any judge is asked. A judge answer that does not parse or
+unique id, grounding: a ground-truth string found in the context neither as written, nor as a date
+or a number read from it, nor within a few edits; --allow-ungrounded keeps those) is rejected
+before any judge is asked. A judge answer that does not parse or
 validate is asked again, then recorded as judge_error: the record goes to rejected.jsonl with
-stage "judge_error" (not a quality verdict), and a re-run asks again. Each row of rejected.jsonl
+stage "judge_error" (not a quality verdict), and a re-run asks again. The reviewer only flags: a
+record it flags, or gives no valid answer on, is kept unless --reject-flagged. Each row of rejected.jsonl
 has a stage: checks, judge_error, reviewer or quality. Re-running the same command resumes: a
 judgment already made (same record id, judge and prompt hash) is not asked again.`,
     )

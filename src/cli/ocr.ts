@@ -18,7 +18,8 @@ interface OcrFlags {
   engine: OcrEngineFlag;
   baseUrl?: string[];
   lang: string;
-  margins: boolean;
+  /** `--margins <mode>`, or false for `--no-margins`. */
+  margins: 'layout' | 'repeated' | false;
   maxPages: number;
   pageTimeout: number;
   maxPixels: number;
@@ -65,6 +66,12 @@ export function registerOcr(program: Command): void {
       '--lang <langs>',
       'tesseract languages joined by + (eng, fra: the traineddata packages installed), e.g. eng+fra',
       'eng',
+    )
+    .option(
+      '--margins <mode>',
+      'which running heads and feet to drop: layout (position, clear space, page numbers, repetition across pages) | repeated (only lines repeating across pages, and lone page numbers: what sob build pdf drops)',
+      choiceOption(['layout', 'repeated'] as const),
+      'layout',
     )
     .option('--no-margins', 'keep running headers, footers and page numbers')
     .option(

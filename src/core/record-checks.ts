@@ -8,10 +8,12 @@
  * - the schema declares at least three properties (counted over every nesting level).
  * Warnings keep the record but are reported:
  * - a given `schema_complexity` that differs from the one derived from the schema;
- * - a string leaf of the ground truth that cannot be found in the context (grounding).
+ * - a string leaf of the ground truth that cannot be found in the context, as written, as a date
+ *   or as a number (grounding, src/core/grounding.ts).
  */
 import { distance } from 'fastest-levenshtein';
 import { countProperties, deriveComplexity, isObj } from './complexity.ts';
+import { groundLeaves, ungroundedWarning } from './grounding.ts';
 import type { Complexity } from './record.ts';
 import { BenchmarkRecord } from './record-shape.ts';
 import { checkDraft7Schema, validateInstance } from './schema.ts';
@@ -48,91 +50,17 @@ export interface CheckResult {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Grounding
+// Grounding (src/core/grounding.ts)
 
-/** Case, whitespace and punctuation folded away: what "the same text" means for grounding. */
-export function normaliseForGrounding(s: string): string {
-  return s
-    .normalize('NFKC')
-    .toLowerCase()
-    .replace(/[\u2018\u2019\u201c\u201d]/g, "'")
-    .replace(/[^\p{L}\p{N}]+/gu, ' ')
-    .trim();
-}
-
-/** Edits allowed when a value is looked for fuzzily: about one per ten characters, at most 3. */
-export function editWindow(length: number): number {
-  if (length < 5) return 0;
-  return Math.min(3, Math.max(1, Math.floor(length / 10)));
-}
-
-/**
- * Smallest edit distance between `needle` and any substring of `hay` (Sellers' algorithm),
- * stopping early once it is known to be <= `limit`.
- */
-export function bestSubstringDistance(needle: string, hay: string, limit: number): number {
-  const m = needle.length;
-  if (m === 0) return 0;
-  let prev = new Array<number>(m + 1);
-  let cur = new Array<number>(m + 1);
-  for (let i = 0; i <= m; i++) prev[i] = i;
-  let best = m;
-  for (let j = 1; j <= hay.length; j++) {
-    cur[0] = 0;
-    const c = hay.charCodeAt(j - 1);
-    for (let i = 1; i <= m; i++) {
-      const sub = prev[i - 1] + (needle.charCodeAt(i - 1) === c ? 0 : 1);
-      const del = prev[i] + 1;
-      const ins = cur[i - 1] + 1;
-      cur[i] = sub < del ? (sub < ins ? sub : ins) : del < ins ? del : ins;
-    }
-    if (cur[m] < best) {
-      best = cur[m];
-      if (best <= limit) return best;
-    }
-    [prev, cur] = [cur, prev];
-  }
-  return best;
-}
-
-/** A prepared context: normalised once, searched for many values. */
-export class GroundingIndex {
-  readonly text: string;
-  constructor(context: string) {
-    this.text = ` ${normaliseForGrounding(context)} `;
-  }
-
-  /** True when the value occurs in the context, exactly after normalisation or within the edit window. */
-  has(value: string): boolean {
-    const v = normaliseForGrounding(value);
-    if (v.length === 0) return true;
-    // Exact: whole words (the text is padded with spaces), so "x" is not found inside "next".
-    if (this.text.includes(` ${v} `)) return true;
-    const k = editWindow(v.length);
-    if (k === 0) return false;
-    return bestSubstringDistance(v, this.text, k) <= k;
-  }
-}
-
-/** String leaves of a value with their paths (`items[0].name`). */
-export function stringLeaves(value: unknown, path = ''): { path: string; value: string }[] {
-  const out: { path: string; value: string }[] = [];
-  const walk = (v: unknown, p: string): void => {
-    if (typeof v === 'string') out.push({ path: p || '(root)', value: v });
-    else if (Array.isArray(v)) for (const [i, x] of v.entries()) walk(x, `${p}[${i}]`);
-    else if (isObj(v)) for (const [k, x] of Object.entries(v)) walk(x, p ? `${p}.${k}` : k);
-  };
-  walk(value, path);
-  return out;
-}
-
-/** Paths of ground-truth strings not found in the context. */
-export function ungroundedPaths(groundTruth: unknown, context: string): string[] {
-  const index = new GroundingIndex(context);
-  return stringLeaves(groundTruth)
-    .filter((l) => !index.has(l.value))
-    .map((l) => l.path);
-}
+export {
+  bestSubstringDistance,
+  editWindow,
+  GroundingIndex,
+  groundLeaves,
+  normaliseForGrounding,
+  stringLeaves,
+  ungroundedPaths,
+} from './grounding.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Known keys
@@ -311,9 +239,13 @@ export function checkRecordContent(
     }
   }
   if (!opts.skipGrounding && opts.mode !== 'probe') {
-    for (const path of ungroundedPaths(truth, record.input.context)) {
-      warnings.push(`ground truth value at ${path} is not found in the context`);
-    }
+    const furniture = record.metadata.page_furniture;
+    for (const leaf of groundLeaves(
+      truth,
+      record.input.context,
+      Array.isArray(furniture) ? furniture.filter((x): x is string => typeof x === 'string') : [],
+    ))
+      if (leaf.by === null) warnings.push(ungroundedWarning(leaf));
   }
   return { ok: errors.length === 0, errors, warnings, derivedComplexity: derived, record };
 }

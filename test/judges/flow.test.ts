@@ -131,7 +131,7 @@ test('author -> build -> judge -> eval on the bundled text corpus', async () => 
   assert.equal(judge.code, 0, judge.stderr);
   assert.match(
     judge.stdout,
-    /3 accepted, 1 rejected \(0 by the checks, 0 judge errors, 1 flagged by the reviewer\)/,
+    /3 accepted, 1 rejected \(0 by the checks, 0 judge errors, 1 flagged by the reviewer, kept \(--reject-flagged rejects them\)\)/,
   );
   const rejected = readFileSync(join(tmp, 'judged/rejected.jsonl'), 'utf8');
   assert.match(rejected, /schema_quality 40 < 60/);

@@ -340,3 +340,71 @@ export async function scannedPdf(pdf: Uint8Array, dpi = 200): Promise<Uint8Array
   }
   return doc.save({ useObjectStreams: false });
 }
+
+export const SELLER = 'Harbour Supplies Ltd';
+export const IBAN_LINE = 'IBAN DE89 3704 0044 0532 0130 00 - Harbour Bank, Kiel';
+export const INVOICE_ROWS: [string, string, string, string][] = [
+  ['Rope, 20 m', '4', '48.00', '192.00'],
+  ['Lantern, brass', '1', '145.00', '145.00'],
+  ['Tar, 5 l', '3', '21.50', '64.50'],
+];
+
+/**
+ * A one-page invoice as a small firm sets it: the seller's name large in the letterhead, the
+ * invoice heading, the parties side by side (two blocks on the same baselines, a wide gap
+ * between), the items as a table, and the bank details in the foot.
+ */
+export async function invoicePdf(): Promise<Uint8Array> {
+  const { doc, f } = await newDoc();
+  const page = doc.addPage([W, H]);
+  text(page, SELLER, 72, 40, f.bold, 18);
+  text(page, 'Invoice HS-104', 72, 110, f.bold, 14);
+  text(page, 'Issued: March 3, 2024', 72, 130, f.regular, 10);
+  const left = ['Bill to:', 'Meridian Ferry Company', '12 Quay Street', 'Portsmouth PO1 2AB'];
+  const right = ['Ship to:', 'Gull Rock Lighthouse', 'Harbour Road 4', 'St Ives TR26 1LP'];
+  let y = 165;
+  for (let i = 0; i < left.length; i++) {
+    text(page, left[i], 72, y, i === 0 ? f.bold : f.regular, 10);
+    text(page, right[i], 360, y, i === 0 ? f.bold : f.regular, 10);
+    y += 14;
+  }
+  y += 24;
+  const cols = [72, 330, 420, 520];
+  ['Item', 'Qty', 'Unit price', 'Amount'].forEach((h, i) =>
+    i === 0 ? text(page, h, cols[0], y, f.bold, 10) : textRight(page, h, cols[i], y, f.bold, 10),
+  );
+  y += 16;
+  for (const row of INVOICE_ROWS) {
+    row.forEach((c, i) =>
+      i === 0 ? text(page, c, cols[0], y, f.regular, 10) : textRight(page, c, cols[i], y, f.regular, 10),
+    );
+    y += 15;
+  }
+  y += 10;
+  text(page, 'Total due', 72, y, f.bold, 10);
+  textRight(page, '401.50', cols[3], y, f.bold, 10);
+  y += 30;
+  text(page, 'Payment within 30 days by bank transfer, quoting the invoice number.', 72, y, f.regular, 10);
+  text(page, IBAN_LINE, 72, 765, f.regular, 8);
+  return doc.save({ useObjectStreams: false });
+}
+
+export const REPORT_HEAD = 'Meridian Ferry Company - Board Report 2024';
+
+/** Two pages with the same small running head at the top, then a heading and sentences. */
+export async function twoPageReportPdf(): Promise<Uint8Array> {
+  const { doc, f } = await newDoc();
+  for (let p = 1; p <= 2; p++) {
+    const page = doc.addPage([W, H]);
+    text(page, REPORT_HEAD, 72, 40, f.regular, 8);
+    text(page, `Part ${p}`, 72, 110, f.bold, 14);
+    let y = 138;
+    for (const s of sentences(`T${p}-`, 6)) {
+      for (const line of wrap(s, f.regular, 10, W - 144)) {
+        text(page, line, 72, y, f.regular, 10);
+        y += 13;
+      }
+    }
+  }
+  return doc.save({ useObjectStreams: false });
+}

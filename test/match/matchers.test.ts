@@ -1,10 +1,10 @@
 /** Each matcher on hand-worked cases: verdict, which matcher accepted, similarity. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseDate } from '../../metrics/match/dates.ts';
 import { fuzzyRatio } from '../../metrics/match/matchers.ts';
-import { isClose, parseNumberText } from '../../metrics/match/numbers.ts';
 import { normalizeText } from '../../metrics/match/text.ts';
+import { parseDate } from '../../src/core/values/dates.ts';
+import { isClose, parseNumberText } from '../../src/core/values/numbers.ts';
 import { leaf } from './helpers.ts';
 
 const STR = { type: 'string' };

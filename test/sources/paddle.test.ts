@@ -56,6 +56,27 @@ describe('combining tesseract.js and PaddleOCR line by line', () => {
   });
 });
 
+describe('no fragment is read twice', () => {
+  test('a PaddleOCR line that is a piece of a word tesseract read whole is left out ("192.00", not "192.00 .00")', () => {
+    // tesseract: "192.00" and "145.00" whole; PaddleOCR: each cell's tail as a line of its own,
+    // off the centre of tesseract's word, under it.
+    const tess: OcrPage = { words: [word('192.00', 100, 1, 95), word('145.00', 100, 2, 95)] };
+    const paddle: OcrPage = { words: [word('.00', 126, 1, 97), word('145.', 132, 2, 97)] };
+    const { page, stats } = combineReadings(tess, paddle);
+    assert.deepEqual(
+      page.words.map((w) => w.text),
+      ['192.00', '145.00'],
+    );
+    assert.deepEqual(stats, { paddleLines: 2, paddleOnly: 0, respaced: 0, tesseractKept: 2 });
+    // A line PaddleOCR alone found, beside tesseract's words (not under them), is still taken.
+    const beside = combineReadings(tess, { words: [word('EUR', 160, 1, 97)] });
+    assert.deepEqual(
+      beside.page.words.map((w) => w.text),
+      ['EUR', '192.00', '145.00'],
+    );
+  });
+});
+
 describe('PaddleOCR on a scanned page', () => {
   let engine: PaddleEngine;
   const listeners = {

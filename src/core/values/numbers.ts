@@ -7,8 +7,11 @@
  * decimal comma, and `15%` is 15 or 0.15. Every reading is returned; a comparison accepts when
  * any reading of one side is close to any reading of the other.
  */
-import type { PyValue } from '../../src/core/pyjson.ts';
-import { CURRENCY_CODES } from './tables.ts';
+import type { PyValue } from '../pyjson.ts';
+import currencies from './currencies.json' with { type: 'json' };
+
+/** ISO 4217 codes, for reading `USD 1,200` as a number (the first name of each group of the currency table). */
+export const CURRENCY_CODES: ReadonlySet<string> = new Set(currencies.groups.map((g) => g[0]));
 
 export interface ParsedNumber {
   /** Every reading of the text (one or two; four with an ambiguous separator and a percent). */
