@@ -41,6 +41,7 @@ interface BuildFlags {
   batchPollMs: number;
   batchDeadline?: number;
   recordTimeoutMs: number;
+  strictGold?: boolean;
 }
 
 export function registerBuild(program: Command): void {
@@ -68,6 +69,10 @@ export function registerBuild(program: Command): void {
       'add to an existing records file instead of replacing it (ids stay unique; the manifest covers the whole file)',
     )
     .option('--upper', "ami: transcript text in upper case (the paper's style)")
+    .option(
+      '--strict-gold',
+      'extractbench: reject a document whose gold fails its own schema (default: kept with a warning naming the first violation, and counted in the manifest)',
+    )
     .option('--config <name>', "sob from hf: text | image | audio (or the dataset's own config name)")
     .option(
       '--source <source>',
@@ -140,6 +145,7 @@ Examples:
   sob build sob hf:interfaze-ai/sob:audio --out sob-audio/records.jsonl
   sob build sob sob-text.parquet --config text --out sob-text/records.jsonl
   sob build records my-data.csv --map context=passage,ground_truth=answer --out mine/records.jsonl
+  sob build extractbench extract-bench/ --out extract-bench/records.jsonl
 
 Annotations (--annotations FILE), the questions, schemas and ground truths for hotpotqa, pdf and
 ami: JSONL (one annotation a line), a JSON array of them, or a JSON object keyed by source id
@@ -180,6 +186,8 @@ build: pass --source.`,
           2,
         );
       if (flags.map && kind !== 'records') throw new UserError('--map is for records inputs only', 2);
+      if (flags.strictGold && kind !== 'extractbench')
+        throw new UserError('--strict-gold is for extractbench inputs only', 2);
       if (flags.lang !== undefined && kind !== 'pdf') throw new UserError('--lang is for pdf inputs only', 2);
       if (flags.batch && (kind !== 'pdf' || !flags.engine?.includes(':')))
         throw new UserError(
