@@ -96,7 +96,7 @@ export function fieldLines(inp: FieldInput): string {
       const accepted =
         l.verdict === 'match'
           ? 'true'
-          : l.verdict === 'unsettled' || l.verdict === 'unscored'
+          : l.verdict === 'unsettled' || l.verdict === 'unscored' || l.verdict === 'needs_judge'
             ? 'null'
             : 'false';
       len = `,"lenient":${accepted},"lenient_verdict":"${l.verdict}","comparator":${JSON.stringify(l.accepted_by ?? l.matcher)}`;

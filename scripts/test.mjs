@@ -56,6 +56,8 @@ export const SERIAL = {
  * sample again, start later and find them in the run's OCR cache (test/kit/ocr-cache.ts).
  */
 export const SLOW_FIRST = [
+  // sob build extractbench on 1,917 real pages, then eval and run over the 29 records.
+  'test/sources/extractbench.test.ts',
   'test/sources/pdf.test.ts',
   'test/sources/pdf-orbit.test.ts',
   'test/cli/ocr-turned.test.ts',

@@ -29,7 +29,7 @@ import {
 } from './manifest.ts';
 import { type LineSink, openLineSink, repairTornTail } from './output.ts';
 import { checkBuildRequest, LOADER_KINDS, loaderEntry, loadLoader } from './registry.ts';
-import type { Candidate, CheckMode, LoaderOptions, LoadResult, Problem } from './types.ts';
+import type { Candidate, CheckMode, LoaderOptions, LoadResult, Problem, RecordLoadResult } from './types.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Writing a record
@@ -119,6 +119,8 @@ export interface BuildResult {
   contexts: { id: string; tokens?: number; chars: number }[];
   /** Records the file held before (with --append). */
   before: number;
+  /** Records written though their ground truth fails their schema (kept with a warning). */
+  groundTruthInvalid: number;
   /** Lines of the records file the manifest does not count, by reason. */
   uncounted: Uncounted;
 }
@@ -143,6 +145,8 @@ interface Loaded {
   checks: CheckMode;
   /** The loader's own warnings (a meeting without its recording). */
   warnings?: { id: string; warning: string }[];
+  checkOptions?: RecordLoadResult['checkOptions'];
+  manifest?: Record<string, unknown>;
 }
 
 /** The candidates of a build: the loader's records, or its items joined with the annotations. */
@@ -209,7 +213,7 @@ async function writeOutputs(
   loaded: Loaded,
   log: (line: string) => void,
 ): Promise<BuildResult> {
-  const { problems, candidates, contexts, checks, stream } = loaded;
+  const { problems, candidates, contexts, checks, stream, checkOptions } = loaded;
   const rejectedFile = join(dirname(out), 'rejected.jsonl');
   const manifestFile = manifestPathFor(out);
   // Refused before anything is read or written: a link must not decide where output goes.
@@ -235,6 +239,8 @@ async function writeOutputs(
   let derived = 0;
   const warnings: BuildWarning[] = [];
   let warningCount = 0;
+  /** Records kept though their ground truth fails their schema (a loader's checkOptions). */
+  let invalidGold = 0;
   const maxLogged = opts.maxWarningsLogged ?? 50;
   const warn = (record_id: string, w: string) => {
     warningCount++;
@@ -295,7 +301,7 @@ async function writeOutputs(
         const x = next.value;
         if ('problem' in x) queue.push(x);
         else {
-          const verdict = checker.check(x.candidate.record, { mode: checks });
+          const verdict = checker.check(x.candidate.record, { ...checkOptions, mode: checks });
           verdict.catch(() => {});
           queue.push({ c: x.candidate, verdict });
           asked++;
@@ -336,6 +342,7 @@ async function writeOutputs(
           continue;
         }
       }
+      if (res.warnings.some((w) => w.startsWith('ground truth does not validate'))) invalidGold++;
       for (const w of res.warnings) warn(res.record.metadata.record_id, w);
       if (rec.metadata.schema_complexity === undefined) {
         derived++;
@@ -384,6 +391,9 @@ async function writeOutputs(
   // derived (an append adds to what the manifest said before).
   const derivedBefore = opts.append ? (readManifest(out)?.schema_complexity_derived ?? 0) : 0;
   if (derived + derivedBefore > 0) manifest.schema_complexity_derived = derived + derivedBefore;
+  // Kept though their schema rejects them: counted, so a reader of the manifest knows.
+  if (invalidGold > 0) manifest.ground_truth_invalid = invalidGold;
+  if (loaded.manifest) Object.assign(manifest, loaded.manifest);
   writeManifest(out, manifest);
   return {
     out,
@@ -397,5 +407,6 @@ async function writeOutputs(
     contexts,
     before,
     uncounted: after.uncounted,
+    groundTruthInvalid: invalidGold,
   };
 }

@@ -279,6 +279,7 @@ export async function loadPdfs(
     }
     let pages = read[i];
     const attach = pdfAttacher(pdf, dpi);
+    const skipped = pages.filter((x) => x.skipped).length;
     // Pages not transcribed are named, one problem each, and left out.
     for (const p of pages.filter((x) => x.skipped))
       result.problems.push({ origin: `${name}_pg${p.page}`, reasons: [`page skipped: ${p.skipped}`] });
@@ -327,6 +328,7 @@ export async function loadPdfs(
         source_id: name,
         source_pdf: name,
         pages: pages.length,
+        ...(skipped > 0 ? { pages_skipped: skipped } : {}),
         ocr_methods: [...new Set(pages.map((p) => p.method))],
         ...(pages.some((p) => p.furniture?.length)
           ? { page_furniture: pages.flatMap((p) => p.furniture ?? []) }

@@ -98,6 +98,15 @@ export const LOADERS: readonly LoaderEntry[] = [
     file: 'schemabench.ts',
   },
   {
+    kind: 'extractbench',
+    summary:
+      "ContextualAI's ExtractBench: one record per PDF (its type's schema, the gold, the transcript, the PDF attached)",
+    input: 'its dataset folder (<domain>/<type>/<type>-schema.json, pdf+gold/), a domain or a type folder',
+    annotations: false,
+    source: 'image',
+    file: 'extractbench.ts',
+  },
+  {
     kind: 'probes',
     summary: 'SchemaBench-style probes with ground truths: escape translation and custom formats',
     annotations: false,

@@ -12,7 +12,7 @@
 import type { Attachment } from '../src/core/attachments.ts';
 import type { PyValue } from '../src/core/pyjson.ts';
 import type { Modality } from '../src/core/record.ts';
-import type { CheckMode } from '../src/core/record-checks.ts';
+import type { CheckMode, CheckOptions } from '../src/core/record-checks.ts';
 
 /** How a record loader fetches a published data set's files (`sources/sob-rows.ts`). */
 export interface DownloadOptions {
@@ -76,6 +76,10 @@ export interface RecordLoadResult {
    * time); `done` is called when it ends, for the loader's closing line.
    */
   stream?: AsyncIterable<{ candidate: Candidate } | { problem: Problem }>;
+  /** How its records are checked beyond the loader's mode (a gold kept though its schema rejects it). */
+  checkOptions?: Pick<CheckOptions, 'invalidGroundTruth' | 'skipGrounding'>;
+  /** Keys the build adds to the manifest (ExtractBench: each document's pages and transcript length). */
+  manifest?: Record<string, unknown>;
 }
 
 /** How a loader's records are checked (src/core/record-checks.ts). */
@@ -99,6 +103,10 @@ export interface LoaderOptions {
   renderDpi?: number;
   /** AMI: the folder of the meetings' recordings (`<meeting>.Mix-Headset.wav`). */
   audio?: string;
+  /** The records file being written: a loader storing documents puts them beside it (attachments/). */
+  out?: string;
+  /** ExtractBench: a gold its own schema rejects is rejected, not kept with a warning. */
+  strictGold?: boolean;
 }
 
 export interface LoadContext {

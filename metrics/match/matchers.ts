@@ -19,6 +19,12 @@ import {
 import { jsonTypeName } from '../types.ts';
 import { pyEquals, tokenF1 } from '../values.ts';
 import {
+  EXTRACTBENCH_METRICS,
+  type ExtractBenchMetric,
+  type ExtractBenchParams,
+  extractBenchPasses,
+} from './extractbench.ts';
+import {
   hintedTables,
   type LeafKind,
   leafKind,
@@ -30,7 +36,8 @@ import {
 import type { SynonymTable } from './tables.ts';
 import { isNullish, normalizeText, scalarText, type TextOptions, tableKey } from './text.ts';
 
-export type Verdict = 'match' | 'no_match' | 'unsettled';
+/** `needs_judge`: a declared LLM comparator (`string_semantic`) scored without `--judge`. */
+export type Verdict = 'match' | 'no_match' | 'unsettled' | 'needs_judge';
 
 export interface LeafOutcome {
   verdict: Verdict;
@@ -46,7 +53,8 @@ type Step =
   | { kind: 'date'; o: DateOptions }
   | { kind: 'enum'; values: string[]; tables: SynonymTable[] }
   | { kind: 'synonyms'; tables: SynonymTable[] }
-  | { kind: 'fuzzy'; threshold: number; o: TextOptions };
+  | { kind: 'fuzzy'; threshold: number; o: TextOptions }
+  | { kind: 'extractbench'; metric: ExtractBenchMetric; params: ExtractBenchParams };
 
 export interface LeafMatcher {
   /** The configured matcher's name (what the policy says: `default`, `text`, `judge`, ...). */
@@ -57,6 +65,14 @@ export interface LeafMatcher {
   judge: boolean;
   /** The resolved matcher as canonical JSON: part of a judge pair's hash. */
   key: string;
+  /**
+   * A comparator declared in the schema with ExtractBench's semantics: its verdict alone decides
+   * (no Python-equality step first, so it may be stricter than exact: `5` vs `5.0` under
+   * `string_exact`).
+   */
+  declared?: boolean;
+  /** A declared LLM comparator (`string_semantic`, `array_llm`) scored without a judge. */
+  needsJudge?: boolean;
 }
 
 const DEFAULT_FUZZY_THRESHOLD = 0.9;
@@ -120,6 +136,10 @@ function stepsOf(spec: MatchSpec, info: PathInfo, kind: LeafKind): { steps: Step
     }
     case 'default':
       return { steps: defaultSteps(info, kind), judge: false };
+    default: {
+      const { match, ...params } = spec;
+      return { steps: [{ kind: 'extractbench', metric: match, params }], judge: false };
+    }
   }
 }
 
@@ -180,8 +200,14 @@ export function matcherFor(info: PathInfo, gold: PyValue): LeafMatcher {
   const kind = leafKind(info.hints, valueType);
   const { spec, source } = info.resolveMatch(kind);
   const { steps, judge } = stepsOf(spec, info, kind);
-  const name: MatcherName = spec.match === 'judge' && !judge ? (spec.first?.match ?? 'text') : spec.match;
+  // A declared LLM comparator keeps its name (string_semantic): with a judge it is asked, without
+  // one it is marked "needs a judge", never scored as its first matcher.
+  const llm = spec.match === 'judge' ? spec.metric : undefined;
+  const name = (llm ??
+    (spec.match === 'judge' && !judge ? (spec.first?.match ?? 'text') : spec.match)) as MatcherName;
   const m: LeafMatcher = { name, source, steps, judge, key: JSON.stringify([spec, kind]) };
+  if ((EXTRACTBENCH_METRICS as readonly string[]).includes(spec.match)) m.declared = true;
+  if (llm && !judge) m.needsJudge = true;
   info.matcherMemo.set(valueType, m);
   return m;
 }
@@ -284,6 +310,8 @@ function runStep(step: Step, g: PyValue, gf: Facts | undefined, p: PyValue, pf: 
     case 'fuzzy':
       if (g === null || p === null) return false;
       return fuzzyRatio(scalarText(g), scalarText(p), step.o) >= step.threshold;
+    case 'extractbench':
+      return extractBenchPasses(step.metric, step.params, g, p);
   }
 }
 
@@ -320,7 +348,14 @@ const EXACT: LeafOutcome = { verdict: 'match', by: 'exact', similarity: 1 };
 
 /** Compares one ground-truth scalar with one predicted scalar. */
 export function matchLeaf(m: LeafMatcher, g: PyValue, p: PyValue): LeafOutcome {
+  if (m.declared) {
+    const step = m.steps[0] as Extract<Step, { kind: 'extractbench' }>;
+    return extractBenchPasses(step.metric, step.params, g, p)
+      ? { verdict: 'match', by: step.metric, similarity: 1 }
+      : { verdict: 'no_match', by: null, similarity: tokenF1(g, p) };
+  }
   if (pyEquals(g, p)) return EXACT;
+  if (m.needsJudge) return { verdict: 'needs_judge', by: null, similarity: tokenF1(g, p) };
   if (m.steps.length === 0)
     return { verdict: m.judge ? 'unsettled' : 'no_match', by: null, similarity: tokenF1(g, p) };
   const gf = typeof g === 'string' ? factsOf(g) : undefined;

@@ -29,8 +29,15 @@
  * 4. the built-in default (`defaultMatcherFor`): by schema type and hints, else by value type.
  */
 import { z } from 'zod';
+import { declaredComparators } from '../../src/core/declared-comparators.ts';
 import type { DateOptions } from '../../src/core/values/dates.ts';
 import type { NumberOptions } from '../../src/core/values/numbers.ts';
+import {
+  EXTRACTBENCH_LLM_METRICS,
+  EXTRACTBENCH_METRICS,
+  type ExtractBenchMetric,
+  type ExtractBenchParams,
+} from './extractbench.ts';
 import {
   hintsOf,
   type LeafHints,
@@ -54,6 +61,8 @@ const MATCHERS = [
   'synonyms',
   'fuzzy',
   'judge',
+  // ExtractBench's deterministic comparators, with its evaluator's semantics (./extractbench.ts).
+  ...EXTRACTBENCH_METRICS,
 ] as const;
 export type MatcherName = (typeof MATCHERS)[number];
 const ALIGNS = ['auto', 'ordered', 'set', 'multiset', 'match_by'] as const;
@@ -91,7 +100,24 @@ const MATCH_OPTIONS = {
     .strict(),
   synonyms: z.object({ match: z.literal('synonyms'), tables: tablesList }).strict(),
   fuzzy: z.object({ match: z.literal('fuzzy'), threshold: unit.optional(), ...textOpts }).strict(),
-  judge: z.object({ match: z.literal('judge'), first: z.unknown().optional() }).strict(),
+  judge: z
+    .object({ match: z.literal('judge'), first: z.unknown().optional(), metric: z.string().optional() })
+    .strict(),
+  string_exact: z.object({ match: z.literal('string_exact') }).strict(),
+  string_case_insensitive: z.object({ match: z.literal('string_case_insensitive') }).strict(),
+  string_fuzzy: z
+    .object({
+      match: z.literal('string_fuzzy'),
+      threshold: unit.optional(),
+      case_sensitive: z.boolean().optional(),
+    })
+    .strict(),
+  integer_exact: z.object({ match: z.literal('integer_exact') }).strict(),
+  number_exact: z.object({ match: z.literal('number_exact') }).strict(),
+  number_tolerance: z
+    .object({ match: z.literal('number_tolerance'), tolerance: z.number().min(0).optional() })
+    .strict(),
+  boolean_exact: z.object({ match: z.literal('boolean_exact') }).strict(),
 } as const;
 
 export type MatchSpec =
@@ -103,7 +129,8 @@ export type MatchSpec =
   | { match: 'enum'; values?: string[]; tables?: string[] }
   | { match: 'synonyms'; tables: string[] }
   | ({ match: 'fuzzy'; threshold?: number } & TextOptions)
-  | { match: 'judge'; first?: MatchSpec };
+  | { match: 'judge'; first?: MatchSpec; metric?: string }
+  | ({ match: ExtractBenchMetric } & ExtractBenchParams);
 
 const ALIGN_OPTIONS = {
   auto: z.object({ align: z.literal('auto'), floor: unit.optional() }).strict(),
@@ -177,7 +204,7 @@ function parseMatch(raw: unknown, at: (string | number)[]): MatchSpec {
     const first = parseMatch(obj.first, [...at, 'first']);
     if (first.match === 'judge')
       throw new PolicyError({ path: [...at, 'first'], message: 'a judge cannot come first' });
-    return { match: 'judge', first };
+    return { ...(r.data as MatchSpec), match: 'judge', first };
   }
   return r.data as MatchSpec;
 }
@@ -454,14 +481,28 @@ export class PathInfo {
     readonly node: SchemaNode | undefined,
     readonly steps: readonly WStep[],
     readonly wild: string,
+    /** The comparators the record declares (`declaredRules`), shared by every path of it. */
+    readonly declared: readonly FieldRule[] = [],
   ) {}
 
-  static root(policy: Policy, schema: unknown): PathInfo {
+  /**
+   * The root of a record's paths. `fieldPolicy`: the record's `metadata.field_policy` (comparators
+   * declared by data path); with the schema's own `evaluation_config`s they rank below the
+   * policy's `fields` and above `x-sob-match`, `types` and the defaults.
+   */
+  static root(policy: Policy, schema: unknown, fieldPolicy?: unknown): PathInfo {
     if (schema !== null && typeof schema === 'object') {
       let r = policy.roots.get(schema);
-      if (!r) policy.roots.set(schema, (r = new PathInfo(policy, schema, schemaRoot(schema), [], '')));
+      if (!r) {
+        const d = declaredRules(schema, fieldPolicy);
+        r = new PathInfo(policy, schema, schemaRoot(schema), [], '', d.rules);
+        if (d.notes.length > 0) r.warning = `declared comparators: ${d.notes.join('; ')}`;
+        policy.roots.set(schema, r);
+      }
       return r;
     }
+    if (fieldPolicy !== undefined && isPlainObject(fieldPolicy))
+      return new PathInfo(policy, undefined, undefined, [], '', declaredRules(undefined, fieldPolicy).rules);
     if (!policy.noSchemaRoot) policy.noSchemaRoot = new PathInfo(policy, undefined, undefined, [], '');
     return policy.noSchemaRoot;
   }
@@ -476,6 +517,7 @@ export class PathInfo {
         schemaChild(this.schemaDoc, this.node, step),
         [...this.steps, step],
         this.wild ? `${this.wild}.${key}` : key,
+        this.declared,
       );
       this.kids.set(key, c);
     }
@@ -491,6 +533,7 @@ export class PathInfo {
         schemaChild(this.schemaDoc, this.node, step),
         [...this.steps, step],
         `${this.wild}[*]`,
+        this.declared,
       );
     }
     return this.itemInfo;
@@ -546,6 +589,8 @@ export class PathInfo {
   resolveMatch(kind: LeafKind): ResolvedMatch {
     const r = this.rule('match');
     if (r) return { spec: r.entry.match!, source: 'policy' };
+    for (const d of this.declared)
+      if (d.entry.match && matchSegs(d.segs, this.steps)) return { spec: d.entry.match, source: 'schema' };
     const a = this.annotation();
     if (a?.match) return { spec: a.match, source: 'schema' };
     const t = this.policy.types[kind];
@@ -606,3 +651,93 @@ export function leafKind(hints: LeafHints, valueType: string): LeafKind {
 }
 
 export { SHIPPED_TABLES };
+
+// -- Comparators declared in the schema ---------------------------------------------------------
+
+/** ExtractBench's presets (`presets.py`): a name alone carries these parameters. */
+const EB_PRESET_PARAMS: Partial<Record<ExtractBenchMetric, ExtractBenchParams>> = {
+  string_fuzzy: { threshold: 0.8 },
+  number_tolerance: { tolerance: 1e-3 },
+};
+
+/**
+ * An `evaluation_config` as one of our entries: a preset name (`"string_fuzzy"`) or
+ * `{"metrics": [{"metric_id", "params"}]}` (the first metric; its params, else the metric's own
+ * defaults). The LLM-judged ones (`string_semantic`, `string_llm`, `array_llm`) become a judge
+ * entry naming them: asked with a judge, "needs a judge" without one. `skip` and unknown names:
+ * undefined (the policy's own matcher decides), with why.
+ */
+export function evaluationConfigEntry(cfg: unknown): { entry?: Entry; why?: string } {
+  let id: unknown;
+  let params: Record<string, unknown> | undefined;
+  let preset = false;
+  if (typeof cfg === 'string') {
+    id = cfg;
+    preset = true;
+  } else if (isPlainObject(cfg) && Array.isArray(cfg.metrics) && cfg.metrics.length > 0) {
+    const m = cfg.metrics[0] as Record<string, unknown>;
+    id = isPlainObject(m) ? m.metric_id : undefined;
+    params = isPlainObject(m) && isPlainObject(m.params) ? m.params : undefined;
+  } else return { why: `evaluation_config ${JSON.stringify(cfg)}: neither a name nor {"metrics": [...]}` };
+  if (typeof id !== 'string') return { why: 'evaluation_config: a metric without a metric_id' };
+  if (id === 'skip') return { why: 'evaluation_config "skip": not skipped here, the policy decides' };
+  if ((EXTRACTBENCH_LLM_METRICS as readonly string[]).includes(id))
+    return { entry: { match: { match: 'judge', first: { match: 'exact' }, metric: id } } };
+  if (!(EXTRACTBENCH_METRICS as readonly string[]).includes(id))
+    return { why: `evaluation_config "${id}": not a comparator sob knows (the policy decides)` };
+  const metric = id as ExtractBenchMetric;
+  const spec: Record<string, unknown> = { match: metric, ...(preset ? EB_PRESET_PARAMS[metric] : {}) };
+  for (const k of ['threshold', 'case_sensitive', 'tolerance'])
+    if (params?.[k] !== undefined) spec[k] = params[k];
+  try {
+    return { entry: { match: parseMatch(spec, []) } };
+  } catch (e) {
+    return { why: `evaluation_config "${id}": ${(e as Error).message}` };
+  }
+}
+
+/**
+ * The rules a record declares (the schema's `evaluation_config`s, and the record's
+ * `metadata.field_policy` of `sob build extractbench`), most specific first. An array's entry
+ * (`array_llm`) also covers every leaf under its items (`path[*].**`).
+ */
+export function declaredRules(
+  schema: unknown,
+  fieldPolicy: unknown,
+): { rules: FieldRule[]; notes: string[] } {
+  const declared: Record<string, unknown> = {
+    ...declaredComparators(schema, ['evaluation_config']),
+    ...(isPlainObject(fieldPolicy) ? fieldPolicy : {}),
+  };
+  const rules: FieldRule[] = [];
+  const notes: string[] = [];
+  let order = 0;
+  for (const [path, cfg] of Object.entries(declared)) {
+    const { entry, why } = evaluationConfigEntry(cfg);
+    if (!entry) {
+      if (why) notes.push(`${path || '(root)'}: ${why}`);
+      continue;
+    }
+    const patterns = path === '' ? ['**'] : [path];
+    if (entry.match?.match === 'judge' && path !== '') patterns.push(`${path}[*].**`);
+    for (const pattern of patterns) {
+      let segs: Seg[];
+      try {
+        segs = parsePattern(pattern);
+      } catch {
+        notes.push(`${path}: a path sob cannot write as a pattern (ignored)`);
+        continue;
+      }
+      rules.push({
+        pattern,
+        segs,
+        entry,
+        literal: segs.filter((s) => 'key' in s).length,
+        deep: segs.filter((s) => 'deep' in s).length,
+        order: order++,
+      });
+    }
+  }
+  rules.sort((a, b) => b.literal - a.literal || a.deep - b.deep || a.order - b.order);
+  return { rules, notes };
+}

@@ -49,9 +49,11 @@ export interface LenientOptions {
   detail?: 'all' | 'errors' | 'none';
   /** Pair evaluations allowed per record before `auto` falls back to positional (default 2,000,000). */
   budget?: number;
+  /** The record's `metadata.field_policy` (comparators declared by data path, `sob build extractbench`). */
+  fieldPolicy?: unknown;
 }
 
-export type LeafVerdict = 'match' | 'no_match' | 'missing' | 'unsettled' | 'unscored';
+export type LeafVerdict = 'match' | 'no_match' | 'missing' | 'unsettled' | 'unscored' | 'needs_judge';
 
 export interface LeafRow {
   path: string;
@@ -115,6 +117,8 @@ export interface LenientScore {
   /** Accepted leaves of the wrong JSON type (`"1,000"` for a number): see `LeafRow.slip`. */
   type_slip_leaves: number;
   unscored_leaves: number;
+  /** Leaves of a declared LLM comparator (`string_semantic`, `array_llm`) scored without a judge: not accepted. */
+  needs_judge_leaves?: number;
   matcher_counts: Record<string, number>;
   leaves: LeafRow[];
   alignments: AlignmentRow[];
@@ -509,6 +513,7 @@ class Explainer {
   gold = 0;
   accepted = 0;
   unscored = 0;
+  needsJudge = 0;
   pending = 0;
   /** Accepted leaves of the wrong JSON type (see `LeafRow.slip`). */
   typeSlips = 0;
@@ -629,6 +634,7 @@ class Explainer {
       }
     }
     if (verdict === 'unscored') this.unscored++;
+    if (verdict === 'needs_judge') this.needsJudge++;
     if (verdict === 'match') {
       this.accepted++;
       this.faith += 1;
@@ -692,12 +698,13 @@ export function scoreLenient(
   opts: LenientOptions,
 ): LenientScore {
   const policy = opts.policy;
+  const notes: string[] = [];
   const gold = isStructured(groundTruth) ? groundTruth : undefined;
   const pred = isStructured(candidate) ? candidate : undefined;
-  const root = PathInfo.root(policy, schema);
+  const root = PathInfo.root(policy, schema, opts.fieldPolicy);
+  if (root.warning) notes.push(root.warning);
   const scorer = new Scorer(policy, opts.budget ?? DEFAULT_BUDGET);
   const ex = new Explainer(scorer, opts);
-  const notes: string[] = [];
   let predLeaves: number;
 
   if (hasAmbiguousKeys(gold) || hasAmbiguousKeys(pred)) {
@@ -755,6 +762,7 @@ export function scoreLenient(
     pending_leaves: ex.pending,
     type_slip_leaves: ex.typeSlips,
     unscored_leaves: ex.unscored,
+    ...(ex.needsJudge > 0 ? { needs_judge_leaves: ex.needsJudge } : {}),
     matcher_counts: counts,
     leaves: ex.leaves,
     alignments: ex.alignments,

@@ -310,8 +310,13 @@ export interface PdfTranscriptOptions {
   ocrEngine?: OcrEngineName;
   /** For a private engine: tesseract's languages (default English alone; `--lang eng+fra`). */
   langs?: string[];
-  /** 'auto' (default) picks per page; 'always' OCRs every page; 'never' reads text layers only. */
-  ocr?: 'auto' | 'always' | 'never';
+  /**
+   * 'auto' (default) picks per page; 'always' OCRs every page; 'never' reads text layers only;
+   * 'missing' reads a page's text layer whenever it has text (no OCR of its pictures, none of a
+   * hidden layer) and OCRs only the pages that lack one: long born-digital documents (a 218-page
+   * credit agreement) read in seconds, scanned pages among them still read.
+   */
+  ocr?: 'auto' | 'always' | 'never' | 'missing';
   /** Drop running headers/footers and page numbers (default true). */
   dropMargins?: boolean;
   /**
@@ -646,6 +651,9 @@ export async function readPage(
   else if (mode === 'auto') {
     evidence = pageEvidence(layer.boxes, drawing, width, height);
     method = chooseMethod(evidence);
+  } else if (mode === 'missing') {
+    evidence = pageEvidence(layer.boxes, drawing, width, height);
+    if (evidence.textChars < MIN_TEXT_CHARS) method = chooseMethod(evidence);
   }
   const base: Omit<PageInput, 'engine' | 'boxes' | 'sizesAreEstimates'> = {
     page: pageNo,

@@ -51,6 +51,8 @@ export interface BuildSettings {
   renderDpi?: number;
   /** AMI: the folder of the meetings' recordings (`--audio`). */
   audio?: string;
+  /** ExtractBench: a gold failing its own schema is rejected (`--strict-gold`). */
+  strictGold?: boolean;
 }
 
 /**
@@ -116,6 +118,7 @@ export async function buildRecords(s: BuildSettings): Promise<void> {
     recordTimeoutMs: s.recordTimeoutMs,
     renderDpi: s.renderDpi,
     audio: s.audio,
+    strictGold: s.strictGold,
     download: { endpoint: s.hfEndpoint, cacheDir: s.cacheDir, refresh: s.refresh },
     pdf: {
       ...(s.minOcrPass !== undefined ? { minOcrPass: Number(s.minOcrPass), ocrTests: s.ocrTests } : {}),
@@ -140,6 +143,15 @@ export async function buildRecords(s: BuildSettings): Promise<void> {
     `${res.written} records written, ${res.rejected} rejected, ${res.warningCount} warnings -> ${res.out}\n` +
       `benchmark now holds ${res.manifest.records} records${was}: ${per}\n`,
   );
+  if (res.groundTruthInvalid > 0)
+    process.stdout.write(
+      `${res.groundTruthInvalid} records kept though their ground truth fails their own schema (warnings above; --strict-gold rejects them): counted in the manifest as ground_truth_invalid\n`,
+    );
+  const largest = res.manifest.largest;
+  if (largest?.by_pages && largest.by_transcript)
+    process.stdout.write(
+      `largest document: ${largest.by_pages.record_id} (${largest.by_pages.pages} pages); longest transcript: ${largest.by_transcript.record_id} (${largest.by_transcript.transcript_chars} characters)\n`,
+    );
   const skipped = uncountedLines(res.uncounted);
   if (skipped > 0) {
     // Lines that were in the file before this build (ours always count): said, never silent.

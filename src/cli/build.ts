@@ -44,6 +44,7 @@ interface BuildFlags {
   recordTimeoutMs: number;
   renderDpi?: number;
   audio?: string;
+  strictGold?: boolean;
 }
 
 export function registerBuild(program: Command): void {
@@ -74,6 +75,10 @@ export function registerBuild(program: Command): void {
     .option(
       '--audio <dir>',
       "ami: the folder of the meetings' recordings (AMI's <meeting>.Mix-Headset.wav, in it or in <meeting>/audio/): each record carries its meeting's audio; a meeting without one is a warning",
+    )
+    .option(
+      '--strict-gold',
+      'extractbench: reject a document whose gold fails its own schema (default: kept with a warning naming the first violation, and counted in the manifest)',
     )
     .option('--config <name>', "sob from hf: text | image | audio (or the dataset's own config name)")
     .option(
@@ -161,6 +166,7 @@ Examples:
   sob build records scans.jsonl --map attachments=file --out mine/records.jsonl
   sob build pdf pdfs/ --annotations pages.jsonl --out bench/records.jsonl --render-dpi 200
   sob build ami ami_public_manual_1.6.2 --annotations meetings.jsonl --out bench/records.jsonl --audio amicorpus
+  sob build extractbench extract-bench/ --out extract-bench/records.jsonl
 
 Annotations (--annotations FILE), the questions, schemas and ground truths for hotpotqa, pdf and
 ami: JSONL (one annotation a line), a JSON array of them, or a JSON object keyed by source id
@@ -201,6 +207,8 @@ build: pass --source.`,
           2,
         );
       if (flags.map && kind !== 'records') throw new UserError('--map is for records inputs only', 2);
+      if (flags.strictGold && kind !== 'extractbench')
+        throw new UserError('--strict-gold is for extractbench inputs only', 2);
       if (flags.lang !== undefined && kind !== 'pdf') throw new UserError('--lang is for pdf inputs only', 2);
       if (flags.renderDpi !== undefined && kind !== 'pdf')
         throw new UserError('--render-dpi is for pdf inputs only', 2);

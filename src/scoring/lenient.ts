@@ -24,7 +24,7 @@ import { type Policy, withoutJudge } from '../../metrics/match/policy.ts';
 import { type LenientScore, scoreLenient } from '../../metrics/match/score.ts';
 import { type RecordScore, schemaSourceOf } from '../../metrics/record.ts';
 import { parseAnswer } from '../../metrics/strict.ts';
-import { dumpsPy, type PyValue } from '../core/pyjson.ts';
+import { dumpsPy, type PyValue, toPlain } from '../core/pyjson.ts';
 import type { Modality, ScoringView } from '../core/record.ts';
 import type { FieldsOf, LenientRowPart, MatchJob, Profile } from './line-types.ts';
 import { loadPolicy } from './policy-file.ts';
@@ -75,6 +75,8 @@ function rowFields(s: LenientScore): Record<string, unknown> {
       invented: BigInt(s.invented_leaves),
       pending: BigInt(s.pending_leaves),
       unscored: BigInt(s.unscored_leaves),
+      // Only when there are some: rows without declared LLM comparators stay as they were.
+      ...(s.needs_judge_leaves ? { needs_judge: BigInt(s.needs_judge_leaves) } : {}),
     },
   };
 }
@@ -185,6 +187,7 @@ interface Pending {
   cand: PyValue | undefined;
   schema: unknown;
   gates: { hardening: number; coverage_gate: number };
+  fieldPolicy?: unknown;
   row: Record<string, unknown>;
   score: RecordScore;
   unsettled: UnsettledPair[];
@@ -275,12 +278,20 @@ export class LenientScorer {
     const gold = goldWithAlternatives(view.groundTruth, cand, view.metadata.get('accepted_alternatives'));
     const schema = this.schemaOf(view);
     const gates = { hardening: score.jsonPass, coverage_gate: score.explanation.coverage_gate ?? 1 };
-    const base = scoreLenient(gold, cand, schema, { policy: this.policy, gates });
+    // Comparators the record declares by data path (sob build extractbench's field policy).
+    const declared = view.metadata.get('field_policy');
+    const fieldPolicy = declared === undefined ? undefined : toPlain(declared);
+    const base = scoreLenient(gold, cand, schema, { policy: this.policy, gates, fieldPolicy });
     let final = base;
     let waiting = false;
     if (base.unsettled.length > 0) {
       if (base.unsettled.every((u) => this.verdicts.has(u.hash)))
-        final = scoreLenient(gold, cand, schema, { policy: this.policy, gates, verdicts: this.verdicts });
+        final = scoreLenient(gold, cand, schema, {
+          policy: this.policy,
+          gates,
+          verdicts: this.verdicts,
+          fieldPolicy,
+        });
       else waiting = true;
     }
     Object.assign(row, rowFields(final));
@@ -296,6 +307,7 @@ export class LenientScorer {
         cand,
         schema,
         gates,
+        fieldPolicy,
         row,
         score,
         unsettled: base.unsettled,
@@ -328,6 +340,7 @@ export class LenientScorer {
         policy: this.policy,
         gates: p.gates,
         verdicts: this.verdicts,
+        fieldPolicy: p.fieldPolicy,
       });
       Object.assign(p.row, rowFields(s));
       const noJudge = o.lenient!.noJudge;

@@ -29,7 +29,7 @@ test('bad policies name the path of the problem', () => {
   );
   assert.equal(
     problem({ fields: { total: 'numbr' } }),
-    'fields.total: unknown matcher "numbr" (use one of default, exact, text, number, date, enum, synonyms, fuzzy, judge)',
+    'fields.total: unknown matcher "numbr" (use one of default, exact, text, number, date, enum, synonyms, fuzzy, judge, string_exact, string_case_insensitive, string_fuzzy, integer_exact, number_exact, number_tolerance, boolean_exact)',
   );
   assert.equal(
     problem({ fields: { total: { match: 'number', abs_tol: 1, floor: 0.2 } } }),
@@ -154,7 +154,7 @@ test('a bad x-sob-match annotation is reported and ignored, the record still sco
   const r = lenient('{"n": "Ab"}', '{"n": "ab"}', { schema });
   assert.equal(r.accepted_leaves, 1);
   assert.deepEqual(r.notes, [
-    'x-sob-match at n: match: unknown matcher "numbr" (use one of default, exact, text, number, date, enum, synonyms, fuzzy, judge) (ignored)',
+    'x-sob-match at n: match: unknown matcher "numbr" (use one of default, exact, text, number, date, enum, synonyms, fuzzy, judge, string_exact, string_case_insensitive, string_fuzzy, integer_exact, number_exact, number_tolerance, boolean_exact) (ignored)',
   ]);
 });
 

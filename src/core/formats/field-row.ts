@@ -31,9 +31,9 @@ export interface FieldRow {
   answer: string | null;
   /** The profile's exact comparison at the same path (Value Accuracy's, before gates). */
   exact: boolean;
-  /** With `--match`: whether lenient matching accepted the leaf (null without `--match`, or pending/unscored). */
+  /** With `--match`: whether lenient matching accepted the leaf (null without `--match`, or pending, unscored or needs_judge). */
   lenient: boolean | null;
-  /** With `--match`: the lenient verdict (`match`, `no_match`, `missing`, `unsettled`, `unscored`). */
+  /** With `--match`: the lenient verdict (`match`, `no_match`, `missing`, `unsettled`, `unscored`, `needs_judge`: a declared LLM comparator without a judge). */
   lenient_verdict: string | null;
   /** With `--match`: the comparator that decided (the one that accepted, else the configured one). */
   comparator: string | null;

@@ -41,6 +41,12 @@ export interface BenchmarkManifest {
   benchmark?: string;
   /** Records that gave no `schema_complexity`: it was derived from their schema's shape. */
   schema_complexity_derived?: number;
+  /** Records kept though their ground truth fails their own schema (`sob build extractbench`). */
+  ground_truth_invalid?: number;
+  /** Per document (`sob build extractbench`): its record, pages and transcript length. */
+  documents?: { record_id: string; pages: number; transcript_chars: number }[];
+  /** The document of most pages and the one of the longest transcript. */
+  largest?: Record<string, { record_id: string; pages: number; transcript_chars: number }>;
   /** A version written by `sob review --apply` (docs/review.md): the gold's version, the one it
    * came from, and every change with its decision. */
   gold?: {
