@@ -6,7 +6,7 @@
  */
 import type { MetricOut } from '../src/core/formats/eval-summary.ts';
 import type { BootstrapMethod } from './poisson-bootstrap.ts';
-import { bootstrapIntervals, Column, mean } from './summary.ts';
+import { bootstrapIntervals, Column, type CustomData, mean } from './summary.ts';
 
 /** Names a scorer may not take: our own metrics' (a column must say which metric it is). */
 const RESERVED = new Set([
@@ -62,12 +62,6 @@ function describe(v: unknown): string {
   if (Array.isArray(v)) return 'an array';
   if (v === null) return 'null';
   return typeof v;
-}
-
-/** Each custom name's per-record column (a record without that name, or failed, scores 0). */
-export interface CustomData {
-  names: string[];
-  columns: Float64Array[];
 }
 
 /** Collects the custom columns, record by record, beside the summary's own. */

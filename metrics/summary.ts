@@ -16,7 +16,6 @@ import { compareCodePoints } from '../src/core/pyjson.ts';
 import { PyRandom } from '../src/core/pyrandom.ts';
 import { floatSum } from '../src/core/pysum.ts';
 import { LANES, SumsKernel } from './bootstrap-sums.ts';
-import type { CustomData } from './custom.ts';
 import {
   type BootstrapMethod,
   type BootstrapMethodChoice,
@@ -25,6 +24,12 @@ import {
 } from './poisson-bootstrap.ts';
 import type { Explanation, RecordScore } from './record.ts';
 import { DIFFICULTY_WEIGHTS, WEIGHT_FIELD_PRIORITY } from './weights.ts';
+
+/** Each custom name's per-record column (a record without that name, or failed, scores 0). */
+export interface CustomData {
+  names: string[];
+  columns: Float64Array[];
+}
 
 /** What a summary needs of one record's scores (the rest of its `RecordScore` stays behind). */
 export type SummaryRow = Pick<

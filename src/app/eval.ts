@@ -162,7 +162,8 @@ export function evalFolders(
   const evaluationOf = (e: number) => (e === 1 ? ['evaluation'] : ['epochs', String(e), 'evaluation']);
   const benchmark = plainDirs(evalDir, ['benchmark'], 'benchmark folder');
   for (let e = 1; e <= epochs; e++) {
-    for (const m of models) plainDirs(evalDir, [...runsOf(e), m], 'run directory');
+    // Checked now, made when the row is first asked (a refused eval leaves no run directory).
+    for (const m of models) plainDirs(evalDir, [...runsOf(e), m], 'run directory', false);
     const ev = plainDirs(evalDir, evaluationOf(e), 'evaluation folder');
     for (const source of SOURCES) refuseSymlink(join(ev, source), 'evaluation folder');
   }

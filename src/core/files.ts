@@ -70,10 +70,11 @@ export function isSymlink(path: string): boolean {
 /**
  * `root/parts...` made as plain folders: each part below `root` that exists must be a folder,
  * not a symbolic link (a link planted inside a cache or an eval folder would send its writes
- * elsewhere); one that does not exist is made. Returns the path.
+ * elsewhere); one that does not exist is made (with `make` false: left to be made later). Returns
+ * the path.
  */
-export function plainDirs(root: string, parts: string[], what = 'folder'): string {
-  mkdirSync(root, { recursive: true });
+export function plainDirs(root: string, parts: string[], what = 'folder', make = true): string {
+  if (make) mkdirSync(root, { recursive: true });
   let at = root;
   for (const part of parts) {
     at = join(at, part);
@@ -90,6 +91,8 @@ export function plainDirs(root: string, parts: string[], what = 'folder'): strin
     if (st && !st.isDirectory())
       throw new UserError(`refusing to write ${at}: it is not a folder (a ${what} inside ${root})`);
     if (!st) {
+      // Only checked: what is not there yet is made when it is first written.
+      if (!make) return join(root, ...parts);
       try {
         mkdirSync(at);
       } catch (e) {
