@@ -9,7 +9,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { UserError } from '../core/errors.ts';
-import { plainDirs, refuseSymlink } from '../core/files.ts';
+import { checkPlainDirs, plainDirs } from '../core/files.ts';
 import { PACKAGE_ROOT } from '../core/paths.ts';
 import { SOURCES, type Source } from '../core/record.ts';
 import { applyGates, type Gates, rowSubjects } from './gates.ts';
@@ -94,9 +94,9 @@ async function buildExampleBenchmark(dir: string): Promise<string> {
 }
 
 /**
- * Every folder `sob eval` writes inside its eval directory, made as plain folders (never through
- * a symbolic link: a link at any level is refused with one line) before anything is built, asked
- * or scored: `benchmark/`, `runs/<model>/`, `evaluation/`, and for `--epochs N` each
+ * Every folder `sob eval` writes inside its eval directory, checked to be plain folders (a
+ * symbolic link at any level is refused with one line) before anything is built, asked or
+ * scored, and made as plain folders when written to: `benchmark/`, `runs/<model>/`, `evaluation/`, and for `--epochs N` each
  * `epochs/<e>/runs/<model>/` and `epochs/<e>/evaluation/`. The per-source folders of each
  * evaluation (`text/`, `image/`, ...), made by the scorer, must not be links either. The files at
  * the top (leaderboard.*, epochs.*, report.html, gate-summary.md) are written by rename, which
@@ -107,20 +107,19 @@ export function evalFolders(
   models: string[],
   epochs: number,
 ): {
-  benchmark: string;
+  benchmark: () => string;
   runs: (epoch: number, model: string) => string;
   evaluation: (epoch: number) => string;
 } {
   const runsOf = (e: number) => (e === 1 ? ['runs'] : ['epochs', String(e), 'runs']);
   const evaluationOf = (e: number) => (e === 1 ? ['evaluation'] : ['epochs', String(e), 'evaluation']);
-  const benchmark = plainDirs(evalDir, ['benchmark'], 'benchmark folder');
+  checkPlainDirs(evalDir, ['benchmark'], 'benchmark folder');
   for (let e = 1; e <= epochs; e++) {
-    for (const m of models) plainDirs(evalDir, [...runsOf(e), m], 'run directory');
-    const ev = plainDirs(evalDir, evaluationOf(e), 'evaluation folder');
-    for (const source of SOURCES) refuseSymlink(join(ev, source), 'evaluation folder');
+    for (const m of models) checkPlainDirs(evalDir, [...runsOf(e), m], 'run directory');
+    for (const source of SOURCES) checkPlainDirs(evalDir, [...evaluationOf(e), source], 'evaluation folder');
   }
   return {
-    benchmark,
+    benchmark: () => plainDirs(evalDir, ['benchmark'], 'benchmark folder'),
     runs: (e, m) => plainDirs(evalDir, [...runsOf(e), m], 'run directory'),
     evaluation: (e) => plainDirs(evalDir, evaluationOf(e), 'evaluation folder'),
   };
@@ -150,14 +149,14 @@ export async function evaluate(s: EvalSettings): Promise<void> {
     ? (
         await (
           await import('../../sources/user-benchmark.ts')
-        ).userBenchmark(resolve(s.benchmark), folders.benchmark, {
+        ).userBenchmark(resolve(s.benchmark), folders.benchmark(), {
           log,
           skipInvalid: s.skipInvalid,
           recordTimeoutMs: s.ask.recordTimeoutMs,
           map: s.map,
         })
       ).path
-    : await buildExampleBenchmark(folders.benchmark);
+    : await buildExampleBenchmark(folders.benchmark());
   log(`sob eval: ${models.length} model(s) over ${benchmark} -> ${evalDir}`);
   // Every record checked once, before any model is asked: a rejected one stops here (exit 2)
   // or, with --skip-invalid, is left out for every model.
@@ -181,7 +180,7 @@ export async function evaluate(s: EvalSettings): Promise<void> {
   const { loadTemplate } = await import('../runner/prompt.ts');
   const { scoreFiles } = await import('../scoring/score-files.ts');
   const { ProgressReporter } = await import('../runner/progress.ts');
-  const evaluation = folders.evaluation(1);
+  const evaluation = join(evalDir, 'evaluation');
   const template = loadTemplate(s.promptTemplate);
   // Lenient matching (--match): prepared once, used for every model's answers.
   const match = s.match
@@ -321,7 +320,7 @@ export async function evaluate(s: EvalSettings): Promise<void> {
           continue;
         }
         answeredModels++;
-        await scoreRun(res.runDir, name, evaluation);
+        await scoreRun(res.runDir, name, folders.evaluation(1));
         if (stop.interrupted()) return interrupted();
         // --epochs N: the same records asked again, epoch by epoch, each scored on its own.
         for (let epoch = 2; epoch <= s.epochs; epoch++) {

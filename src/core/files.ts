@@ -101,6 +101,31 @@ export function plainDirs(root: string, parts: string[], what = 'folder'): strin
   return at;
 }
 
+/**
+ * `plainDirs` without making anything: each part of `root/parts...` that exists must be a plain
+ * folder (a link or a file is refused with the same one line); the first missing part ends the
+ * check. For a command to refuse a planted link before it does anything, and make the folder
+ * (with `plainDirs`) only when it writes there.
+ */
+export function checkPlainDirs(root: string, parts: string[], what = 'folder'): void {
+  let at = root;
+  for (const part of parts) {
+    at = join(at, part);
+    let st: ReturnType<typeof lstatSync>;
+    try {
+      st = lstatSync(at);
+    } catch {
+      return;
+    }
+    if (st.isSymbolicLink())
+      throw new UserError(
+        `refusing to write through a symbolic link: ${at} (a ${what} inside ${root} must be a plain folder)`,
+      );
+    if (!st.isDirectory())
+      throw new UserError(`refusing to write ${at}: it is not a folder (a ${what} inside ${root})`);
+  }
+}
+
 /** Refuses a path that is a symbolic link, with one line saying where. */
 export function refuseSymlink(path: string, what = 'file'): void {
   if (isSymlink(path))
