@@ -34,7 +34,7 @@ import {
 } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { errorMessage, UserError } from './errors.ts';
+import { errorMessage, UserError, withPath } from './errors.ts';
 
 /**
  * A name made from something outside (a response file's name, a model id) that becomes one
@@ -197,7 +197,7 @@ export function writeFileAtomic(file: string, data: string | Uint8Array): void {
   } catch (e) {
     closeSync(fd);
     rmSync(tmp, { force: true });
-    throw e;
+    throw withPath(e, file); // a write to an open file names none: the file it was for
   }
   closeSync(fd);
   renameInto(tmp, file);
