@@ -16,18 +16,18 @@ import { sobAsync } from '../kit/cli.ts';
 
 let tmp: string;
 let server: ProtocolServer;
-/** Set once the second run has ended: until then each answer of the first is a second late. */
+/** Set once the second run has ended: until then each answer of the first is 3 s late. */
 let released = false;
 
 before(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'sob-shared-rows-'));
-  // Each answer a second late until the second run has ended: 6 rows one at a time keep the
+  // Each answer 3 s late until the second run has ended: 6 rows one at a time keep the
   // first run asking for as long as the second takes (then it finishes at once).
   server = await startProtocolServer({
     script: (r) => ({
       kind: 'answer',
       text: JSON.stringify({ name: r.key ?? '?', city: 'Oslo', age: 30 }),
-      delayMs: released ? 0 : 1000,
+      delayMs: released ? 0 : 3000,
     }),
   });
 });
