@@ -73,6 +73,12 @@ export async function userBenchmark(
     recordTimeoutMs?: number;
     /** `--map`: our field -> the user's column, as `sob build records --map` takes it. */
     map?: Record<string, string>;
+    /**
+     * `dir` is named by the rows' content (`userBenchmarkDir`) and shared by every command over
+     * them: reused as it is when complete, else built beside it and renamed in whole (see
+     * `sharedBenchmark`); nothing in it is locked, so runs over one rows file go side by side.
+     */
+    shared?: boolean;
   },
 ): Promise<UserBenchmark> {
   if (!(await holdsFlatRows(file))) {
@@ -83,6 +89,7 @@ export async function userBenchmark(
       );
     return { path: file };
   }
+  if (opts.shared) return sharedBenchmark(file, dir, opts);
   const out = join(dir, 'records.jsonl');
   opts.log(
     `${file} holds flat rows (id, context, question, schema, ground_truth): read as \`sob build records\` reads them -> ${out}`,
@@ -119,6 +126,98 @@ export async function userBenchmark(
     for (const name of ['rejected.jsonl', 'manifest.json', 'records.jsonl'])
       renameSync(join(scratch, name), join(dir, name));
     rmSync(attempt, { force: true });
+    return { path: out, built };
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** A benchmark folder is complete once its records are in (moved in last) with its manifest. */
+function complete(dir: string): boolean {
+  return existsSync(join(dir, 'records.jsonl')) && existsSync(join(dir, 'manifest.json'));
+}
+
+/** Whether a complete folder's build rejected nothing (its rejected.jsonl empty). */
+function rejectedNothing(dir: string): boolean {
+  try {
+    return statSync(join(dir, 'rejected.jsonl')).size === 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Flat rows into a folder named by their content (`runs/benchmarks/<name>-<hash>`), which any
+ * number of `sob run`s (and `sob score --benchmark`s) over the same rows read at once:
+ *
+ * - a complete folder whose build rejected no row is the benchmark as it is: reused without a
+ *   lock and without rebuilding, so a run reading its records never sees them replaced (a folder
+ *   with rejections is built again, so they are said again, and stop the command unless
+ *   `skipInvalid`);
+ * - otherwise the rows are built in a scratch folder beside it (`.<name>.tmp-<pid>-<hex>`, the
+ *   build's own lock inside it) and renamed in whole; when another process renamed its own build
+ *   in first, that one is used and the scratch removed. A folder being replaced (one with
+ *   rejections) is moved aside first and removed after.
+ */
+async function sharedBenchmark(
+  file: string,
+  dir: string,
+  opts: Parameters<typeof userBenchmark>[2],
+): Promise<UserBenchmark> {
+  const out = join(dir, 'records.jsonl');
+  if (complete(dir) && rejectedNothing(dir)) {
+    opts.log(`${file} holds flat rows: using the records built from them before, ${out}`);
+    return { path: out };
+  }
+  opts.log(
+    `${file} holds flat rows (id, context, question, schema, ground_truth): read as \`sob build records\` reads them -> ${out}`,
+  );
+  const { buildBenchmark } = await import('./build.ts');
+  const { removeStaleTemps, renameInto, tempNameFor } = await import('../src/core/files.ts');
+  mkdirSync(dirname(dir), { recursive: true });
+  removeStaleTemps(dirname(dir)); // scratch folders of builds whose process is gone
+  const scratch = tempNameFor(dir);
+  try {
+    const res = await buildBenchmark({
+      kind: 'records',
+      input: file,
+      out: join(scratch, 'records.jsonl'),
+      log: opts.log,
+      map: opts.map,
+      maxWarningsLogged: 10,
+      recordTimeoutMs: opts.recordTimeoutMs,
+    });
+    const built = { written: res.written, rejected: res.rejected, warnings: res.warningCount };
+    if ((res.rejected > 0 && !opts.skipInvalid) || res.written === 0) {
+      const attempt = join(dirname(dir), `${basename(dir)}.rejected.jsonl`);
+      renameSync(res.rejectedFile, attempt);
+      if (res.written === 0)
+        throw new UserError(`${file}: no row became a record (see above; all in ${attempt})`, 2);
+      throw new UserError(
+        `${file}: ${res.rejected} row${res.rejected === 1 ? '' : 's'} rejected (listed above; all in ${attempt}): nothing was asked; fix ${res.rejected === 1 ? 'it' : 'them'}, or pass --skip-invalid to go on without ${res.rejected === 1 ? 'it' : 'them'}`,
+        2,
+      );
+    }
+    rmSync(join(scratch, '.sob.lock'), { force: true });
+    let aside: string | undefined;
+    if (existsSync(dir) && !(complete(dir) && rejectedNothing(dir))) {
+      // An earlier build with rejections (or an interrupted one): moved aside, then replaced.
+      aside = tempNameFor(`${dir}.old`);
+      try {
+        renameSync(dir, aside);
+      } catch {
+        aside = undefined; // another process moved it first
+      }
+    }
+    try {
+      renameInto(scratch, dir);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      // Another process's build got there first: the same rows give the same records.
+      if ((code !== 'ENOTEMPTY' && code !== 'EEXIST') || !complete(dir)) throw e;
+      opts.log(`${out}: built at the same time by another sob process; using that one`);
+    }
+    if (aside) rmSync(aside, { recursive: true, force: true });
     return { path: out, built };
   } finally {
     rmSync(scratch, { recursive: true, force: true });

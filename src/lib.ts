@@ -68,6 +68,7 @@ async function benchmarkFor(
       skipInvalid: o.skipInvalid,
       recordTimeoutMs: o.recordTimeoutMs,
       map: o.map,
+      shared: true,
     })
   ).path;
 }

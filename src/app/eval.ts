@@ -11,7 +11,7 @@ import { basename, join, resolve } from 'node:path';
 import type { LeaderboardRow } from '../../metrics/leaderboard.ts';
 import { type InputMode, moveAttachments } from '../core/attachments.ts';
 import { UserError } from '../core/errors.ts';
-import { plainDirs, refuseSymlink } from '../core/files.ts';
+import { checkPlainDirs, plainDirs } from '../core/files.ts';
 import { PACKAGE_ROOT } from '../core/paths.ts';
 import { SOURCES, type Source } from '../core/record.ts';
 import type { ModelSpec, Variant } from './eval-plan.ts';
@@ -141,9 +141,9 @@ interface EvalRun {
 }
 
 /**
- * Every folder `sob eval` writes inside its eval directory, made as plain folders (never through
- * a symbolic link: a link at any level is refused with one line) before anything is built, asked
- * or scored: `benchmark/`, `runs/<model>/`, `evaluation/`, and for `--epochs N` each
+ * Every folder `sob eval` writes inside its eval directory, checked to be plain folders (a
+ * symbolic link at any level is refused with one line) before anything is built, asked or
+ * scored, and made as plain folders when written to: `benchmark/`, `runs/<model>/`, `evaluation/`, and for `--epochs N` each
  * `epochs/<e>/runs/<model>/` and `epochs/<e>/evaluation/`. The per-source folders of each
  * evaluation (`text/`, `image/`, ...), made by the scorer, must not be links either. The files at
  * the top (leaderboard.*, epochs.*, report.html, gate-summary.md) are written by rename, which
@@ -154,21 +154,19 @@ export function evalFolders(
   models: string[],
   epochs: number,
 ): {
-  benchmark: string;
+  benchmark: () => string;
   runs: (epoch: number, model: string) => string;
   evaluation: (epoch: number) => string;
 } {
   const runsOf = (e: number) => (e === 1 ? ['runs'] : ['epochs', String(e), 'runs']);
   const evaluationOf = (e: number) => (e === 1 ? ['evaluation'] : ['epochs', String(e), 'evaluation']);
-  const benchmark = plainDirs(evalDir, ['benchmark'], 'benchmark folder');
+  checkPlainDirs(evalDir, ['benchmark'], 'benchmark folder');
   for (let e = 1; e <= epochs; e++) {
-    // Checked now, made when the row is first asked (a refused eval leaves no run directory).
-    for (const m of models) plainDirs(evalDir, [...runsOf(e), m], 'run directory', false);
-    const ev = plainDirs(evalDir, evaluationOf(e), 'evaluation folder');
-    for (const source of SOURCES) refuseSymlink(join(ev, source), 'evaluation folder');
+    for (const m of models) checkPlainDirs(evalDir, [...runsOf(e), m], 'run directory');
+    for (const source of SOURCES) checkPlainDirs(evalDir, [...evaluationOf(e), source], 'evaluation folder');
   }
   return {
-    benchmark,
+    benchmark: () => plainDirs(evalDir, ['benchmark'], 'benchmark folder'),
     runs: (e, m) => plainDirs(evalDir, [...runsOf(e), m], 'run directory'),
     evaluation: (e) => plainDirs(evalDir, evaluationOf(e), 'evaluation folder'),
   };
@@ -248,14 +246,14 @@ async function openBenchmark(
     ? (
         await (
           await import('../../sources/user-benchmark.ts')
-        ).userBenchmark(resolve(s.benchmark), folders.benchmark, {
+        ).userBenchmark(resolve(s.benchmark), folders.benchmark(), {
           log,
           skipInvalid: s.skipInvalid,
           recordTimeoutMs: s.ask.recordTimeoutMs,
           map: s.map,
         })
       ).path
-    : await buildExampleBenchmark(folders.benchmark);
+    : await buildExampleBenchmark(folders.benchmark());
   const models = new Set(variants.map((v) => v.spec.model)).size;
   log(
     `sob eval: ${models} model(s)${variants.length > models ? `, ${variants.length} rows (model x input x prompt)` : ''} over ${benchmark} -> ${evalDir}`,

@@ -17,7 +17,7 @@ import {
 } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { flattenLeaves, splitPath } from '../../metrics/paths.ts';
-import { UserError } from '../core/errors.ts';
+import { UserError, withPath } from '../core/errors.ts';
 import { openNoFollow, truncateNoFollow } from '../core/files.ts';
 import { readLinesSync } from '../core/jsonl.ts';
 import { modalityFromPath, modelDirName } from '../core/modality.ts';
@@ -349,6 +349,8 @@ export function appendDecision(
     // One write of the whole line on an O_APPEND descriptor: two reviewers' servers never interleave.
     writeSync(fd, line);
     fsyncSync(fd);
+  } catch (e) {
+    throw withPath(e, file);
   } finally {
     closeSync(fd);
   }

@@ -73,6 +73,7 @@ export async function runModel(s: RunSettings): Promise<void> {
       skipInvalid: s.skipInvalid,
       recordTimeoutMs: s.ask.recordTimeoutMs,
       map: s.map,
+      shared: true,
     })
   ).path;
   const provider = await createProvider(s.model, {

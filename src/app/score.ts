@@ -155,6 +155,7 @@ export async function scoreTargets(s: ScoreSettings): Promise<void> {
         skipInvalid: s.skipInvalid,
         recordTimeoutMs: s.recordTimeoutMs,
         map: s.map,
+        shared: true,
       })
     ).path;
   }

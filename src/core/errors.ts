@@ -52,7 +52,21 @@ const SYSTEM_WORDS: Record<string, string> = {
   ENAMETOOLONG: 'the name is too long',
   EBUSY: 'busy',
   EIO: 'input/output error',
+  EFBIG: 'file too large (over the file size limit)',
 };
+
+/**
+ * `e` with `path` as the file it was about, when it is a system error that names none: a write
+ * to an open file (`writeSync(fd)`, a file handle's write or sync) fails with
+ * `EFBIG: file too large, write` or `ENOSPC: no space left on device, write` and no path, so the
+ * one line the command prints could not say which file. Returns `e` (changed in place).
+ */
+export function withPath<E>(e: E, path: string): E {
+  const x = e as NodeJS.ErrnoException;
+  if (e instanceof Error && typeof x.code === 'string' && typeof x.syscall === 'string' && !x.path)
+    x.path = path;
+  return e;
+}
 
 /**
  * A system error (`EACCES: permission denied, open '/x'`) as `/x: permission denied (EACCES,

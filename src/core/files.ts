@@ -34,7 +34,7 @@ import {
 } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { errorMessage, UserError } from './errors.ts';
+import { errorMessage, UserError, withPath } from './errors.ts';
 
 /**
  * A name made from something outside (a response file's name, a model id) that becomes one
@@ -70,11 +70,10 @@ export function isSymlink(path: string): boolean {
 /**
  * `root/parts...` made as plain folders: each part below `root` that exists must be a folder,
  * not a symbolic link (a link planted inside a cache or an eval folder would send its writes
- * elsewhere); one that does not exist is made (with `make` false: left to be made later). Returns
- * the path.
+ * elsewhere); one that does not exist is made. Returns the path.
  */
-export function plainDirs(root: string, parts: string[], what = 'folder', make = true): string {
-  if (make) mkdirSync(root, { recursive: true });
+export function plainDirs(root: string, parts: string[], what = 'folder'): string {
+  mkdirSync(root, { recursive: true });
   let at = root;
   for (const part of parts) {
     at = join(at, part);
@@ -91,8 +90,6 @@ export function plainDirs(root: string, parts: string[], what = 'folder', make =
     if (st && !st.isDirectory())
       throw new UserError(`refusing to write ${at}: it is not a folder (a ${what} inside ${root})`);
     if (!st) {
-      // Only checked: what is not there yet is made when it is first written.
-      if (!make) return join(root, ...parts);
       try {
         mkdirSync(at);
       } catch (e) {
@@ -102,6 +99,31 @@ export function plainDirs(root: string, parts: string[], what = 'folder', make =
     }
   }
   return at;
+}
+
+/**
+ * `plainDirs` without making anything: each part of `root/parts...` that exists must be a plain
+ * folder (a link or a file is refused with the same one line); the first missing part ends the
+ * check. For a command to refuse a planted link before it does anything, and make the folder
+ * (with `plainDirs`) only when it writes there.
+ */
+export function checkPlainDirs(root: string, parts: string[], what = 'folder'): void {
+  let at = root;
+  for (const part of parts) {
+    at = join(at, part);
+    let st: ReturnType<typeof lstatSync>;
+    try {
+      st = lstatSync(at);
+    } catch {
+      return;
+    }
+    if (st.isSymbolicLink())
+      throw new UserError(
+        `refusing to write through a symbolic link: ${at} (a ${what} inside ${root} must be a plain folder)`,
+      );
+    if (!st.isDirectory())
+      throw new UserError(`refusing to write ${at}: it is not a folder (a ${what} inside ${root})`);
+  }
 }
 
 /** Refuses a path that is a symbolic link, with one line saying where. */
@@ -175,7 +197,7 @@ export function writeFileAtomic(file: string, data: string | Uint8Array): void {
   } catch (e) {
     closeSync(fd);
     rmSync(tmp, { force: true });
-    throw e;
+    throw withPath(e, file); // a write to an open file names none: the file it was for
   }
   closeSync(fd);
   renameInto(tmp, file);

@@ -17,7 +17,6 @@
  *   own rates) and the price table below, halved in a batch; a model not in it has no cost.
  */
 
-import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import Anthropic, {
@@ -33,6 +32,7 @@ import type {
   Tool,
 } from '@anthropic-ai/sdk/resources/messages/messages';
 import { z } from 'zod';
+import { bytesText, cappedLines, lineCapBytes } from '../core/capped-lines.ts';
 import { UserError } from '../core/errors.ts';
 import { guardedFetch } from './http.ts';
 import { type ParsedEndpoint, parseEndpoint } from './secrets.ts';
@@ -665,12 +665,18 @@ class AnthropicBatch implements BatchApi {
       this.client.get(url, { signal, headers: { Accept: 'application/binary' } }).asResponse(),
     );
     if (!res.body) return;
-    const input = Readable.fromWeb(res.body as NodeReadableStream<Uint8Array>).setEncoding('utf8');
-    const rl = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
-    let n = 0;
+    const input = Readable.fromWeb(res.body as NodeReadableStream<Uint8Array>);
     try {
-      for await (const raw of rl) {
-        n++;
+      // At most one line of the line cap held; a longer one is a bad line (src/core/capped-lines.ts).
+      for await (const l of cappedLines(input)) {
+        const n = l.n;
+        if ('tooLong' in l) {
+          yield {
+            bad: `results of ${b.id} line ${n}: ${bytesText(l.tooLong)} long, over the ${bytesText(lineCapBytes())} line limit`,
+          };
+          continue;
+        }
+        const raw = l.text;
         if (!raw.trim()) continue;
         try {
           yield { value: JSON.parse(raw) };
@@ -681,7 +687,6 @@ class AnthropicBatch implements BatchApi {
     } catch (e) {
       throw this.p.toProviderError(e, false) ?? e;
     } finally {
-      rl.close();
       // A reader that stops early (find reads one line) lets go of the connection too.
       input.destroy();
     }

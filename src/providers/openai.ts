@@ -8,7 +8,6 @@
  * and shown redacted everywhere else.
  */
 
-import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import OpenAI, {
@@ -25,6 +24,7 @@ import type {
   ChatCompletionCreateParamsNonStreaming,
 } from 'openai/resources/chat/completions';
 import { z } from 'zod';
+import { bytesText, cappedLines, lineCapBytes } from '../core/capped-lines.ts';
 import { UserError } from '../core/errors.ts';
 import { EndpointPool, type PoolOptions } from './endpoints.ts';
 import { guardedFetch } from './http.ts';
@@ -487,17 +487,19 @@ class OpenAIBatch implements BatchApi {
         throw toProviderError(e, false, this.p.model, this.endpoint) ?? e;
       }
       if (!res.body) continue;
-      // Line by line as the file arrives: memory holds one line, not the file.
-      const rl = createInterface({
-        input: Readable.fromWeb(res.body as NodeReadableStream<Uint8Array>).setEncoding('utf8'),
-        crlfDelay: Number.POSITIVE_INFINITY,
-      });
-      let n = 0;
+      // Line by line as the file arrives: memory holds one line (at most the line cap), not the
+      // file; a longer line is a bad line, never put together (src/core/capped-lines.ts).
+      const input = Readable.fromWeb(res.body as NodeReadableStream<Uint8Array>);
       try {
-        for await (const raw of rl) {
-          n++;
-          if (!raw.trim()) continue;
+        for await (const l of cappedLines(input)) {
+          const n = l.n;
           const bad = (why: string) => ({ bad: `${what} ${fileId} line ${n}: ${why}` });
+          if ('tooLong' in l) {
+            yield bad(`${bytesText(l.tooLong)} long, over the ${bytesText(lineCapBytes())} line limit`);
+            continue;
+          }
+          const raw = l.text;
+          if (!raw.trim()) continue;
           let value: unknown;
           try {
             value = JSON.parse(raw);
@@ -515,7 +517,7 @@ class OpenAIBatch implements BatchApi {
       } catch (e) {
         throw toProviderError(e, false, this.p.model, this.endpoint) ?? e;
       } finally {
-        rl.close();
+        input.destroy();
       }
     }
   }

@@ -5,6 +5,7 @@
  */
 import { closeSync, createReadStream, existsSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { withPath } from '../core/errors.ts';
 import { openNoFollow, refuseSymlink, truncateNoFollow } from '../core/files.ts';
 import { type RunManifest, readRunManifest } from '../core/formats/manifest.ts';
 import { checkResponseLine, responseRecordId } from '../core/formats/response-line.ts';
@@ -106,7 +107,11 @@ export class AppendLog {
     this.fd = openNoFollow(file, 'a');
   }
   append(line: string): void {
-    writeSync(this.fd, `${line}\n`);
+    try {
+      writeSync(this.fd, `${line}\n`);
+    } catch (e) {
+      throw withPath(e, this.file);
+    }
   }
   close(): void {
     closeSync(this.fd);

@@ -169,11 +169,18 @@ export class FileState {
     }
     const t = o.track;
     if (!t || t.write) {
-      out.folder.write(o.json);
-      out.written++;
-      // The side file has one line per row, in the same order.
-      if (o.lenient) (out.lenient ??= new LenientOutput(out.folder)).add(o.lenient, o.score.weight);
-      if (o.fields && out.fields) out.fields.write(o.fields);
+      try {
+        out.folder.write(o.json);
+        out.written++;
+        // The side file has one line per row, in the same order.
+        if (o.lenient) (out.lenient ??= new LenientOutput(out.folder)).add(o.lenient, o.score.weight);
+        if (o.fields && out.fields) out.fields.write(o.fields);
+      } catch (e) {
+        // A full disk, a file size limit, a read-only folder: the file stops with one line naming
+        // where, and its folders being built are dropped (no temp folder left behind).
+        this.error = `${this.target.file}: ${errorMessage(e)}`;
+        return false;
+      }
     }
     if (!t || t.sob) {
       out.acc.add(o.score);

@@ -30,6 +30,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { withPath } from '../core/errors.ts';
 import {
   acquireLock,
   isSymlink,
@@ -51,6 +52,8 @@ async function writeNew(file: string, data: string): Promise<void> {
   try {
     await fh.writeFile(data);
     await fh.sync();
+  } catch (e) {
+    throw withPath(e, file);
   } finally {
     await fh.close();
   }
@@ -111,7 +114,11 @@ export class FolderStream {
   private buf: string[] = [];
   private bufLen = 0;
   closed = false;
-  constructor(readonly fd: number) {}
+  /** `path`: the file `fd` is open on, named by a failed write (a full disk, a file size limit). */
+  constructor(
+    readonly fd: number,
+    readonly path = '',
+  ) {}
 
   write(line: string): void {
     if (this.ending) throw new Error('a row written after its folder ended its rows');
@@ -122,7 +129,11 @@ export class FolderStream {
 
   flush(): void {
     if (this.buf.length === 0) return;
-    writeSync(this.fd, `${this.buf.join('\n')}\n`);
+    try {
+      writeSync(this.fd, `${this.buf.join('\n')}\n`);
+    } catch (e) {
+      throw withPath(e, this.path);
+    }
     this.buf = [];
     this.bufLen = 0;
   }
@@ -135,7 +146,9 @@ export class FolderStream {
     this.ending ??= (async () => {
       try {
         this.flush();
-        await new Promise<void>((resolve, reject) => fsync(this.fd, (e) => (e ? reject(e) : resolve())));
+        await new Promise<void>((resolve, reject) =>
+          fsync(this.fd, (e) => (e ? reject(withPath(e, this.path)) : resolve())),
+        );
       } finally {
         closeSync(this.fd);
         this.closed = true;
@@ -169,7 +182,11 @@ export class EvalFolder {
     try {
       this.tmp = tempNameFor(dir);
       mkdirSync(this.tmp);
-      this.rows = new FolderStream(openSync(join(this.tmp, 'eval_records.jsonl'), CREATE, 0o644));
+      // A failed write names the file where it was going (the temp folder is removed).
+      this.rows = new FolderStream(
+        openSync(join(this.tmp, 'eval_records.jsonl'), CREATE, 0o644),
+        join(dir, 'eval_records.jsonl'),
+      );
     } catch (e) {
       this.lock.release();
       throw e;
@@ -183,7 +200,7 @@ export class EvalFolder {
 
   /** A side file streamed beside the rows, swapped in with them. */
   stream(name: string): FolderStream {
-    const s = new FolderStream(openSync(join(this.tmp, name), CREATE, 0o644));
+    const s = new FolderStream(openSync(join(this.tmp, name), CREATE, 0o644), join(this.dir, name));
     this.sides.push(s);
     return s;
   }

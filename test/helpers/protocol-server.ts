@@ -71,9 +71,11 @@ export interface BatchOptions {
   /**
    * The lines of a batch's output (`out`) or error (`err`) file as sent: `lines` as the server
    * made them, to change (a `null` line, another custom id, filler lines: any iterable, written
-   * as it is produced, without Content-Length), or null to answer 404 for that file.
+   * as it is produced, without Content-Length), or null to answer 404 for that file. A string is
+   * a line (a newline added); bytes (a Buffer) are sent as they are, so a line longer than any
+   * string can be sent in pieces.
    */
-  fileLines?: (b: ServerBatch, kind: 'out' | 'err', lines: string[]) => Iterable<string> | null;
+  fileLines?: (b: ServerBatch, kind: 'out' | 'err', lines: string[]) => Iterable<string | Uint8Array> | null;
   /** A Gemini job's inlined responses as sent: `entries` as made, to change (a `null` entry). */
   inlined?: (b: ServerBatch, entries: unknown[]) => unknown[];
   /** An HTTP status for the n-th (1-based) request listing batches, instead of the list. */
@@ -820,7 +822,7 @@ export async function startProtocolServer(opts: ServerOptions = {}): Promise<Pro
       // Written as produced, waiting for the client to read (a file larger than memory holds).
       res.writeHead(200, { 'content-type': 'application/octet-stream' });
       for (const l of sent) {
-        if (!res.write(`${l}\n`)) await new Promise((r) => res.once('drain', r));
+        if (!res.write(typeof l === 'string' ? `${l}\n` : l)) await new Promise((r) => res.once('drain', r));
         if (res.destroyed) return true;
       }
       res.end();
