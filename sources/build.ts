@@ -333,6 +333,8 @@ async function writeOutputs(
           const list = await c.attach(dirname(out));
           if (list.length > 0) rec.input = { ...rec.input, attachments: list };
         } catch (e) {
+          // Not written: a later row may still take its id.
+          seenIds.delete(res.record.metadata.record_id);
           reject({
             origin: c.origin,
             record_id: id,

@@ -13,7 +13,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, extname, resolve } from 'node:path';
 import { type Attachment, mimeOfFile, storeAttachmentFile } from '../src/core/attachments.ts';
-import { UserError } from '../src/core/errors.ts';
+import { errorMessage, UserError } from '../src/core/errors.ts';
 import type { PyValue } from '../src/core/pyjson.ts';
 import { didYouMean } from '../src/core/record-checks.ts';
 import { readCsv } from './csv.ts';
@@ -167,7 +167,7 @@ export function attachmentNames(cell: unknown): string[] | { bad: string } {
 function rowAttachments(cell: unknown, baseDir: string): { attach?: Attach } | { reasons: string[] } {
   const names = attachmentNames(cell);
   if ('bad' in names) return { reasons: [names.bad] };
-  const files: { path: string; kind: Attachment['kind']; mime: string }[] = [];
+  const files: { name: string; path: string; kind: Attachment['kind']; mime: string }[] = [];
   const reasons: string[] = [];
   for (const name of names) {
     const path = resolve(baseDir, name);
@@ -186,7 +186,7 @@ function rowAttachments(cell: unknown, baseDir: string): { attach?: Attach } | {
       reasons.push(`attachment ${JSON.stringify(name)}: no such file ${path}`);
       continue;
     }
-    files.push({ path, ...type });
+    files.push({ name, path, ...type });
   }
   if (reasons.length > 0) return { reasons };
   if (files.length === 0) return {};
@@ -198,11 +198,17 @@ function rowAttachments(cell: unknown, baseDir: string): { attach?: Attach } | {
         if (f.kind === 'pdf') {
           // Its pages (cost per page, the provider's page limits): all of them.
           const { PDFDocument } = await import('pdf-lib');
-          const doc = await PDFDocument.load(readFileSync(f.path), {
-            ignoreEncryption: true,
-            updateMetadata: false,
-          });
-          pages = Array.from({ length: doc.getPageCount() }, (_, i) => i + 1);
+          try {
+            const doc = await PDFDocument.load(readFileSync(f.path), {
+              ignoreEncryption: true,
+              updateMetadata: false,
+            });
+            pages = Array.from({ length: doc.getPageCount() }, (_, i) => i + 1);
+          } catch (e) {
+            throw new Error(
+              `attachment ${JSON.stringify(f.name)}: ${f.path} is not a PDF that can be read (${errorMessage(e).split('\n')[0]})`,
+            );
+          }
         }
         out.push(await storeAttachmentFile(dir, f.path, f.kind, f.mime, pages));
       }

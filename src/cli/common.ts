@@ -226,7 +226,7 @@ export function recordCheckOptions(cmd: Command): Command {
     )
     .option(
       '--map <field=column,...>',
-      'your own rows: which of your columns holds each field (id, context, question, schema, ground_truth, source, schema_complexity, difficulty), as sob build records --map, e.g. --map id=doc_id,context=passage',
+      'your own rows: which of your columns holds each field (id, context, question, schema, ground_truth, source, schema_complexity, difficulty, attachments: file paths relative to the rows file), as sob build records --map, e.g. --map id=doc_id,context=passage',
     )
     .option(
       '--allow-invalid-ground-truth',

@@ -19,6 +19,7 @@ import {
   sobIn,
   startProtocolServer,
   tempDir,
+  twoColumnPdf,
 } from '../kit/index.ts';
 
 const dir = tempDir('sob-build-pdf-');
@@ -48,9 +49,20 @@ before(async () => {
   // Three US Letter pages (612 x 792 pt) with a text layer, "Chapter N" on each.
   source = Buffer.from(await runningHeadsPdf());
   writeFileSync(join(pdfs, 'doc.pdf'), source);
+  // A second PDF whose one record is rejected (its ground truth fails its schema): nothing stored.
+  writeFileSync(join(pdfs, 'other.pdf'), await twoColumnPdf());
+  const rejected = {
+    ...annotation('other_pg1', 'bad', 1),
+    ground_truth: { title: 'x', page: 'one', note: null },
+  };
   writeFileSync(
     join(dir, 'annotations.jsonl'),
-    `${[annotation('doc_pg2', 'pg2', 2), annotation('doc_pg2', 'pg2b', 2), annotation('doc', 'whole', 1)]
+    `${[
+      annotation('doc_pg2', 'pg2', 2),
+      annotation('doc_pg2', 'pg2b', 2),
+      annotation('doc', 'whole', 1),
+      rejected,
+    ]
       .map((a) => JSON.stringify(a))
       .join('\n')}\n`,
   );
@@ -142,9 +154,13 @@ test('each record carries its PDF pages and their renders at the stated dpi, sto
   // Page 2's render is the one the page record carries.
   assert.equal(all[2].sha256, one[1].sha256);
   assert.notEqual(all[1].sha256, all[2].sha256);
-  // Files: the subset, the source, three renders.
+  // Files: the subset, the source, three renders; none for the rejected record on other.pdf.
   const { readdirSync } = await import('node:fs');
   assert.equal(readdirSync(join(bench, 'attachments')).length, 5);
+  assert.deepEqual(
+    rows(join(bench, 'rejected.jsonl')).map((x) => x.record_id),
+    ['bad'],
+  );
 
   // The record check passes every record, its documents counted.
   for (const r of recs) assert.deepEqual(await verifyAttachments(bench, r.input.attachments), []);

@@ -57,6 +57,7 @@ before(async () => {
   files['c.wav'] = wavOf(120, 3);
   files['d.jpeg'] = pngOf(8, 8, 4); // the name says JPEG: kind and type are the extension's
   for (const [name, bytes] of Object.entries(files)) writeFileSync(join(data, name), bytes);
+  writeFileSync(join(data, 'bad.pdf'), 'not a PDF at all');
   const lines = [
     row('one', 'scans/a.png'),
     row('list', JSON.stringify(['scans/b.PDF', 'c.wav'])),
@@ -65,6 +66,7 @@ before(async () => {
     row('missing', 'scans/a.png;scans/nope.png'),
     row('strange', 'notes.txt'),
     row('none', undefined),
+    row('broken', 'bad.pdf'),
   ];
   writeFileSync(join(data, 'rows.jsonl'), `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
   const csv = [
@@ -140,8 +142,15 @@ for (const ext of ['jsonl', 'csv'] as const) {
       ),
     );
     assert.match(r.stderr, /rejected strange: attachment "notes.txt": not a kind of file a record carries/);
+    // A PDF that cannot be read: rejected when its record's files are stored, naming it.
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `rejected broken: its documents could not be stored: attachment "bad.pdf": \\S+bad\\.pdf is not a PDF that can be read .*\\(\\S+rows\\.${ext}:${ext === 'jsonl' ? 8 : 7}\\)`,
+      ),
+    );
     const rejected = rows(join(bench, 'rejected.jsonl'));
-    assert.deepEqual(rejected.map((x) => x.record_id).sort(), ['missing', 'strange']);
+    assert.deepEqual(rejected.map((x) => x.record_id).sort(), ['broken', 'missing', 'strange']);
 
     // The record check passes them.
     const check = await checkBenchmark(out, {});
