@@ -18,6 +18,7 @@ import { dirname } from 'node:path';
 import { documentPages, verifyAttachments } from './attachments.ts';
 import { COMPLEXITY_WEIGHT } from './complexity.ts';
 import { UserError, where } from './errors.ts';
+import { HashLines } from './id-hash.ts';
 import { readJsonl } from './jsonl.ts';
 import { type PyObject, type PyValue, toPlain } from './pyjson.ts';
 import { type Complexity, SOURCES, type Source } from './record.ts';
@@ -56,8 +57,10 @@ export interface BenchmarkCheck {
   totals: Record<Source, { records: number; weight: number }>;
   /** Accepted records whose ground truth fails its schema (kept by --allow-invalid-ground-truth). */
   warnings: { line: number; id: string; warning: string }[];
-  /** Accepted records that carry no documents (`--input document` refuses them by name). */
+  /** The first 5 accepted records that carry no documents (`--input document` refuses them by name). */
   withoutAttachments: { line: number; id: string }[];
+  /** How many accepted records carry no documents. */
+  withoutAttachmentsCount: number;
   /** Accepted records' documents: how many, and of them PDFs' pages (cost per page). */
   attachments: { records: number; files: number; pages: number };
 }
@@ -99,9 +102,11 @@ export async function checkBenchmark(file: string, sel: Selection = {}): Promise
     totals,
     warnings: [],
     withoutAttachments: [],
+    withoutAttachmentsCount: 0,
     attachments: { records: 0, files: 0, pages: 0 },
   };
-  const seen = new Map<string, number>();
+  // Each accepted id's line, by the id's 64-bit hash: memory flat in the records' text.
+  const seen = new HashLines();
   const checker = new RecordChecker({ timeoutMs: sel.recordTimeoutMs, signal: sel.signal });
   /** Lines handed to the checker, in file order (the checker runs ahead; verdicts are taken in order). */
   const inFlight: { line: number; id?: string; src: unknown; verdict: Promise<CheckResult> }[] = [];
@@ -130,8 +135,10 @@ export async function checkBenchmark(file: string, sel: Selection = {}): Promise
       out.rejected.push({ line: line, id: rid, reason: bad.join('; ') });
       return;
     }
-    if (docs.length === 0) out.withoutAttachments.push({ line: line, id: rid });
-    else {
+    if (docs.length === 0) {
+      out.withoutAttachmentsCount++;
+      if (out.withoutAttachments.length < 5) out.withoutAttachments.push({ line: line, id: rid });
+    } else {
       out.attachments.records++;
       out.attachments.files += docs.length;
       out.attachments.pages += documentPages(docs);

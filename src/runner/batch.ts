@@ -26,6 +26,7 @@ import {
   readBatches,
 } from '../core/formats/batches.ts';
 import { checkVersion } from '../core/formats/version.ts';
+import type { IdLookup } from '../core/id-hash.ts';
 import { sleep } from '../core/retry.ts';
 import {
   type BatchApi,
@@ -84,7 +85,7 @@ export interface BatchRun<I extends BatchItem> {
    */
   earlier?: I[];
   request(item: I): Omit<ProviderRequest, 'signal'>;
-  answered: Set<string>;
+  answered: IdLookup;
   constrained: boolean;
   maxRetries: number;
   settings: BatchSettings;
@@ -126,10 +127,7 @@ function loadState(file: string, model: string): State {
  * Batches an earlier `sob run --batch` left at the provider, not collected, with the records of
  * theirs not answered yet (for a re-run without `--batch`, which would ask them again online).
  */
-export function uncollectedBatches(
-  runDir: string,
-  answered: ReadonlySet<string>,
-): { id: string; records: number }[] {
+export function uncollectedBatches(runDir: string, answered: IdLookup): { id: string; records: number }[] {
   const file = join(runDir, BATCHES);
   if (!existsSync(file)) return [];
   let v: State;

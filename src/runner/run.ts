@@ -24,6 +24,7 @@ import { acquireLock, removeStaleTemps } from '../core/files.ts';
 import { errorLineText } from '../core/formats/error-line.ts';
 import { type RunManifest, type RunSession, runManifestDoc } from '../core/formats/manifest.ts';
 import { responseLineText } from '../core/formats/response-line.ts';
+import type { IdLookup, IdSet } from '../core/id-hash.ts';
 import { PACKAGE_ROOT } from '../core/paths.ts';
 import { getField, type PyObject, type PyValue, parsePyJson, toPlain } from '../core/pyjson.ts';
 import type { Source } from '../core/record.ts';
@@ -533,10 +534,11 @@ export function refuseDocumentless(
       2,
     );
   const none = check.withoutAttachments;
-  if (none.length === 0) return;
+  const count = check.withoutAttachmentsCount;
+  if (count === 0) return;
   const named = none.slice(0, 5).map((r) => `${r.id} (line ${r.line})`);
   throw new UserError(
-    `${check.file}: ${none.length} record${none.length === 1 ? '' : 's'} without attachments cannot be asked with --input ${mode}: ${named.join(', ')}${none.length > 5 ? ', ...' : ''}; nothing was asked (use --input text, or --source to select records that carry their documents)`,
+    `${check.file}: ${count} record${count === 1 ? '' : 's'} without attachments cannot be asked with --input ${mode}: ${named.join(', ')}${count > 5 ? ', ...' : ''}; nothing was asked (use --input text, or --source to select records that carry their documents)`,
     2,
   );
 }
@@ -560,7 +562,7 @@ async function resumeRunDir(
   runDir: string,
   id: Setup['id'],
   log: (line: string) => void,
-): Promise<{ old: Partial<RunManifest> | undefined; answered: Set<string> }> {
+): Promise<{ old: Partial<RunManifest> | undefined; answered: IdSet }> {
   const old = readManifest(runDir) ?? undefined;
   if (old) checkResumable(runDir, old, id);
   else if (existsSync(join(runDir, RESPONSES))) {
@@ -698,7 +700,7 @@ class RunLog {
     runDir: string,
     readonly progress: Progress,
     /** Records answered (by any session): never asked again. */
-    readonly answered: Set<string>,
+    readonly answered: IdSet,
   ) {
     this.responses = new AppendLog(join(runDir, RESPONSES));
     this.errors = new AppendLog(join(runDir, ERRORS));
@@ -1019,7 +1021,7 @@ async function askOnline(
  * Without --batch: a batch an earlier `--batch` run left at the provider still answers (and is
  * billed), so asking its records online now pays for them twice. Said before anything is asked.
  */
-function warnUncollected(runDir: string, answered: Set<string>, log: (line: string) => void): void {
+function warnUncollected(runDir: string, answered: IdLookup, log: (line: string) => void): void {
   const left = uncollectedBatches(runDir, answered);
   if (left.length > 0)
     log(
@@ -1050,7 +1052,7 @@ async function handOffToBatches(
   const held = heldByBatches(runDir);
   let earlier: Item[] = [];
   for (const id of inLimit) held.delete(id);
-  for (const id of answered) held.delete(id);
+  for (const id of [...held]) if (answered.has(id)) held.delete(id);
   if (held.size > 0) for await (const it of recordsWithIds(benchmark, held)) earlier.push(it);
   // A batch is built whole: each record's documents fitted once, here (a refused one is not sent).
   const fitted = new Map<string, Sent>();

@@ -254,6 +254,9 @@ class WorkerSupervisor {
     const current = this.current;
     if (!current) return;
     if (msg.type === 'batch' || msg.type === 'rows') {
+      // Taken: the worker may post another (BATCHES_AHEAD).
+      Atomics.add(this.beat, 5, 1);
+      Atomics.notify(this.beat, 5);
       const items = msg.type === 'rows' ? rowsOf(msg) : msg.items;
       for (const item of items) {
         if (current.accept(item)) continue;

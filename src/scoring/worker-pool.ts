@@ -24,8 +24,12 @@ const WORKER_YOUNG_MB = 48;
 /** How many schema texts that ran over time are remembered (per `sob score`). */
 export const TIMED_OUT_MAX = 4096;
 
-/** A slot's heartbeat: [line being scored, records started, 1 while schema work runs, file index]. */
-export const HEARTBEAT_BYTES = 16;
+/**
+ * A slot's heartbeat: [line being scored, records started, 1 while schema work runs, file index,
+ * batches of rows posted by the worker, batches taken by the main thread] (the last two: the
+ * rows in flight are bounded: worker.ts `BATCHES_AHEAD`).
+ */
+export const HEARTBEAT_BYTES = 24;
 
 /** A worker and what its slot watches it by. */
 export interface Spawned {

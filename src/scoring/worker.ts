@@ -90,6 +90,13 @@ const { heartbeat, timedOut, claims, codePort, owner, validatorCache, compileBud
 if (compileBudgetMs !== undefined) setCompileBudget(compileBudgetMs);
 /** [line being scored, records started, 1 while schema work runs, the job's id]. */
 const beat = new Int32Array(heartbeat);
+
+/**
+ * Batches of rows (32 each) this worker posts ahead of the main thread's taking them (the
+ * heartbeat's slots 4 and 5): past this it waits, so the rows queued for the main thread do not
+ * grow with the file when the worker scores faster than the main thread writes.
+ */
+const BATCHES_AHEAD = 64;
 const port = parentPort!;
 const verdicts = new VerdictChannel((msg) => port.postMessage(msg satisfies WorkerMessage));
 /** Shared by every worker: [count, then a 64-bit hash per schema text that ran over time]. */
@@ -172,6 +179,9 @@ const end = () => {
 
 async function run(job: WorkerJob): Promise<void> {
   Atomics.store(beat, 3, job.id);
+  // The rows in flight are counted from this job's first batch (the last job's were all taken).
+  Atomics.store(beat, 4, 0);
+  Atomics.store(beat, 5, 0);
   if (job.profile.profile === 'strict') await prepareStrict(job.profile.assertFormats);
   const specs = job.profile.scorers ?? [];
   let scorers: LoadedScorer[] | undefined;
@@ -207,6 +217,13 @@ async function run(job: WorkerJob): Promise<void> {
     const items = batch;
     batch = [];
     if (!lenient?.asks) {
+      // At most BATCHES_AHEAD batches the main thread has not taken yet (each wait is bounded).
+      for (let waits = 0; waits < 600; waits++) {
+        const taken = Atomics.load(beat, 5);
+        if (Atomics.load(beat, 4) - taken < BATCHES_AHEAD) break;
+        Atomics.wait(beat, 5, taken, 50);
+      }
+      Atomics.add(beat, 4, 1);
       port.postMessage(batchMessage(items));
       return;
     }
