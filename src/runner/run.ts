@@ -55,7 +55,7 @@ import {
   fitDocuments,
   type PdfOverLimit,
 } from './documents.ts';
-import { type PromptTemplate, renderPrompt, sha256 } from './prompt.ts';
+import { documentNote, type PromptTemplate, renderPrompt, sha256 } from './prompt.ts';
 import {
   AppendLog,
   ERRORS,
@@ -294,22 +294,6 @@ export function attachmentsOf(item: Item) {
   const raw = input instanceof Map ? input.get('attachments') : undefined;
   if (raw === undefined || raw === null) return [];
   return Attachments.parse(toPlain(raw));
-}
-
-/** What the prompt says of the documents sent with it (`document`: in place of the transcript). */
-export function documentNote(mode: InputMode, sent: readonly { kind: string }[]): string {
-  const count = (k: string, one: string, many: string) => {
-    const n = sent.filter((a) => a.kind === k).length;
-    return n === 0 ? [] : [`${n === 1 ? 'one' : n} ${n === 1 ? one : many}`];
-  };
-  const list = [
-    ...count('pdf', 'PDF', 'PDFs'),
-    ...count('image', 'page image', 'page images'),
-    ...count('audio', 'audio recording', 'audio recordings'),
-  ].join(', ');
-  return mode === 'document'
-    ? `The document is attached to this message (${list}); no transcript is given: read the attachment itself.`
-    : `The document itself is attached to this message as well (${list}); the text above is a transcript of it.`;
 }
 
 /**

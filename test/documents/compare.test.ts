@@ -25,6 +25,7 @@ import {
   sobIn,
   startProtocolServer,
   tempDir,
+  userTextOf,
 } from '../kit/index.ts';
 import { CHROMIUM, launchChromium, reportData } from '../report/run.ts';
 
@@ -224,6 +225,14 @@ test('the report: the drill-down shows the page itself beside both answers (Chro
       return { w: e.naturalWidth, h: e.naturalHeight, complete: e.complete };
     });
     assert.deepEqual(img, { w: 60, h: 80, complete: true });
+    // The prompt shown is the one sent: the note that the document is attached, no transcript.
+    const asked = server.requests.find(
+      (q) => q.key === 'r0' && q.body.model === 'm-document' && documentsOf(q).length > 0,
+    )!;
+    const shown = await page.textContent('#prompt-user');
+    assert.equal(shown, userTextOf(asked));
+    assert.match(shown!, /The document is attached/);
+    assert.doesNotMatch(shown!, /TRANSCRIPT-OF-/);
     await page.selectOption('#compare-with', { label: 'openai_m-text' });
     const side = await page.$$eval('#side-table tbody tr', (trs) =>
       trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)),
