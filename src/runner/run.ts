@@ -376,6 +376,11 @@ function responseLine(item: Item, o: RunOptions, res: ProviderResponse | undefin
   if (res?.tpotMs !== undefined) info.set('tpot_ms', roundMs(res.tpotMs));
   info.set('input_tokens', int(res?.inputTokens));
   info.set('output_tokens', int(res?.outputTokens));
+  if (res?.inputTokensByModality)
+    info.set(
+      'input_tokens_by_modality',
+      new Map(Object.entries(res.inputTokensByModality).map(([k, v]) => [k, int(v)] as [string, PyValue])),
+    );
   if (res?.cacheReadTokens !== undefined) info.set('cache_read_tokens', int(res.cacheReadTokens));
   if (res?.cacheWriteTokens !== undefined) info.set('cache_write_tokens', int(res.cacheWriteTokens));
   info.set('attempts', BigInt(a.attempts));
