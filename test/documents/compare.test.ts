@@ -175,6 +175,23 @@ test('the report: the drill-down shows the page itself beside both answers (Chro
     const s = await sobIn(['score', runDir, '--out', join(ev, 'evaluation'), '--bootstrap-samples', '0']);
     assert.equal(s.code, 0, s.stderr);
   }
+  // A folder of two models does not stand for one: one line asking for --model, exit 2.
+  const two = await sobIn(['compare', ev, join(dir, 'runs', 'text')]);
+  assert.equal(two.code, 2);
+  assert.match(
+    two.stderr,
+    /holds 2 image models \(openai_m-document, openai_m-text\): name them with --model <a>,<b>/,
+  );
+  const named = await sobIn([
+    'compare',
+    ev,
+    '--model',
+    'openai_m-text,openai_m-document',
+    '--format',
+    'json',
+  ]);
+  assert.equal(named.code, 0, named.stderr);
+  assert.deepEqual(JSON.parse(named.stdout).input_modes, { a: 'text', b: 'document' });
   const rep = await sobIn(['report', ev]);
   assert.equal(rep.code, 0, rep.stderr);
   const out = join(ev, 'report.html');
