@@ -7,7 +7,6 @@
  * correct field; the response cache never serves a text answer to a document request.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { type AnthropicServer, startAnthropicServer } from '../kit/anthropic-server.ts';
