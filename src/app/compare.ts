@@ -3,7 +3,10 @@
  * both answered, or the Holm-corrected pairwise matrix of every model of one source (`all`). The
  * command (`src/cli/compare.ts`) reads the flags into `CompareSettings` and calls `compareRuns`.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { UserError } from '../core/errors.ts';
+import { MODALITIES } from '../core/record.ts';
 import { LENIENT_COMPARED, type MatrixMetric, matrixMetric } from '../report/lenient.ts';
 import { evaluationDirOf } from './evaluation-dir.ts';
 import { log } from './io.ts';
@@ -92,8 +95,12 @@ export async function compareRuns(s: CompareSettings): Promise<void> {
   if (!b) throw new UserError('give two models to compare (or --all with an evaluation folder)', 2);
   // A run directory, an eval folder or an evaluation folder of one model stands for that model.
   if (!s.model) {
-    a = singleModelFolder(a, evaluationDirOf(a), s.modality);
-    b = singleModelFolder(b, evaluationDirOf(b), s.modality);
+    const da = evaluationDirOf(a);
+    const db = evaluationDirOf(b);
+    // Without --modality: the first source both have (text, image, audio), so A and B match.
+    const both = s.modality ?? MODALITIES.find((m) => existsSync(join(da, m)) && existsSync(join(db, m)));
+    a = singleModelFolder(a, da, both);
+    b = singleModelFolder(b, db, both);
   }
   const [ma, mb] = await Promise.all([loadModelRows(a), loadModelRows(b)]);
   // Two input modes (sob run --input): each side named with its mode, `model · document`.

@@ -8,7 +8,7 @@ import type { ReportPage, RunAccess } from '../report/html.ts';
  */
 export async function runAccess(): Promise<RunAccess> {
   const { readManifest, sanitizeModelId } = await import('../runner/run-dir.ts');
-  const { makeTemplate, renderPrompt } = await import('../runner/prompt.ts');
+  const { documentNote, makeTemplate, renderPrompt } = await import('../runner/prompt.ts');
   const manifestOf = (dir: string) => {
     try {
       return readManifest(dir);
@@ -26,15 +26,27 @@ export async function runAccess(): Promise<RunAccess> {
       return typeof m?.model === 'string' ? sanitizeModelId(m.model) : undefined;
     },
     prompt: (file) => {
-      const p = manifestOf(dirname(file))?.prompt;
+      const manifest = manifestOf(dirname(file));
+      const p = manifest?.prompt;
       if (typeof p?.template !== 'string') return undefined;
+      // `--input document|both`: the context as the runner wrote it (the note, the transcript or both).
+      const mode = manifest?.settings?.input;
       let template: ReturnType<typeof makeTemplate>;
       try {
         template = makeTemplate(p.template);
       } catch {
         return undefined;
       }
-      return (f) => renderPrompt(template, f);
+      if (mode !== 'document' && mode !== 'both') return (f) => renderPrompt(template, f);
+      return (f) => {
+        const docs = f.documents;
+        const context = !docs
+          ? f.context
+          : mode === 'document'
+            ? documentNote(mode, docs)
+            : `${f.context}\n\n${documentNote(mode, docs)}`;
+        return renderPrompt(template, { ...f, context });
+      };
     },
   };
 }

@@ -53,9 +53,13 @@ Examples:
   sob compare runs/evaluation --all --modality image
   sob compare runs/eval-before/evaluation runs/eval-after/evaluation --model phi-4
   sob compare ../shared/data/sob/evaluation --model phi-4,gpt-oss --modality image
+  sob compare runs/m-text runs/m-document          # two input modes of one model (sob run --input)
 
 The difference is B - A (weighted by schema complexity), with a 95% bootstrap interval and a
-two-sided bootstrap p-value; with --all, p-values are Holm-Bonferroni adjusted. Rows scored
+two-sided bootstrap p-value, and p (Holm): adjusted over the metrics compared (with --all,
+over the pairs). The records that flip (Value Accuracy 1 in one side only) and the field flips
+follow. A run directory or an eval folder of one model stands for that model; runs of different
+--input modes are named with their mode (m · text, m · document). Rows scored
 with sob score --match are also compared on Lenient Value Accuracy, Lenient Faithfulness and
 Field F1 (over the records both answered), and --all --metric lenient_value_accuracy gives the
 matrix on it.`,

@@ -70,12 +70,23 @@ export function geminiResponse(res: unknown): ProviderResponse {
   const r = res as {
     candidates?: { content?: { parts?: { text?: string; thought?: boolean }[] }; finishReason?: string }[];
     promptFeedback?: { blockReason?: string };
-    usageMetadata?: { promptTokenCount?: number; candidatesTokenCount?: number; thoughtsTokenCount?: number };
+    usageMetadata?: {
+      promptTokenCount?: number;
+      candidatesTokenCount?: number;
+      thoughtsTokenCount?: number;
+      promptTokensDetails?: { modality?: string; tokenCount?: number }[];
+    };
   };
   const u = r.usageMetadata;
+  // The prompt's tokens per modality (TEXT, IMAGE, DOCUMENT, AUDIO, VIDEO), as Gemini counts them.
+  const byModality: Record<string, number> = {};
+  for (const d of Array.isArray(u?.promptTokensDetails) ? u.promptTokensDetails : [])
+    if (typeof d?.modality === 'string' && typeof d.tokenCount === 'number' && Number.isFinite(d.tokenCount))
+      byModality[d.modality.toLowerCase()] = (byModality[d.modality.toLowerCase()] ?? 0) + d.tokenCount;
   const usage = {
     inputTokens: u?.promptTokenCount,
     outputTokens: u ? (u.candidatesTokenCount ?? 0) + (u.thoughtsTokenCount ?? 0) : undefined,
+    ...(Object.keys(byModality).length > 0 ? { inputTokensByModality: byModality } : {}),
   };
   const cand = Array.isArray(r.candidates) ? r.candidates[0] : undefined;
   if (!cand) {

@@ -116,6 +116,11 @@ export interface ProviderResponse {
   outputTokens?: number;
   /** The provider's own word: stop, length, refusal, ... */
   finishReason: string;
+  /**
+   * Of inputTokens, per modality as the provider reports them (Gemini's `promptTokensDetails`:
+   * `text`, `image`, `document`, `audio`, `video`); OpenAI and Anthropic report no such split.
+   */
+  inputTokensByModality?: Record<string, number>;
   /** Of inputTokens: read from the provider's prompt cache, and written to it (Anthropic). */
   cacheReadTokens?: number;
   cacheWriteTokens?: number;

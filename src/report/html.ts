@@ -56,6 +56,8 @@ export type PromptRenderer = (f: {
   question: string;
   schema: unknown;
   recordId: string;
+  /** `--input document|both`: the kinds of the documents sent (`eval_info.documents`). */
+  documents?: { kind: string }[];
 }) => {
   system: string;
   user: string;
@@ -467,11 +469,14 @@ export async function buildReportData(opts: ReportOptions): Promise<Record<strin
         if (Object.hasOwn(diffs, key)) continue;
         if (render && !Object.hasOwn(prompts, key)) {
           try {
+            const info = l.value.get('eval_info');
+            const sent = info instanceof Map ? toPlain(info.get('documents') ?? null) : null;
             const p = render({
               context: String(input.get('context') ?? ''),
               question: String(input.get('question') ?? ''),
               schema: toPlain(input.get('json_schema') ?? null),
               recordId: id,
+              ...(Array.isArray(sent) ? { documents: sent as { kind: string }[] } : {}),
             });
             prompts[key] = [textIndex(p.system), textIndex(p.user)];
           } catch {

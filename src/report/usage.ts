@@ -81,7 +81,7 @@ function readAnswers(files: string[]): Answers {
       const info = evalInfoOf(l.text);
       if (typeof info !== 'object' || info === null) continue;
       out.any = true;
-      const i = info as ResponseInfo & { input_mode?: unknown };
+      const i = info as ResponseInfo;
       if (i.schema_rejected === true) continue; // no answer: nothing spent on the model
       out.modes.add(typeof i.input_mode === 'string' ? i.input_mode : 'text');
       out.pages += pagesOf(l.text);

@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { InputMode } from '../core/attachments.ts';
 import { UserError } from '../core/errors.ts';
 
 export const DEFAULT_TEMPLATE = `[system]
@@ -87,4 +88,20 @@ export function renderPrompt(template: PromptTemplate, f: PromptFields): Prompt 
     else if (section) parts[section].push(line);
   }
   return { system: fill(parts.system.join('\n')), user: fill(parts.user.join('\n')) };
+}
+
+/** What the prompt says of the documents sent with it (`document`: in place of the transcript). */
+export function documentNote(mode: Exclude<InputMode, 'text'>, sent: readonly { kind: string }[]): string {
+  const count = (k: string, one: string, many: string) => {
+    const n = sent.filter((a) => a.kind === k).length;
+    return n === 0 ? [] : [`${n === 1 ? 'one' : n} ${n === 1 ? one : many}`];
+  };
+  const list = [
+    ...count('pdf', 'PDF', 'PDFs'),
+    ...count('image', 'page image', 'page images'),
+    ...count('audio', 'audio recording', 'audio recordings'),
+  ].join(', ');
+  return mode === 'document'
+    ? `The document is attached to this message (${list}); no transcript is given: read the attachment itself.`
+    : `The document itself is attached to this message as well (${list}); the text above is a transcript of it.`;
 }

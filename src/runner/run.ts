@@ -56,7 +56,7 @@ import {
   fitDocuments,
   type PdfOverLimit,
 } from './documents.ts';
-import { type PromptTemplate, renderPrompt, sha256 } from './prompt.ts';
+import { documentNote, type PromptTemplate, renderPrompt, sha256 } from './prompt.ts';
 import {
   AppendLog,
   ERRORS,
@@ -297,22 +297,6 @@ export function attachmentsOf(item: Item) {
   return Attachments.parse(toPlain(raw));
 }
 
-/** What the prompt says of the documents sent with it (`document`: in place of the transcript). */
-export function documentNote(mode: InputMode, sent: readonly { kind: string }[]): string {
-  const count = (k: string, one: string, many: string) => {
-    const n = sent.filter((a) => a.kind === k).length;
-    return n === 0 ? [] : [`${n === 1 ? 'one' : n} ${n === 1 ? one : many}`];
-  };
-  const list = [
-    ...count('pdf', 'PDF', 'PDFs'),
-    ...count('image', 'page image', 'page images'),
-    ...count('audio', 'audio recording', 'audio recordings'),
-  ].join(', ');
-  return mode === 'document'
-    ? `The document is attached to this message (${list}); no transcript is given: read the attachment itself.`
-    : `The document itself is attached to this message as well (${list}); the text above is a transcript of it.`;
-}
-
 /**
  * What a record asks the model (everything but the abort signal). `docs`: the record's documents
  * as the policy fitted them (`--input document|both`); `document` leaves the transcript out.
@@ -393,6 +377,11 @@ function responseLine(item: Item, o: RunOptions, res: ProviderResponse | undefin
   if (res?.tpotMs !== undefined) info.set('tpot_ms', roundMs(res.tpotMs));
   info.set('input_tokens', int(res?.inputTokens));
   info.set('output_tokens', int(res?.outputTokens));
+  if (res?.inputTokensByModality)
+    info.set(
+      'input_tokens_by_modality',
+      new Map(Object.entries(res.inputTokensByModality).map(([k, v]) => [k, int(v)] as [string, PyValue])),
+    );
   if (res?.cacheReadTokens !== undefined) info.set('cache_read_tokens', int(res.cacheReadTokens));
   if (res?.cacheWriteTokens !== undefined) info.set('cache_write_tokens', int(res.cacheWriteTokens));
   info.set('attempts', BigInt(a.attempts));

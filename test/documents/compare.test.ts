@@ -25,6 +25,7 @@ import {
   sobIn,
   startProtocolServer,
   tempDir,
+  userTextOf,
 } from '../kit/index.ts';
 import { CHROMIUM, launchChromium, reportData } from '../report/run.ts';
 
@@ -174,6 +175,23 @@ test('the report: the drill-down shows the page itself beside both answers (Chro
     const s = await sobIn(['score', runDir, '--out', join(ev, 'evaluation'), '--bootstrap-samples', '0']);
     assert.equal(s.code, 0, s.stderr);
   }
+  // A folder of two models does not stand for one: one line asking for --model, exit 2.
+  const two = await sobIn(['compare', ev, join(dir, 'runs', 'text')]);
+  assert.equal(two.code, 2);
+  assert.match(
+    two.stderr,
+    /holds 2 image models \(openai_m-document, openai_m-text\): name them with --model <a>,<b>/,
+  );
+  const named = await sobIn([
+    'compare',
+    ev,
+    '--model',
+    'openai_m-text,openai_m-document',
+    '--format',
+    'json',
+  ]);
+  assert.equal(named.code, 0, named.stderr);
+  assert.deepEqual(JSON.parse(named.stdout).input_modes, { a: 'text', b: 'document' });
   const rep = await sobIn(['report', ev]);
   assert.equal(rep.code, 0, rep.stderr);
   const out = join(ev, 'report.html');
@@ -224,6 +242,14 @@ test('the report: the drill-down shows the page itself beside both answers (Chro
       return { w: e.naturalWidth, h: e.naturalHeight, complete: e.complete };
     });
     assert.deepEqual(img, { w: 60, h: 80, complete: true });
+    // The prompt shown is the one sent: the note that the document is attached, no transcript.
+    const asked = server.requests.find(
+      (q) => q.key === 'r0' && q.body.model === 'm-document' && documentsOf(q).length > 0,
+    )!;
+    const shown = await page.textContent('#prompt-user');
+    assert.equal(shown, userTextOf(asked));
+    assert.match(shown!, /The document is attached/);
+    assert.doesNotMatch(shown!, /TRANSCRIPT-OF-/);
     await page.selectOption('#compare-with', { label: 'openai_m-text' });
     const side = await page.$$eval('#side-table tbody tr', (trs) =>
       trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)),

@@ -37,11 +37,31 @@ const costOf = (docs: number) => tokensIn(docs) / 1e6;
 before(async () => {
   server = await startProtocolServer({
     script: (r: SeenRequest) => {
-      const docs = documentsOf(r).length;
+      const sent = documentsOf(r);
+      const docs = sent.length;
       // Text answers get the id only; document answers the vendor too (a field more right).
       const text =
         docs > 0 ? JSON.stringify({ id: r.key, total: null, vendor: null }) : JSON.stringify({ id: r.key });
-      return { kind: 'answer', text, usage: { input: tokensIn(docs), output: 5, cost: costOf(docs) } };
+      // Gemini splits the prompt's tokens by modality (promptTokensDetails).
+      const pdfs = sent.filter((d) => d.mime === 'application/pdf').length;
+      const byModality =
+        r.protocol === 'gemini'
+          ? {
+              TEXT: 20,
+              ...(docs > pdfs ? { IMAGE: 1000 * (docs - pdfs) } : {}),
+              ...(pdfs ? { DOCUMENT: 1000 * pdfs } : {}),
+            }
+          : undefined;
+      return {
+        kind: 'answer',
+        text,
+        usage: {
+          input: tokensIn(docs),
+          output: 5,
+          cost: costOf(docs),
+          ...(byModality ? { byModality } : {}),
+        },
+      };
     },
   });
   claude = await startAnthropicServer({
@@ -124,6 +144,13 @@ for (const model of ['openai:m', 'gemini:m', 'anthropic:claude-opus-4-7']) {
       assert.equal(l.eval_info.input_mode, 'document');
       assert.equal(l.eval_info.input_tokens, tokensIn(DOCS[id]), `${id}: input tokens`);
       assert.equal(l.eval_info.output_tokens, 5);
+      if (model.startsWith('gemini'))
+        assert.deepEqual(
+          l.eval_info.input_tokens_by_modality,
+          id === 'pdf1' ? { text: 20, image: 1000, document: 1000 } : { text: 20, image: 1000 },
+          `${id}: Gemini's tokens per modality`,
+        );
+      else assert.equal(l.eval_info.input_tokens_by_modality, undefined);
     }
     if (model.startsWith('anthropic')) {
       // Priced from the table: $5 per million input tokens, $25 per million output tokens.

@@ -23,7 +23,8 @@ export type Outcome =
       text: string;
       finish?: 'stop' | 'length';
       delayMs?: number;
-      usage?: { input: number; output: number; cost?: number };
+      /** `byModality`: Gemini's `promptTokensDetails` (TEXT, IMAGE, DOCUMENT, AUDIO: token counts). */
+      usage?: { input: number; output: number; cost?: number; byModality?: Record<string, number> };
       /**
        * When the client streams: the text in these pieces (default: one piece), the first after
        * `firstMs`, each next one `gapMs` later.
@@ -534,6 +535,14 @@ export async function startProtocolServer(opts: ServerOptions = {}): Promise<Pro
       ],
       usageMetadata: {
         promptTokenCount: usage.input,
+        ...('byModality' in usage && usage.byModality
+          ? {
+              promptTokensDetails: Object.entries(usage.byModality).map(([modality, tokenCount]) => ({
+                modality,
+                tokenCount,
+              })),
+            }
+          : {}),
         candidatesTokenCount: usage.output,
         totalTokenCount: usage.input + usage.output,
       },
@@ -614,6 +623,14 @@ export async function startProtocolServer(opts: ServerOptions = {}): Promise<Pro
         ],
         usageMetadata: {
           promptTokenCount: usage.input,
+          ...('byModality' in usage && usage.byModality
+            ? {
+                promptTokensDetails: Object.entries(usage.byModality).map(([modality, tokenCount]) => ({
+                  modality,
+                  tokenCount,
+                })),
+              }
+            : {}),
           candidatesTokenCount: usage.output,
           totalTokenCount: usage.input + usage.output,
         },

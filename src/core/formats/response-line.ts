@@ -45,6 +45,14 @@ export interface ResponseInfo {
   error?: string;
   endpoint?: string;
   cached?: boolean;
+  /** Of input_tokens, per modality, where the provider splits them (Gemini). */
+  input_tokens_by_modality?: Record<string, number>;
+  /** `--input` (absent: text). */
+  input_mode?: string;
+  /** `--input document|both`: each document as sent, their bytes, what the document policy changed. */
+  documents?: { kind: string; mime: string; sha256: string; bytes: number }[];
+  document_bytes?: number;
+  document_policy?: { path: string; sha256: string; action: string; detail: string }[];
 }
 
 /** The parts of a line as the runner builds them (lossless values: ints as bigint). */
