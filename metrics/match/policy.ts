@@ -474,6 +474,8 @@ export class PathInfo {
   readonly matcherMemo = new Map<string, unknown>();
   /** Problems with this node's `x-sob-match` annotation (reported, then ignored). */
   warning?: string;
+  /** A root's variants for records declaring a field policy, by its JSON text. */
+  readonly withFieldPolicy = new Map<string, PathInfo>();
 
   constructor(
     readonly policy: Policy,
@@ -492,14 +494,20 @@ export class PathInfo {
    */
   static root(policy: Policy, schema: unknown, fieldPolicy?: unknown): PathInfo {
     if (schema !== null && typeof schema === 'object') {
+      const make = (fp: unknown) => {
+        const d = declaredRules(schema, fp);
+        const info = new PathInfo(policy, schema, schemaRoot(schema), [], '', d.rules);
+        if (d.notes.length > 0) info.warning = `declared comparators: ${d.notes.join('; ')}`;
+        return info;
+      };
       let r = policy.roots.get(schema);
-      if (!r) {
-        const d = declaredRules(schema, fieldPolicy);
-        r = new PathInfo(policy, schema, schemaRoot(schema), [], '', d.rules);
-        if (d.notes.length > 0) r.warning = `declared comparators: ${d.notes.join('; ')}`;
-        policy.roots.set(schema, r);
-      }
-      return r;
+      if (!r) policy.roots.set(schema, (r = make(undefined)));
+      if (fieldPolicy === undefined) return r;
+      // Records sharing a schema object may declare different field policies: one root each.
+      const key = JSON.stringify(fieldPolicy);
+      let v = r.withFieldPolicy.get(key);
+      if (!v) r.withFieldPolicy.set(key, (v = make(fieldPolicy)));
+      return v;
     }
     if (fieldPolicy !== undefined && isPlainObject(fieldPolicy))
       return new PathInfo(policy, undefined, undefined, [], '', declaredRules(undefined, fieldPolicy).rules);

@@ -32,6 +32,7 @@ const COMMANDS: readonly { name: string; file: string; register: string }[] = [
   { name: 'judge', file: './judge.ts', register: 'registerJudge' },
   { name: 'author', file: './author.ts', register: 'registerAuthor' },
   { name: 'review', file: './review.ts', register: 'registerReview' },
+  { name: 'export', file: './export.ts', register: 'registerExport' },
 ];
 
 /** What the top-level `--help` shows of a command without loading it. */

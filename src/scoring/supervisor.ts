@@ -47,8 +47,14 @@ function rowsOf(msg: Extract<WorkerMessage, { type: 'rows' }>): LineOutcome[] {
   const items = JSON.parse(msg.json) as LineOutcome[];
   if (msg.rows === undefined) return items;
   const texts = msg.rows.split('\n');
+  const fields = msg.fields?.split('\u0000');
   let t = 0;
-  for (const o of items) if (o.kind === 'row') o.json = texts[t++];
+  for (const o of items) {
+    if (o.kind !== 'row') continue;
+    o.json = texts[t];
+    if (fields && o.fields !== undefined) o.fields = fields[t];
+    t++;
+  }
   return items;
 }
 

@@ -69,7 +69,7 @@ export type WorkerMessage =
    * The same as `batch`, as one JSON text (see `batchMessage`); with `rows`, the row outcomes'
    * `json` are left empty there and are its lines, in order.
    */
-  | { type: 'rows'; json: string; rows?: string }
+  | { type: 'rows'; json: string; rows?: string; fields?: string }
   /** `--match` with a judge: verdicts wanted for these pairs (answered with `verdicts`). */
   | { type: 'judge'; id: number; pairs: UnsettledPair[] }
   | { type: 'done' }
@@ -292,13 +292,30 @@ function batchMessage(items: LineOutcome[]): WorkerMessage {
   // The rows' own JSON texts go beside, one per line (a row's JSON has no newline): inside the
   // batch's JSON each would be escaped here and unescaped there, ~1.5 KB a record.
   const rows: string[] = [];
+  // Each row's fields.jsonl lines likewise (joined by NUL, which no JSON text holds unescaped):
+  // a record's ~15 lines of JSON would be escaped twice over inside the batch's JSON.
+  const fields: string[] = [];
+  let anyFields = false;
   for (const o of items) {
     if (o.kind !== 'row') continue;
-    if (o.json.includes('\n')) return { type: 'rows', json: JSON.stringify(items) };
+    if (o.json.includes('\n') || o.fields?.includes('\u0000'))
+      return { type: 'rows', json: JSON.stringify(items) };
     rows.push(o.json);
+    fields.push(o.fields ?? '');
+    if (o.fields !== undefined) anyFields = true;
   }
-  for (const o of items) if (o.kind === 'row') o.json = '';
-  return { type: 'rows', json: JSON.stringify(items), rows: rows.join('\n') };
+  for (const o of items) {
+    if (o.kind !== 'row') continue;
+    o.json = '';
+    // '' marks a row that has fields lines (they travel in `fields`).
+    if (o.fields !== undefined) o.fields = '';
+  }
+  return {
+    type: 'rows',
+    json: JSON.stringify(items),
+    rows: rows.join('\n'),
+    ...(anyFields ? { fields: fields.join('\u0000') } : {}),
+  };
 }
 
 function jsonSafeScalar(v: unknown): boolean {
