@@ -47,6 +47,7 @@ export const SERIAL = {
     'a catastrophic pattern rejected within its budget + 2 s; SIGTERM obeyed within 2 s',
   'test/scoring/bad-input.test.ts':
     'a 50 MB answer validated within the default record time budget; a ReDoS run under 30 s',
+  'test/cli/eval-progress.test.ts': "sob eval's first progress line within 1 s of starting",
 };
 
 /**

@@ -69,6 +69,8 @@ export interface EvalSettings {
 }
 
 const DEFAULT_MODELS = ['baseline:gold', 'baseline:skeleton'];
+/** Pages of the bundled PDFs (sources/examples/pdf: four one-page PDFs). */
+const PDF_PAGES = 4;
 const EXAMPLES = resolve(PACKAGE_ROOT, 'sources/examples');
 
 /**
@@ -98,9 +100,31 @@ export async function buildExampleBenchmark(dir: string): Promise<string> {
   const scratch = join(dir, '.building');
   rmSync(scratch, { recursive: true, force: true });
   mkdirSync(scratch, { recursive: true });
+  // Said at once, step by step and page by page: the scanned page's OCR takes a while the first time.
+  log(
+    `sob eval: building the bundled benchmark (the example corpus: ${steps.length} steps) -> ${dir}; the first time, its scanned PDF page is OCR'd (cached after)`,
+  );
+  const what = { hotpotqa: 'text passages', pdf: 'PDF pages', ami: 'meetings' } as const;
   let first = true;
-  for (const s of steps) {
-    await buildBenchmark({ ...s, out: join(scratch, 'records.jsonl'), append: !first, log: () => {} });
+  for (const [i, s] of steps.entries()) {
+    log(
+      `building the bundled benchmark: step ${i + 1}/${steps.length}, ${what[s.kind]} (${basename(s.input)})`,
+    );
+    let pages = 0;
+    const pdfs = s.kind === 'pdf' ? PDF_PAGES : 0;
+    await buildBenchmark({
+      ...s,
+      out: join(scratch, 'records.jsonl'),
+      append: !first,
+      // The PDF pages as they are read ("scan.pdf: page 1/1 (ocr)"); the build's other lines stay quiet.
+      log: (line) => {
+        const m = /^(.*): page \d+\/\d+ \((.+)\)$/.exec(line);
+        if (m)
+          log(
+            `building the bundled benchmark: PDF page ${++pages}/${pdfs} read (${basename(m[1])}, ${m[2]})`,
+          );
+      },
+    });
     first = false;
   }
   // The PDF records' pages (attachments/, by content hash) first, the records file last.
@@ -468,6 +492,7 @@ async function askOnce(
 /** Scores a run directory's answers into an evaluation folder (the benchmark's truths). */
 async function scoreRun(run: EvalRun, runDir: string, name: string, outDir: string): Promise<void> {
   const s = run.s;
+  log(`${name}: scoring its answers (the seven metrics and their bootstrap intervals) -> ${outDir}`);
   const { scoreFiles } = await import('../scoring/score-files.ts');
   const { resolveBenchmark } = await import('../runner/run.ts');
   const scored = await scoreFiles(
@@ -534,6 +559,9 @@ async function writeLeaderboards(run: EvalRun, variants: Variant[]): Promise<Lea
   }
   writeDisplayNames(evaluation, variants, writeJsonAtomic);
   const { hasSobResults } = await import('../report/compliance.ts');
+  log(
+    `writing the leaderboard${s.report ? ' and the HTML report' : ''} of ${variants.length} row(s) -> ${evalDir}`,
+  );
   let rows: LeaderboardRow[] = [];
   if (hasSobResults(evaluation)) {
     const { buildLeaderboard, loadEvaluation, readDisplayNames } = await import('../report/evaluation.ts');

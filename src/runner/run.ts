@@ -512,7 +512,7 @@ export async function runBenchmark(o: RunOptions): Promise<RunResult> {
  */
 export function refuseDocumentless(
   o: Pick<RunOptions, 'input' | 'provider'>,
-  check: Pick<BenchmarkCheck, 'file' | 'withoutAttachments'>,
+  check: Pick<BenchmarkCheck, 'file' | 'withoutAttachments' | 'withoutAttachmentsCount'>,
 ): void {
   const mode = modeOf(o);
   if (mode === 'text') return;

@@ -333,10 +333,11 @@ describe('layouts that are not tables, and reading them (round 2)', () => {
     });
     const segs = buildSegments(boxes, 10);
     assert.deepEqual(findTables(segs, 10, 'page').tables, []);
-    // (A paragraph carries on from a column's foot to the next column's head: no sentence ends.)
+    // Short lines are no running text: the left column ends where it ends, the right one is a
+    // paragraph of its own (not joined onto the left one's last line).
     assert.equal(
       layoutPage(boxes, PAGE),
-      'DIRECTORS Mr. Joseph Hui Ms. Clara Lam COMPANY SECRETARY Mr. Siu Cheung HEAD OFFICE 23rd Floor, On Hing Building No. 1 On Hing Terrace Hong Kong',
+      'DIRECTORS Mr. Joseph Hui Ms. Clara Lam COMPANY SECRETARY Mr. Siu Cheung\n\nHEAD OFFICE 23rd Floor, On Hing Building No. 1 On Hing Terrace Hong Kong',
     );
   });
   test('the same short lines sharing baselines stay a table; two rows of words alone do not', () => {
