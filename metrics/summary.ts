@@ -16,7 +16,6 @@ import { compareCodePoints } from '../src/core/pyjson.ts';
 import { PyRandom } from '../src/core/pyrandom.ts';
 import { floatSum } from '../src/core/pysum.ts';
 import { LANES, SumsKernel } from './bootstrap-sums.ts';
-import type { CustomData } from './custom.ts';
 import {
   type BootstrapMethod,
   type BootstrapMethodChoice,
@@ -203,8 +202,8 @@ export interface SummaryData {
   missingRequired: Map<string, number>;
   dataQuality: DataQuality;
   benchmark?: BenchmarkSummary;
-  /** `--scorer`: the columns of the scorers of your own (metrics/custom.ts), when any scored. */
-  custom?: CustomData;
+  /** `--scorer`: the columns of the scorers of your own (metrics/custom.ts `CustomData`), when any scored. */
+  custom?: { names: string[]; columns: Float64Array[] };
 }
 
 /** Collects what the summary needs, record by record. */
