@@ -208,8 +208,8 @@ export interface SummaryData {
   missingRequired: Map<string, number>;
   dataQuality: DataQuality;
   benchmark?: BenchmarkSummary;
-  /** `--scorer`: the columns of the scorers of your own (metrics/custom.ts), when any scored. */
-  custom?: CustomData;
+  /** `--scorer`: the columns of the scorers of your own (metrics/custom.ts `CustomData`), when any scored. */
+  custom?: { names: string[]; columns: Float64Array[] };
 }
 
 /** Collects what the summary needs, record by record. */

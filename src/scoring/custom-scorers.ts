@@ -40,8 +40,8 @@ export function scorerSpecs(paths: string[], cwd = process.cwd()): ScorerSpec[] 
   return paths.map((p) => {
     const file = resolve(cwd, p);
     if (!existsSync(file) || !statSync(file).isFile())
-      throw new UserError(`--scorer ${p}: no such file (${file})`);
-    if (seen.has(file)) throw new UserError(`--scorer ${p}: given twice`);
+      throw new UserError(`--scorer ${p}: no such file (${file})`, 2);
+    if (seen.has(file)) throw new UserError(`--scorer ${p}: given twice`, 2);
     seen.add(file);
     return { name: basename(file), url: pathToFileURL(file).href };
   });
@@ -59,11 +59,13 @@ export async function loadScorers(specs: ScorerSpec[]): Promise<LoadedScorer[]> 
     } catch (e) {
       throw new UserError(
         `--scorer ${s.name}: cannot load it: ${e instanceof Error ? e.message : String(e)}`,
+        2,
       );
     }
     if (typeof mod.default !== 'function')
       throw new UserError(
         `--scorer ${s.name}: its default export is ${mod.default === undefined ? 'missing' : typeof mod.default}, not a function (export default function (record, answer) { return { name: 0.5 }; })`,
+        2,
       );
     out.push({ name: s.name, fn: mod.default as ScorerFn });
   }
