@@ -104,6 +104,9 @@ async function buildExampleBenchmark(dir: string): Promise<string> {
 export async function evaluate(s: EvalSettings): Promise<void> {
   const evalDir = s.evalDir;
   const gates = s.gates;
+  // Every model named right before anything is built or asked (`--model foo:bar`: one line, exit 2).
+  const { checkModelId } = await import('../providers/index.ts');
+  for (const m of s.models ?? []) checkModelId(m);
   mkdirSync(evalDir, { recursive: true });
   // One `sob eval` per eval directory: a second one is refused before it builds or asks anything.
   const { acquireLock } = await import('../core/files.ts');
@@ -139,6 +142,13 @@ export async function evaluate(s: EvalSettings): Promise<void> {
     recordTimeoutMs: s.ask.recordTimeoutMs,
   });
   enforceCheck(check, { skipInvalid: s.skipInvalid, log });
+  // Contexts above the stated size, said once for every model, before any is asked.
+  const { warnLargeContexts } = await import('../runner/context-size.ts');
+  await warnLargeContexts(
+    resolve(benchmarkFile(benchmark)),
+    { source: s.source, limit: s.limit, contextWarnChars: s.ask.contextWarnChars },
+    log,
+  );
   const profile = s.profile ?? 'strict';
   const profileReason = s.profile
     ? 'as asked'
