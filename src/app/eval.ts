@@ -210,6 +210,9 @@ export async function evaluate(s: EvalSettings): Promise<void> {
     s.input ?? [],
     loadPrompts(s.prompts ?? (s.promptTemplate ? [s.promptTemplate] : [])),
   );
+  // Every model named right before anything is built or asked (`--model foo:bar`: one line, exit 2).
+  const { checkModelId } = await import('../providers/index.ts');
+  for (const v of variants) checkModelId(v.spec.model);
   mkdirSync(s.evalDir, { recursive: true });
   // One `sob eval` per eval directory: a second one is refused before it builds or asks anything.
   const { acquireLock } = await import('../core/files.ts');
@@ -291,6 +294,13 @@ async function openBenchmark(
     recordTimeoutMs: s.ask.recordTimeoutMs,
   });
   enforceCheck(check, { skipInvalid: s.skipInvalid, log });
+  // Contexts above the stated size, said once for every model, before any is asked.
+  const { warnLargeContexts } = await import('../runner/context-size.ts');
+  await warnLargeContexts(
+    resolve(resolveBenchmark(benchmark)),
+    { source: s.source, limit: s.limit, contextWarnChars: s.ask.contextWarnChars },
+    log,
+  );
   const profile = s.profile ?? 'strict';
   const profileReason = s.profile
     ? 'as asked'

@@ -5,7 +5,7 @@
  */
 import type { InputMode } from '../core/attachments.ts';
 import { UserError } from '../core/errors.ts';
-import { createProvider } from '../providers/index.ts';
+import { checkModelId, createProvider } from '../providers/index.ts';
 import { ProgressReporter } from '../runner/progress.ts';
 import { loadTemplate } from '../runner/prompt.ts';
 import { type RunOptions, runBenchmark } from '../runner/run.ts';
@@ -16,6 +16,7 @@ export type AskSettings = Pick<
   RunOptions,
   | 'source'
   | 'limit'
+  | 'contextWarnChars'
   | 'concurrency'
   | 'temperature'
   | 'maxTokens'
@@ -64,6 +65,8 @@ export interface RunSettings {
  * exits 130, records failed or pending are an error naming what to do.
  */
 export async function runModel(s: RunSettings): Promise<void> {
+  // The model named right before any rows are built (`--model foo:bar`: one line, exit 2).
+  checkModelId(s.model);
   // Flat rows a user wrote (id, context, question, schema, ground_truth) become records first,
   // in runs/benchmarks/<name>-<hash of the file> (beside the run directory when one is given).
   const { userBenchmark, userBenchmarkDir } = await import('../../sources/user-benchmark.ts');

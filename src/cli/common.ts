@@ -97,6 +97,7 @@ const collect = (v: string, prev: string[]) => [...prev, v];
 export interface AskFlags {
   source?: Source;
   limit?: number;
+  contextWarnChars: number;
   concurrency: number;
   baseUrl: string[];
   temperature: number;
@@ -149,7 +150,13 @@ export function askOptions(cmd: Command, what: { concurrency: string }): Command
       'only records of this source: text | image | audio | schema (a record without one takes it)',
       sourceOption,
     )
-    .option('--limit <n>', 'only the first N records', intOption('--limit', 1));
+    .option('--limit <n>', 'only the first N records', intOption('--limit', 1))
+    .option(
+      '--context-warn-chars <n>',
+      'say, per record, before asking, when a context is longer than N characters (with its estimated tokens); 0: never',
+      intOption('--context-warn-chars', 0),
+      200_000,
+    );
   return recordCheckOptions(cmd)
     .option('--concurrency <n>', what.concurrency, intOption('--concurrency', 1), 8)
     .addOption(
@@ -277,6 +284,7 @@ export function askSettings(flags: AskFlags) {
     skipInvalid: flags.skipInvalid,
     allowInvalidGroundTruth: flags.allowInvalidGroundTruth,
     recordTimeoutMs: flags.recordTimeoutMs,
+    contextWarnChars: flags.contextWarnChars,
     pdfOverLimit: flags.pdfOverLimit,
     documentLimits: { maxImageEdge: flags.maxImageEdge, maxPdfPages: flags.maxPdfPages },
   };

@@ -15,6 +15,39 @@ export interface ProviderOptions {
 
 const PROVIDER_KINDS = ['openai', 'gemini', 'anthropic', 'local', 'replay', 'baseline'] as const;
 
+const BASELINES = ['gold', 'skeleton', 'instance'];
+/** Providers whose model part names a file or a model and cannot be empty. */
+const NEEDS_MODEL = new Set(['openai', 'gemini', 'anthropic', 'replay', 'local']);
+
+/**
+ * A model id checked without building anything (no SDK loaded, no file read): a known provider
+ * and a model name. Throws the one line `createProvider` would (exit 2), so a command can refuse
+ * `--model foo:bar` before it builds a benchmark or asks anyone.
+ */
+export function checkModelId(id: string): void {
+  const { kind, model } = splitModelId(id);
+  if (!(PROVIDER_KINDS as readonly string[]).includes(kind))
+    throw new UserError(
+      `--model ${id}: unknown provider "${kind}": use one of ${PROVIDER_KINDS.map((k) => `${k}:<model>`).join(', ')}`,
+      2,
+    );
+  if (kind === 'baseline' && !BASELINES.includes(model))
+    throw new UserError(
+      `--model ${id}: unknown baseline "${model}": use baseline:gold, baseline:skeleton or baseline:instance`,
+      2,
+    );
+  if (NEEDS_MODEL.has(kind) && model.trim() === '')
+    throw new UserError(`--model ${id}: no model name after "${kind}:" (e.g. ${kind}:${EXAMPLE[kind]})`, 2);
+}
+
+const EXAMPLE: Record<string, string> = {
+  openai: 'gpt-4.1-mini',
+  gemini: 'gemini-2.5-flash',
+  anthropic: 'claude-sonnet-4-5',
+  replay: 'responses.jsonl',
+  local: 'models/qwen2.5-0.5b',
+};
+
 export async function createProvider(id: string, opts: ProviderOptions = {}): Promise<Provider> {
   const { kind, model } = splitModelId(id);
   switch (kind) {

@@ -3,6 +3,7 @@
  * arrives. One scheduler owns concurrency, the per-request timeout and the only retry layer;
  * a re-run of the same command resumes (records already answered are never asked again).
  */
+
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
@@ -49,6 +50,7 @@ import {
   uncollectedBatches,
 } from './batch.ts';
 import { cacheKey, ResponseCache } from './cache.ts';
+import { warnLargeContexts } from './context-size.ts';
 import {
   type DocumentDecision,
   type DocumentTools,
@@ -92,6 +94,8 @@ export interface RunOptions {
   cacheDir?: string;
   /** Ask through the provider's batch interface (--batch). */
   batch?: BatchSettings;
+  /** Contexts above this many characters are said per record before asking (0: never; default 200,000). */
+  contextWarnChars?: number;
   /** The benchmark's check already made (sob eval checks once for all its models, and says it once). */
   check?: BenchmarkCheck;
   /** Go on without the records the benchmark check rejects (default: stop, exit 2, nothing asked). */
@@ -494,6 +498,8 @@ export async function runBenchmark(o: RunOptions): Promise<RunResult> {
       `${benchmark}: no records${o.source ? ` of source ${o.source}` : ''} to run (an empty benchmark?)`,
     );
   refuseDocumentless(o, check);
+  // A context above the stated size is said before asking (sob eval says it once, for all models).
+  if (check !== o.check) await warnLargeContexts(benchmark, o, log);
 
   mkdirSync(runDir, { recursive: true });
   // One writer per run directory: a second `sob run` on it is refused before it asks anything.
