@@ -370,14 +370,16 @@ export async function invoicePdf(): Promise<Uint8Array> {
   }
   y += 24;
   const cols = [72, 330, 420, 520];
-  ['Item', 'Qty', 'Unit price', 'Amount'].forEach((h, i) =>
-    i === 0 ? text(page, h, cols[0], y, f.bold, 10) : textRight(page, h, cols[i], y, f.bold, 10),
-  );
+  for (const [i, h] of ['Item', 'Qty', 'Unit price', 'Amount'].entries()) {
+    if (i === 0) text(page, h, cols[0], y, f.bold, 10);
+    else textRight(page, h, cols[i], y, f.bold, 10);
+  }
   y += 16;
   for (const row of INVOICE_ROWS) {
-    row.forEach((c, i) =>
-      i === 0 ? text(page, c, cols[0], y, f.regular, 10) : textRight(page, c, cols[i], y, f.regular, 10),
-    );
+    for (const [i, c] of row.entries()) {
+      if (i === 0) text(page, c, cols[0], y, f.regular, 10);
+      else textRight(page, c, cols[i], y, f.regular, 10);
+    }
     y += 15;
   }
   y += 10;
