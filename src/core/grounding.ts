@@ -137,9 +137,14 @@ export class GroundingIndex {
   private contextDates(): Set<string> {
     if (this.dates) return this.dates;
     const out = new Set<string>();
-    this.forWindows(DATE_WORDS, (text) => {
-      for (const d of parseDate(text, { order: 'either' })) out.add(d);
-    });
+    // A date of several words names its month ("March 3, 2024"); of one, it has digits.
+    this.forWindows(
+      DATE_WORDS,
+      (w) => MONTH_WORD.test(w),
+      (text) => {
+        for (const d of parseDate(text, { order: 'either' })) out.add(d);
+      },
+    );
     this.dates = out;
     return out;
   }
@@ -148,33 +153,58 @@ export class GroundingIndex {
   private contextNumbers(): Set<number> {
     if (this.numbers) return this.numbers;
     const out = new Set<number>();
-    this.forWindows(NUMBER_WORDS, (text) => {
-      const p = parseNumberText(text);
-      if (p) for (const n of p.values) out.add(numberKey(n));
-    });
+    // A number of several words is digit groups with a currency, a percent or a scale word.
+    this.forWindows(
+      NUMBER_WORDS,
+      (w) => NUMBER_PART.test(w),
+      (text) => {
+        const p = parseNumberText(text);
+        if (p) for (const n of p.values) out.add(numberKey(n));
+      },
+      true,
+    );
     this.numbers = out;
     return out;
   }
 
-  /** Each run of up to `n` words holding a digit, without the punctuation around it. */
-  private forWindows(n: number, see: (text: string) => void): void {
-    const words = this.contextWords();
+  /**
+   * Each word holding a digit, and each run of up to `n` words holding a digit in which some word
+   * (`onlyParts`: every word without a digit) passes `part`, without the punctuation around it.
+   */
+  private forWindows(
+    n: number,
+    part: (word: string) => boolean,
+    see: (text: string) => void,
+    onlyParts = false,
+  ): void {
+    const words = this.contextWords().map((w) => w.replace(LEADING, '').replace(TRAILING, ''));
     const digit = words.map((w) => /\d/.test(w));
+    const parts = words.map((w) => part(w));
     for (let i = 0; i < words.length; i++) {
-      let hasDigit = false;
-      let text = '';
-      for (let len = 1; len <= n && i + len <= words.length; len++) {
-        const w = words[i + len - 1];
-        hasDigit ||= digit[i + len - 1];
-        text = len === 1 ? w : `${text} ${w}`;
+      if (digit[i] && words[i] !== '') see(words[i]);
+      if (!digit[i] && !parts[i]) continue;
+      let hasDigit = digit[i];
+      let hasPart = parts[i];
+      let text = words[i];
+      for (let len = 2; len <= n && i + len <= words.length; len++) {
+        const j = i + len - 1;
+        if (onlyParts && !digit[j] && !parts[j]) break;
+        hasDigit ||= digit[j];
+        hasPart ||= parts[j];
+        text = `${text} ${words[j]}`;
         if (text.length > 64) break;
-        if (!hasDigit) continue;
-        const bare = text.replace(LEADING, '').replace(TRAILING, '');
-        if (bare !== '') see(bare);
+        if (hasDigit && hasPart) see(text);
       }
     }
   }
 }
+
+/** A month's name, whole or cut short, as a word of a date. */
+const MONTH_WORD =
+  /^(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?$/i;
+/** A word of a written number beside its digits: a currency, a percent, a scale. */
+const NUMBER_PART =
+  /^(?:[A-Z]{3}|US\$|[$€£¥₹₩₽₺₪฿₫₴₦₱¢₡₲₵₸₼₾]|kr\.?|zł|Kč|Ft|lei|%|percent|pct|thousand|million|billion|trillion)$/u;
 
 /** String leaves of a value with their paths (`items[0].name`). */
 export function stringLeaves(value: unknown, path = ''): { path: string; value: string }[] {
