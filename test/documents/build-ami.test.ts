@@ -16,6 +16,7 @@ import {
   type ProtocolServer,
   ROOT,
   rows,
+  runDocumentMode,
   sobIn,
   startProtocolServer,
   tempDir,
@@ -138,22 +139,7 @@ test("AMI's download layout (<meeting>/audio/) is found; a folder that is not th
 test('sob run --input document sends exactly the recording', async () => {
   const bench = join(dir, 'bench2');
   const from = server.requests.length;
-  const r = await sobIn(
-    [
-      'run',
-      '--model',
-      'openai:m',
-      '--benchmark',
-      bench,
-      '--input',
-      'document',
-      '--base-url',
-      server.openaiBaseUrl,
-      '--run-dir',
-      join(dir, 'run'),
-    ],
-    { env: { OPENAI_API_KEY: 'k' } },
-  );
+  const r = await runDocumentMode(server.openaiBaseUrl, bench, join(dir, 'run'));
   assert.equal(r.code, 0, r.stderr);
   const seen = server.requests.slice(from);
   assert.equal(seen.length, 2);

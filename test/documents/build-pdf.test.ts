@@ -15,6 +15,7 @@ import {
   documentsOf,
   type ProtocolServer,
   rows,
+  runDocumentMode,
   runningHeadsPdf,
   sobIn,
   startProtocolServer,
@@ -204,22 +205,7 @@ test('sob run --input document sends exactly the attached PDF and render bytes',
   const bench = join(dir, 'b150');
   const recs = rows(join(bench, 'records.jsonl'));
   const from = server.requests.length;
-  const r = await sobIn(
-    [
-      'run',
-      '--model',
-      'openai:m',
-      '--benchmark',
-      bench,
-      '--input',
-      'document',
-      '--base-url',
-      server.openaiBaseUrl,
-      '--run-dir',
-      join(dir, 'run'),
-    ],
-    { env: { OPENAI_API_KEY: 'k' } },
-  );
+  const r = await runDocumentMode(server.openaiBaseUrl, bench, join(dir, 'run'));
   assert.equal(r.code, 0, r.stderr);
   const seen = server.requests.slice(from);
   assert.equal(seen.length, 3);

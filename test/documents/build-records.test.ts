@@ -17,6 +17,7 @@ import {
   pdfOf,
   pngOf,
   rows,
+  runDocumentMode,
   sobIn,
   startProtocolServer,
   tempDir,
@@ -160,22 +161,7 @@ for (const ext of ['jsonl', 'csv'] as const) {
 }
 
 function run(bench: string, runDir: string) {
-  return sobIn(
-    [
-      'run',
-      '--model',
-      'openai:m',
-      '--benchmark',
-      bench,
-      '--input',
-      'document',
-      '--base-url',
-      server.openaiBaseUrl,
-      '--run-dir',
-      join(dir, runDir),
-    ],
-    { env: { OPENAI_API_KEY: 'k' } },
-  );
+  return runDocumentMode(server.openaiBaseUrl, bench, join(dir, runDir));
 }
 
 test('sob run --input document sends exactly the files the rows named', async () => {

@@ -7,6 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { type Attachment, type AttachmentKind, storeAttachment } from '../../src/core/attachments.ts';
+import { type SobResult, sobIn } from './cli.ts';
 
 const CRC_TABLE = (() => {
   const t = new Uint32Array(256);
@@ -164,4 +165,27 @@ export function documentBenchmark(dir: string, records: DocRecord[]): string {
   const file = join(dir, 'records.jsonl');
   writeFileSync(file, `${lines.join('\n')}\n`);
   return file;
+}
+
+/**
+ * `sob run --input document` of `openai:m` over `bench` into `runDir`, against a local OpenAI
+ * protocol server (the builders' tests: what the server receives is what the build attached).
+ */
+export function runDocumentMode(baseUrl: string, bench: string, runDir: string): Promise<SobResult> {
+  return sobIn(
+    [
+      'run',
+      '--model',
+      'openai:m',
+      '--benchmark',
+      bench,
+      '--input',
+      'document',
+      '--base-url',
+      baseUrl,
+      '--run-dir',
+      runDir,
+    ],
+    { env: { OPENAI_API_KEY: 'k' } },
+  );
 }
