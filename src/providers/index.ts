@@ -28,7 +28,7 @@ export function checkModelId(id: string): void {
   const { kind, model } = splitModelId(id);
   if (!(PROVIDER_KINDS as readonly string[]).includes(kind))
     throw new UserError(
-      `--model ${id}: unknown provider "${kind}": use one of ${PROVIDER_KINDS.map((k) => `${k}:<model>`).join(', ')}`,
+      `--model ${id}: unknown provider "${kind}": use one of ${PROVIDER_KINDS.map((k) => `${k}:`).join(', ')}`,
       2,
     );
   if (kind === 'baseline' && !BASELINES.includes(model))

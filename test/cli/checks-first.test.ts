@@ -39,7 +39,7 @@ test('--model foo:bar is refused at once: one line, exit 2, nothing built', asyn
   const rows = join(tmp, 'rows.jsonl');
   writeFileSync(rows, ROWS(10));
   for (const [model, why] of [
-    ['foo:bar', /^sob: --model foo:bar: unknown provider "foo": use one of openai:<model>, gemini:<model>/],
+    ['foo:bar', /^sob: --model foo:bar: unknown provider "foo": use one of openai:, gemini:, anthropic:/],
     ['openai:', /^sob: --model openai:: no model name after "openai:" \(e\.g\. openai:gpt-4\.1-mini\)$/],
     ['baseline:golden', /^sob: --model baseline:golden: unknown baseline "golden"/],
   ] as const) {

@@ -30,19 +30,19 @@ const errLines = (stderr: string) => stderr.split('\n').filter((l) => l.startsWi
 for (const [model, message] of [
   [
     'foo:bar',
-    'sob: unknown provider "foo" in "foo:bar": use one of openai:, gemini:, anthropic:, local:, replay:, baseline:',
+    'sob: --model foo:bar: unknown provider "foo": use one of openai:, gemini:, anthropic:, local:, replay:, baseline:',
   ],
   [
     'gpt-4.1-mini',
-    'sob: unknown provider "gpt-4.1-mini" in "gpt-4.1-mini": use one of openai:, gemini:, anthropic:, local:, replay:, baseline:',
+    'sob: --model gpt-4.1-mini: unknown provider "gpt-4.1-mini": use one of openai:, gemini:, anthropic:, local:, replay:, baseline:',
   ],
   [
     'baseline:golden',
-    'sob: unknown baseline "golden": use baseline:gold, baseline:skeleton or baseline:instance',
+    'sob: --model baseline:golden: unknown baseline "golden": use baseline:gold, baseline:skeleton or baseline:instance',
   ],
-  ['openai:', 'sob: openai: give a model, e.g. --model openai:gpt-4.1-mini'],
-  ['gemini:', 'sob: gemini: give a model, e.g. --model gemini:gemini-2.5-flash'],
-  ['replay:', 'sob: replay: give a response file, e.g. --model replay:responses.jsonl'],
+  ['openai:', 'sob: --model openai:: no model name after "openai:" (e.g. openai:gpt-4.1-mini)'],
+  ['gemini:', 'sob: --model gemini:: no model name after "gemini:" (e.g. gemini:gemini-2.5-flash)'],
+  ['replay:', 'sob: --model replay:: no model name after "replay:" (e.g. replay:responses.jsonl)'],
 ]) {
   test(`--model ${model}: exit 2, one line, nothing asked`, async () => {
     const before = server.total;
@@ -97,7 +97,7 @@ test('sob judge --judge foo:bar: exit 2', async () => {
   const r = await sob(['judge', bench, '--judge', 'foo:bar', '--out', join(tmp, 'judged')], { cwd: tmp, env })
     .done;
   assert.equal(r.code, 2, r.stderr);
-  assert.match(errLines(r.stderr).join('\n'), /^sob: unknown provider "foo"/);
+  assert.match(errLines(r.stderr).join('\n'), /^sob: unknown provider "foo" in "foo:bar"/);
 });
 
 test('--batch-fallback / --batch-poll-ms / --batch-max-requests without --batch: exit 2 naming them, nothing asked online', async () => {
