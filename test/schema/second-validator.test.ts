@@ -220,7 +220,11 @@ test('a compile over its budget is abandoned with the reason, and the next schem
     Array.from({ length: 20_000 }, (_, i) => [`p${i}`, { type: 'string' }]),
   );
   const slow = compileHyperjump({ properties, unevaluatedProperties: false }, () => undefined, 64, 1);
-  assert.deepEqual(slow, { ok: false, reason: 'hyperjump did not compile the schema within 1 ms', timedOut: true });
+  assert.deepEqual(slow, {
+    ok: false,
+    reason: 'hyperjump did not compile the schema within 1 ms',
+    timedOut: true,
+  });
   const next = compileHyperjump({ unevaluatedItems: false }, () => undefined);
   assert.equal(next.ok, true);
 });
