@@ -8,7 +8,7 @@ import { FIELD_ROW, type FieldGate } from '../src/core/formats/field-row.ts';
 import { dumpsPy, floatJson, type PyValue } from '../src/core/pyjson.ts';
 import type { LenientScore } from './match/score.ts';
 import { flattenLeaves, type Leaves } from './paths.ts';
-import type { RecordScore } from './record.ts';
+import { answerLeaves, type RecordScore } from './record.ts';
 
 /** `line_items[3].amount` -> `line_items[].amount` (SOB's dotted path, indices collapsed). */
 export function collapsePath(path: string): string {
@@ -80,7 +80,7 @@ export function fieldLines(inp: FieldInput): string {
   const { score, equals } = inp;
   const { leaves, parts } = goldParts(inp.gold);
   if (parts.length === 0) return '';
-  const pred = inp.candidate === null ? undefined : flattenLeaves(inp.candidate);
+  const pred = inp.candidate === null ? undefined : answerLeaves(inp.candidate);
   const gate = gateOf(score);
   const head = `{"format_version":${FIELD_ROW.version},"record_id":${idJson(score.recordId)},"model_id":${idJson(score.modelId)},"schema":${JSON.stringify(inp.schema)},`;
   const tail = `,"gate":${gate === null ? 'null' : JSON.stringify(gate)}}`;
