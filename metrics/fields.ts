@@ -8,7 +8,7 @@ import { FIELD_ROW, type FieldGate } from '../src/core/formats/field-row.ts';
 import { dumpsPy, floatJson, type PyValue } from '../src/core/pyjson.ts';
 import type { LenientScore } from './match/score.ts';
 import { flattenLeaves, type Leaves } from './paths.ts';
-import type { RecordScore } from './record.ts';
+import { answerLeaves, type RecordScore } from './record.ts';
 
 /** `line_items[3].amount` -> `line_items[].amount` (SOB's dotted path, indices collapsed). */
 export function collapsePath(path: string): string {
@@ -41,19 +41,39 @@ export function gateOf(s: RecordScore): FieldGate | null {
   return null;
 }
 
-/** Per ground truth object: each leaf's constant part of its row (`"path": .., "field": .., "gold": ..`). */
-const goldMemo = new WeakMap<object, { leaves: Leaves; parts: string[] }>();
-function goldParts(gold: PyValue | undefined): { leaves: Leaves; parts: string[] } {
+/**
+ * Per ground truth object: each leaf's constant part of its row (`"path": .., "field": ..`) and its
+ * value as the row quotes it (`"gold"`'s, and `"answer"`'s when the answer's leaf is the same).
+ */
+interface GoldParts {
+  leaves: Leaves;
+  parts: string[];
+  quoted: string[];
+}
+const goldMemo = new WeakMap<object, GoldParts>();
+/** Collapsed paths by path (`line_items[3].amount` recurs in every record of a schema). */
+const collapsed = new Map<string, string>();
+function collapsedJson(path: string): string {
+  let c = collapsed.get(path);
+  if (c === undefined) {
+    c = JSON.stringify(collapsePath(path));
+    if (collapsed.size >= 65_536) collapsed.clear();
+    collapsed.set(path, c);
+  }
+  return c;
+}
+function goldParts(gold: PyValue | undefined): GoldParts {
   const key = gold instanceof Map || Array.isArray(gold) ? gold : undefined;
   let m = key ? goldMemo.get(key) : undefined;
   if (!m) {
     const leaves = flattenLeaves(gold);
     const parts: string[] = [];
-    for (const [path, g] of leaves)
-      parts.push(
-        `"path":${JSON.stringify(path)},"field":${JSON.stringify(collapsePath(path))},"gold":${JSON.stringify(leafJson(g))}`,
-      );
-    m = { leaves, parts };
+    const quoted: string[] = [];
+    for (const [path, g] of leaves) {
+      parts.push(`"path":${JSON.stringify(path)},"field":${collapsedJson(path)}`);
+      quoted.push(JSON.stringify(leafJson(g)));
+    }
+    m = { leaves, parts, quoted };
     if (key) goldMemo.set(key, m);
   }
   return m;
@@ -78,9 +98,9 @@ export interface FieldInput {
  */
 export function fieldLines(inp: FieldInput): string {
   const { score, equals } = inp;
-  const { leaves, parts } = goldParts(inp.gold);
+  const { leaves, parts, quoted } = goldParts(inp.gold);
   if (parts.length === 0) return '';
-  const pred = inp.candidate === null ? undefined : flattenLeaves(inp.candidate);
+  const pred = inp.candidate === null ? undefined : answerLeaves(inp.candidate);
   const gate = gateOf(score);
   const head = `{"format_version":${FIELD_ROW.version},"record_id":${idJson(score.recordId)},"model_id":${idJson(score.modelId)},"schema":${JSON.stringify(inp.schema)},`;
   const tail = `,"gate":${gate === null ? 'null' : JSON.stringify(gate)}}`;
@@ -103,9 +123,14 @@ export function fieldLines(inp: FieldInput): string {
       if (l.pred_path !== path)
         len += `,"pred_path":${l.pred_path === null ? 'null' : JSON.stringify(l.pred_path)}`;
     }
-    out.push(
-      `${head}${parts[i]},"answer":${p === undefined ? 'null' : JSON.stringify(leafJson(p))},"exact":${exact}${len}${tail}`,
-    );
+    // An exact string, boolean or null answer is spelled as its gold is (a number may not be: 1 and 1.0).
+    const answer =
+      p === undefined
+        ? 'null'
+        : exact && typeof p === typeof g && typeof p !== 'number' && typeof p !== 'object'
+          ? quoted[i]
+          : JSON.stringify(leafJson(p));
+    out.push(`${head}${parts[i]},"gold":${quoted[i]},"answer":${answer},"exact":${exact}${len}${tail}`);
     i++;
   }
   return out.join('\n');

@@ -218,6 +218,14 @@ interface GroundTruthFacts {
   tokens?: string[][];
 }
 
+/** The answer the last record scored flattened, and its leaves (read again for fields.jsonl). */
+let lastAnswer: { root: PyValue; leaves: Leaves } | undefined;
+
+/** An answer's leaves: the scorer's own when it has just flattened this object, else flattened now. */
+export function answerLeaves(root: PyValue): Leaves {
+  return lastAnswer !== undefined && lastAnswer.root === root ? lastAnswer.leaves : flattenLeaves(root);
+}
+
 /** Readers share one ground-truth object per distinct text, so the facts are kept per object. */
 const gtMemo = new WeakMap<object, GroundTruthFacts>();
 function groundTruthFacts(gt: PyValue | undefined): GroundTruthFacts {
@@ -392,6 +400,7 @@ function scoreRecordWith(
   const gtLeaves = gtFlat.leaves;
   for (const p of gtFlat.collided) collisionQuirk(notes, p, 'ground truth');
   const predLeaves = structured ? flattenLeaves(candidate) : new Map<string, PyValue>();
+  if (structured) lastAnswer = { root: candidate, leaves: predLeaves };
   if (structured) for (const p of collidedPaths(candidate, predLeaves)) collisionQuirk(notes, p, 'answer');
   let overlap = 0;
   for (const p of gtLeaves.keys()) if (predLeaves.has(p)) overlap++;

@@ -174,7 +174,10 @@ export class FileState {
         out.written++;
         // The side file has one line per row, in the same order.
         if (o.lenient) (out.lenient ??= new LenientOutput(out.folder)).add(o.lenient, o.score.weight);
-        if (o.fields && out.fields) out.fields.write(o.fields);
+        if (o.fields && o.fields.length > 0 && out.fields) {
+          if (typeof o.fields === 'string') out.fields.write(o.fields);
+          else out.fields.writeBytes(o.fields);
+        }
       } catch (e) {
         // A full disk, a file size limit, a read-only folder: the file stops with one line naming
         // where, and its folders being built are dropped (no temp folder left behind).

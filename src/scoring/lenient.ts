@@ -201,7 +201,7 @@ interface RowOutcome {
   line: number;
   json?: string;
   lenient?: LenientRowPart;
-  fields?: string;
+  fields?: string | Uint8Array;
 }
 
 /** Asks the parent for verdicts: [hash, verdict] for every pair it could settle. */

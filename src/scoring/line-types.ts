@@ -42,8 +42,11 @@ export type LineOutcome =
       track?: TrackInfo;
       /** With `--match`: the lenient scores (the row already has their fields). */
       lenient?: LenientRowPart;
-      /** The record's `fields.jsonl` lines, joined by newlines ('' when it has none). */
-      fields?: string;
+      /**
+       * The record's `fields.jsonl` lines, joined by newlines ('' when it has none); in the main
+       * thread, as the UTF-8 bytes a worker's batch brought (each record's ending in a newline).
+       */
+      fields?: string | Uint8Array;
       /** `--scorer`: the numbers the scorers of your own gave (absent: the record failed). */
       custom?: Record<string, number>;
     }

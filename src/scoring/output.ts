@@ -28,6 +28,7 @@ import {
   rmSync,
   unlinkSync,
   writeSync,
+  writevSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { withPath } from '../core/errors.ts';
@@ -109,6 +110,12 @@ export function cleanEvaluationParent(parent: string): void {
  */
 const FLUSH_CHARS = 12_000;
 
+/**
+ * The same for bytes a worker brought (`writeBytes`): no copy is made of them, so more are kept
+ * (one write a few batches).
+ */
+const FLUSH_BYTES = 256 * 1024;
+
 /** Lines streamed to a file of a folder being built (buffered; synced when the folder commits). */
 export class FolderStream {
   private buf: string[] = [];
@@ -122,14 +129,44 @@ export class FolderStream {
 
   write(line: string): void {
     if (this.ending) throw new Error('a row written after its folder ended its rows');
+    if (this.chunks.length > 0) this.flush();
     this.buf.push(line);
     this.bufLen += line.length;
     if (this.bufLen > FLUSH_CHARS) this.flush();
   }
 
+  /**
+   * Bytes that already end in a newline (a worker's batch of fields.jsonl lines): kept as they
+   * came, slices of one batch's buffer joined back into one, and written together (`writevSync`).
+   */
+  writeBytes(bytes: Uint8Array): void {
+    if (this.ending) throw new Error('a row written after its folder ended its rows');
+    if (this.buf.length > 0) this.flush();
+    const last = this.chunks[this.chunks.length - 1];
+    if (last && last.buffer === bytes.buffer && last.byteOffset + last.byteLength === bytes.byteOffset)
+      this.chunks[this.chunks.length - 1] = new Uint8Array(
+        last.buffer,
+        last.byteOffset,
+        last.byteLength + bytes.byteLength,
+      );
+    else this.chunks.push(bytes);
+    this.chunksLen += bytes.byteLength;
+    if (this.chunksLen > FLUSH_BYTES) this.flush();
+  }
+
+  private chunks: Uint8Array[] = [];
+  private chunksLen = 0;
+
   flush(): void {
-    if (this.buf.length === 0) return;
     try {
+      if (this.chunks.length > 0) {
+        let n = writevSync(this.fd, this.chunks);
+        // A short write (a signal, a pipe): the rest, from where it stopped.
+        while (n < this.chunksLen) n += writeSync(this.fd, Buffer.concat(this.chunks).subarray(n));
+        this.chunks = [];
+        this.chunksLen = 0;
+      }
+      if (this.buf.length === 0) return;
       writeSync(this.fd, `${this.buf.join('\n')}\n`);
     } catch (e) {
       throw withPath(e, this.path);

@@ -47,12 +47,18 @@ function rowsOf(msg: Extract<WorkerMessage, { type: 'rows' }>): LineOutcome[] {
   const items = JSON.parse(msg.json) as LineOutcome[];
   if (msg.rows === undefined) return items;
   const texts = msg.rows.split('\n');
-  const fields = msg.fields?.split('\u0000');
+  const bytes = msg.fieldBytes;
+  const ends = msg.fieldEnds;
   let t = 0;
+  let from = 0;
   for (const o of items) {
     if (o.kind !== 'row') continue;
     o.json = texts[t];
-    if (fields && o.fields !== undefined) o.fields = fields[t];
+    // The row's fields.jsonl lines: its slice of the batch's bytes (no copy).
+    if (bytes && ends && ends[t] >= 0) {
+      o.fields = bytes.subarray(from, ends[t]);
+      from = ends[t];
+    }
     t++;
   }
   return items;

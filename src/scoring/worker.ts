@@ -69,7 +69,15 @@ export type WorkerMessage =
    * The same as `batch`, as one JSON text (see `batchMessage`); with `rows`, the row outcomes'
    * `json` are left empty there and are its lines, in order.
    */
-  | { type: 'rows'; json: string; rows?: string; fields?: string }
+  | {
+      type: 'rows';
+      json: string;
+      rows?: string;
+      /** The rows' fields.jsonl lines as UTF-8, each record's ending in a newline (transferred). */
+      fieldBytes?: Uint8Array;
+      /** Where each row's bytes end in `fieldBytes` (-1: the row has none). */
+      fieldEnds?: number[];
+    }
   /** `--match` with a judge: verdicts wanted for these pairs (answered with `verdicts`). */
   | { type: 'judge'; id: number; pairs: UnsettledPair[] }
   | { type: 'done' }
@@ -224,13 +232,15 @@ async function run(job: WorkerJob): Promise<void> {
         Atomics.wait(beat, 5, taken, 50);
       }
       Atomics.add(beat, 4, 1);
-      port.postMessage(batchMessage(items));
+      const msg = batchMessage(items);
+      port.postMessage(msg, transferOf(msg));
       return;
     }
     // Rows whose unsettled pairs the judge answers are scored again before they leave.
     settling = settling.then(async () => {
       await lenient.settle(items, begin, end);
-      port.postMessage(batchMessage(items));
+      const msg = batchMessage(items);
+      port.postMessage(msg, transferOf(msg));
     });
   };
   const score = (q: Queued, parsed: ParsedLine) => {
@@ -292,30 +302,62 @@ function batchMessage(items: LineOutcome[]): WorkerMessage {
   // The rows' own JSON texts go beside, one per line (a row's JSON has no newline): inside the
   // batch's JSON each would be escaped here and unescaped there, ~1.5 KB a record.
   const rows: string[] = [];
-  // Each row's fields.jsonl lines likewise (joined by NUL, which no JSON text holds unescaped):
-  // a record's ~15 lines of JSON would be escaped twice over inside the batch's JSON.
-  const fields: string[] = [];
-  let anyFields = false;
+  let fieldChars = 0;
+  let withFields = 0;
   for (const o of items) {
     if (o.kind !== 'row') continue;
-    if (o.json.includes('\n') || o.fields?.includes('\u0000'))
-      return { type: 'rows', json: JSON.stringify(items) };
+    if (o.json.includes('\n')) return { type: 'rows', json: JSON.stringify(items) };
     rows.push(o.json);
-    fields.push(o.fields ?? '');
-    if (o.fields !== undefined) anyFields = true;
+    if (typeof o.fields === 'string') {
+      fieldChars += o.fields.length;
+      withFields++;
+    }
   }
-  for (const o of items) {
-    if (o.kind !== 'row') continue;
-    o.json = '';
-    // '' marks a row that has fields lines (they travel in `fields`).
-    if (o.fields !== undefined) o.fields = '';
+  // Each row's fields.jsonl lines likewise, as UTF-8 in one buffer that is transferred, not
+  // copied: a record's ~15 lines (~6 KB) would otherwise be escaped twice over inside the batch's
+  // JSON, or as a string be copied to the main thread, split there, joined again and encoded.
+  let fieldBytes: Buffer | undefined;
+  const fieldEnds: number[] = [];
+  if (withFields > 0) {
+    let buf = Buffer.allocUnsafeSlow(fieldChars + withFields + 256);
+    let at = 0;
+    for (const o of items) {
+      if (o.kind !== 'row') continue;
+      const text = o.fields;
+      if (typeof text !== 'string') {
+        fieldEnds.push(-1);
+        continue;
+      }
+      if (text.length > 0) {
+        // Past plain ASCII a character takes up to 3 bytes: grow when it may not fit.
+        if (buf.length - at < text.length * 3 + 1) {
+          const need = at + Buffer.byteLength(text) + 1;
+          if (need > buf.length) {
+            const grown = Buffer.allocUnsafeSlow(Math.max(need, buf.length * 2));
+            buf.copy(grown, 0, 0, at);
+            buf = grown;
+          }
+        }
+        at += buf.write(text, at);
+        buf[at++] = 10;
+      }
+      fieldEnds.push(at);
+      o.fields = '';
+    }
+    fieldBytes = buf.subarray(0, at);
   }
+  for (const o of items) if (o.kind === 'row') o.json = '';
   return {
     type: 'rows',
     json: JSON.stringify(items),
     rows: rows.join('\n'),
-    ...(anyFields ? { fields: fields.join('\u0000') } : {}),
+    ...(fieldBytes ? { fieldBytes, fieldEnds } : {}),
   };
+}
+
+/** What a message moves rather than copies (a batch's fields.jsonl bytes). */
+function transferOf(msg: WorkerMessage): ArrayBuffer[] {
+  return msg.type === 'rows' && msg.fieldBytes ? [msg.fieldBytes.buffer as ArrayBuffer] : [];
 }
 
 function jsonSafeScalar(v: unknown): boolean {

@@ -267,3 +267,47 @@ test('the report in Chromium: the "Which fields to trust" table, worst first', a
     await browser.close();
   }
 });
+
+test('without --match (rows as one UTF-8 buffer a batch): 70 records over three batches, non-ASCII kept, in order', async () => {
+  const dir = join(tmp, 'plain');
+  mkdirSync(join(dir, 'responses'), { recursive: true });
+  const lines: string[] = [];
+  for (let i = 0; i < 70; i++) {
+    // Every 7th record answers a different city (exact false); one with no leaf at all (r5).
+    const gold = i === 5 ? '{}' : `{"city": "Zürich ${i} €", "n": ${i}}`;
+    const answer = i % 7 === 0 ? `{"city": "Genève ${i}", "n": ${i}}` : gold;
+    lines.push(
+      `{"metadata": {"record_id": "r${i}", "model_id": "gamma", "source": "text"}, "input": {"context": "c", "question": "q", "json_schema": {"type": "object"}}, "output": {"ground_truth": ${gold}, "candidate_response": ${answer}}}`,
+    );
+  }
+  writeFileSync(join(dir, 'responses', 'gamma.jsonl'), `${lines.join('\n')}\n`);
+  const r = await sobIn([
+    'score',
+    join(dir, 'responses'),
+    '--out',
+    join(dir, 'evaluation'),
+    '--bootstrap-samples',
+    '0',
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const got = readFileSync(join(dir, 'evaluation', 'text', 'gamma', 'fields.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  assert.equal(got.length, 69 * 2);
+  const ids = [...Array(70).keys()].filter((i) => i !== 5);
+  assert.deepEqual(
+    got.filter((x) => x.path === 'city').map((x) => [x.record_id, x.gold, x.answer, x.exact, x.lenient]),
+    ids.map((i) => [
+      `r${i}`,
+      `"Zürich ${i} €"`,
+      i % 7 === 0 ? `"Genève ${i}"` : `"Zürich ${i} €"`,
+      i % 7 !== 0,
+      null,
+    ]),
+  );
+  assert.deepEqual(
+    got.filter((x) => x.path === 'n').map((x) => [x.answer, x.exact]),
+    ids.map((i) => [String(i), true]),
+  );
+});
