@@ -31,6 +31,8 @@ export interface SourceItem {
   metadata: Record<string, unknown>;
   /** The item's documents (its PDF pages and their renders, a meeting's audio): see `Attach`. */
   attach?: Attach;
+  /** The loader's warnings for this record, said (and counted) when it is written. */
+  warnings?: string[];
 }
 
 /**
@@ -107,6 +109,8 @@ export interface LoaderOptions {
   out?: string;
   /** ExtractBench: a gold its own schema rejects is rejected, not kept with a warning. */
   strictGold?: boolean;
+  /** ExtractBench: a gold its schema rejects widens the record's schema (default) or is kept as is. */
+  goldInvalid?: 'widen' | 'keep';
 }
 
 export interface LoadContext {
