@@ -31,8 +31,6 @@ export interface SourceItem {
   metadata: Record<string, unknown>;
   /** The item's documents (its PDF pages and their renders, a meeting's audio): see `Attach`. */
   attach?: Attach;
-  /** The loader's warnings for this record, said (and counted) when it is written. */
-  warnings?: string[];
 }
 
 /**
@@ -68,6 +66,8 @@ export interface Candidate {
   lossless?: { ground_truth?: PyValue; json_schema?: PyValue };
   /** Its documents, stored once it passes (`input.attachments`). */
   attach?: Attach;
+  /** The loader's warnings for this record, said (and counted) when it is written. */
+  warnings?: string[];
 }
 
 export interface RecordLoadResult {

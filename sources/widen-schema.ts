@@ -60,7 +60,7 @@ function pointers(schema: unknown): Map<object, string> {
   const walk = (v: unknown, p: string) => {
     if (v === null || typeof v !== 'object' || out.has(v)) return;
     out.set(v, p);
-    if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${p}/${i}`));
+    if (Array.isArray(v)) for (let i = 0; i < v.length; i++) walk(v[i], `${p}/${i}`);
     else
       for (const [k, x] of Object.entries(v))
         if (k !== 'enum' && k !== 'const' && k !== 'default' && k !== 'examples')
