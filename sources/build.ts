@@ -121,6 +121,8 @@ export interface BuildResult {
   before: number;
   /** Records written though their ground truth fails their schema (kept with a warning). */
   groundTruthInvalid: number;
+  /** Records whose schema was widened to admit their gold (ExtractBench, `--gold-invalid widen`). */
+  schemaWidened: number;
   /** Lines of the records file the manifest does not count, by reason. */
   uncounted: Uncounted;
 }
@@ -241,6 +243,8 @@ async function writeOutputs(
   let warningCount = 0;
   /** Records kept though their ground truth fails their schema (a loader's checkOptions). */
   let invalidGold = 0;
+  /** Of those, records whose schema was widened to admit their gold (`metadata.schema_widened`). */
+  let widenedSchemas = 0;
   const maxLogged = opts.maxWarningsLogged ?? 50;
   const warn = (record_id: string, w: string) => {
     warningCount++;
@@ -344,8 +348,11 @@ async function writeOutputs(
           continue;
         }
       }
-      if (res.warnings.some((w) => w.startsWith('ground truth does not validate'))) invalidGold++;
-      for (const w of res.warnings) warn(res.record.metadata.record_id, w);
+      const said = [...(c.warnings ?? []), ...res.warnings];
+      if (said.some((w) => w.startsWith('ground truth does not validate'))) invalidGold++;
+      if (Array.isArray(rec.metadata.schema_widened) && rec.metadata.schema_widened.length > 0)
+        widenedSchemas++;
+      for (const w of said) warn(res.record.metadata.record_id, w);
       if (rec.metadata.schema_complexity === undefined) {
         derived++;
         const { record_id, source, ...rest } = rec.metadata;
@@ -395,6 +402,7 @@ async function writeOutputs(
   if (derived + derivedBefore > 0) manifest.schema_complexity_derived = derived + derivedBefore;
   // Kept though their schema rejects them: counted, so a reader of the manifest knows.
   if (invalidGold > 0) manifest.ground_truth_invalid = invalidGold;
+  if (widenedSchemas > 0) manifest.schema_widened = widenedSchemas;
   if (loaded.manifest) Object.assign(manifest, loaded.manifest);
   writeManifest(out, manifest);
   return {
@@ -410,5 +418,6 @@ async function writeOutputs(
     before,
     uncounted: after.uncounted,
     groundTruthInvalid: invalidGold,
+    schemaWidened: widenedSchemas,
   };
 }

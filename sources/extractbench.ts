@@ -18,8 +18,12 @@
  * - `output.ground_truth`: the gold as written (numbers keep their lexeme).
  *
  * Gold its own schema rejects (16 of the 30 files) is kept, with a warning naming the first
- * violation, and counted in the manifest (`ground_truth_invalid`); `--strict-gold` rejects it
- * instead. A gold without its PDF is rejected naming the file. The manifest lists each
+ * violation, and counted in the manifest (`ground_truth_invalid`). By default (`--gold-invalid
+ * widen`) the record's schema is widened exactly where its gold violates it (a type gains null,
+ * a required property dropped...: sources/widen-schema.ts), each place listed in
+ * `metadata.schema_widened` and the widened records counted in the manifest (`schema_widened`);
+ * the gold is never changed. `--gold-invalid keep` leaves the schema as written; `--strict-gold`
+ * rejects the record instead. A gold without its PDF is rejected naming the file. The manifest lists each
  * document's pages and transcript length, and the largest.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -28,8 +32,10 @@ import { storeAttachment } from '../src/core/attachments.ts';
 import { declaredComparators } from '../src/core/declared-comparators.ts';
 import { errorMessage, UserError } from '../src/core/errors.ts';
 import { parsePyJson } from '../src/core/pyjson.ts';
+import { validateInstance } from '../src/core/schema.ts';
 import { loadPdfs } from './pdf-pages.ts';
 import type { Candidate, Problem, RecordLoader, RecordLoadResult } from './types.ts';
+import { type Widening, widenSchema } from './widen-schema.ts';
 
 /** The question every record asks (the dataset ships none: its harness sends the schema alone). */
 export const EXTRACTBENCH_QUESTION =
@@ -206,6 +212,24 @@ export const loader: RecordLoader = {
       );
       const [domain] = d.type.type.split('/');
       documents.push({ record_id: d.id, pages, transcript_chars: item.context.length });
+      // A gold its schema rejects: by default the schema widened exactly where the gold violates
+      // it (sources/widen-schema.ts); where that does not make it valid, kept as today.
+      let jsonSchema = stripEvaluationConfig(s.schema);
+      let widened: Widening[] | undefined;
+      const warnings: string[] = [];
+      if (!ctx.options.strictGold && (ctx.options.goldInvalid ?? 'widen') === 'widen') {
+        const first = validateInstance(jsonSchema as object, gold);
+        if (!first.valid) {
+          const w = widenSchema(jsonSchema, gold);
+          if (w.valid && validateInstance(w.schema as object, gold).valid) {
+            jsonSchema = w.schema;
+            widened = w.widened;
+            warnings.push(
+              `ground truth does not validate against the schema: ${first.reason}; the record's schema was widened in ${w.widened.length} place${w.widened.length === 1 ? '' : 's'} to admit it (metadata.schema_widened; --gold-invalid keep leaves it as written)`,
+            );
+          }
+        }
+      }
       candidates.push({
         origin: d.gold,
         record: {
@@ -223,15 +247,17 @@ export const loader: RecordLoader = {
             transcript_chars: item.context.length,
             ocr_methods: item.metadata.ocr_methods,
             field_policy: declaredComparators(s.schema, ['evaluation_config']),
+            ...(widened ? { schema_widened: widened } : {}),
           },
           input: {
             context: item.context,
             question: EXTRACTBENCH_QUESTION,
-            json_schema: stripEvaluationConfig(s.schema),
+            json_schema: jsonSchema,
             attachments: [attachment],
           },
           output: { ground_truth: gold },
         },
+        ...(warnings.length > 0 ? { warnings } : {}),
         lossless: { ground_truth: parsePyJson(goldText) },
       });
     }

@@ -66,6 +66,8 @@ export interface Candidate {
   lossless?: { ground_truth?: PyValue; json_schema?: PyValue };
   /** Its documents, stored once it passes (`input.attachments`). */
   attach?: Attach;
+  /** The loader's warnings for this record, said (and counted) when it is written. */
+  warnings?: string[];
 }
 
 export interface RecordLoadResult {
@@ -107,6 +109,8 @@ export interface LoaderOptions {
   out?: string;
   /** ExtractBench: a gold its own schema rejects is rejected, not kept with a warning. */
   strictGold?: boolean;
+  /** ExtractBench: a gold its schema rejects widens the record's schema (default) or is kept as is. */
+  goldInvalid?: 'widen' | 'keep';
 }
 
 export interface LoadContext {

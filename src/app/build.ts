@@ -53,6 +53,8 @@ export interface BuildSettings {
   audio?: string;
   /** ExtractBench: a gold failing its own schema is rejected (`--strict-gold`). */
   strictGold?: boolean;
+  /** ExtractBench: a gold failing its own schema widens the record's schema (default) or not (`--gold-invalid`). */
+  goldInvalid?: 'widen' | 'keep';
 }
 
 /**
@@ -119,6 +121,7 @@ export async function buildRecords(s: BuildSettings): Promise<void> {
     renderDpi: s.renderDpi,
     audio: s.audio,
     strictGold: s.strictGold,
+    goldInvalid: s.goldInvalid,
     download: { endpoint: s.hfEndpoint, cacheDir: s.cacheDir, refresh: s.refresh },
     pdf: {
       ...(s.minOcrPass !== undefined ? { minOcrPass: Number(s.minOcrPass), ocrTests: s.ocrTests } : {}),
@@ -146,6 +149,10 @@ export async function buildRecords(s: BuildSettings): Promise<void> {
   if (res.groundTruthInvalid > 0)
     process.stdout.write(
       `${res.groundTruthInvalid} records kept though their ground truth fails their own schema (warnings above; --strict-gold rejects them): counted in the manifest as ground_truth_invalid\n`,
+    );
+  if (res.schemaWidened > 0)
+    process.stdout.write(
+      `${res.schemaWidened} of them with their schema widened to admit their gold (metadata.schema_widened; --gold-invalid keep leaves it as written): counted in the manifest as schema_widened\n`,
     );
   const largest = res.manifest.largest;
   if (largest?.by_pages && largest.by_transcript)

@@ -45,6 +45,7 @@ interface BuildFlags {
   renderDpi?: number;
   audio?: string;
   strictGold?: boolean;
+  goldInvalid?: 'widen' | 'keep';
 }
 
 export function registerBuild(program: Command): void {
@@ -79,6 +80,10 @@ export function registerBuild(program: Command): void {
     .option(
       '--strict-gold',
       'extractbench: reject a document whose gold fails its own schema (default: kept with a warning naming the first violation, and counted in the manifest)',
+    )
+    .option(
+      '--gold-invalid <widen|keep>',
+      "extractbench: a kept gold its own schema rejects: widen (default) widens that record's schema exactly where the gold violates it (a type gains null, a required property dropped..., each place in metadata.schema_widened; the gold itself unchanged), so the gold scores as an answer; keep leaves the schema as written",
     )
     .option('--config <name>', "sob from hf: text | image | audio (or the dataset's own config name)")
     .option(
@@ -209,6 +214,10 @@ build: pass --source.`,
       if (flags.map && kind !== 'records') throw new UserError('--map is for records inputs only', 2);
       if (flags.strictGold && kind !== 'extractbench')
         throw new UserError('--strict-gold is for extractbench inputs only', 2);
+      if (flags.goldInvalid !== undefined && kind !== 'extractbench')
+        throw new UserError('--gold-invalid is for extractbench inputs only', 2);
+      if (flags.goldInvalid !== undefined && flags.goldInvalid !== 'widen' && flags.goldInvalid !== 'keep')
+        throw new UserError(`--gold-invalid ${flags.goldInvalid}: widen or keep`, 2);
       if (flags.lang !== undefined && kind !== 'pdf') throw new UserError('--lang is for pdf inputs only', 2);
       if (flags.renderDpi !== undefined && kind !== 'pdf')
         throw new UserError('--render-dpi is for pdf inputs only', 2);

@@ -43,6 +43,8 @@ export interface BenchmarkManifest {
   schema_complexity_derived?: number;
   /** Records kept though their ground truth fails their own schema (`sob build extractbench`). */
   ground_truth_invalid?: number;
+  /** Of those, records whose schema was widened to admit their gold (`metadata.schema_widened`). */
+  schema_widened?: number;
   /** Per document (`sob build extractbench`): its record, pages and transcript length. */
   documents?: { record_id: string; pages: number; transcript_chars: number }[];
   /** The document of most pages and the one of the longest transcript. */
