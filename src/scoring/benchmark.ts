@@ -8,7 +8,7 @@
  * first occurrence of each id, at most `limit`.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { deriveComplexity, isObj } from '../core/complexity.ts';
 import { UserError } from '../core/errors.ts';
 import { HashLines, idHash } from '../core/id-hash.ts';
@@ -502,9 +502,30 @@ function derivedComplexity(schemaText: string | undefined): string | undefined {
 }
 
 /** The sha256 of a file (to check a run's benchmark is still the one it answered). */
+/**
+ * A file's SHA-256, read in 1 MB chunks (a million-record benchmark is hundreds of MB: read whole,
+ * it was the largest allocation of a run). Kept per path, size and mtime: the run's check and each
+ * folder's summary ask for the same file's hash.
+ */
 export function fileSha256(path: string): string {
-  return createHash('sha256').update(readFileSync(path)).digest('hex');
+  const st = statSync(path);
+  const key = `${st.size}:${st.mtimeMs}:${st.ino}`;
+  const known = SHA_CACHE.get(path);
+  if (known && known.key === key) return known.hex;
+  const hash = createHash('sha256');
+  const buf = Buffer.allocUnsafe(1 << 20);
+  const fd = openSync(path, 'r');
+  try {
+    for (let n = readSync(fd, buf, 0, buf.length, null); n > 0; n = readSync(fd, buf, 0, buf.length, null))
+      hash.update(n === buf.length ? buf : buf.subarray(0, n));
+  } finally {
+    closeSync(fd);
+  }
+  const hex = hash.digest('hex');
+  SHA_CACHE.set(path, { key, hex });
+  return hex;
 }
+const SHA_CACHE = new Map<string, { key: string; hex: string }>();
 
 export function benchmarkSha256(b: Benchmark): string {
   b.sha256 ??= fileSha256(b.path);
