@@ -50,8 +50,19 @@ export async function* readLines(file: string, startLine = 1): AsyncGenerator<Js
     let text = n === 1 && raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
     text = pyStrip(text);
     if (text.length === 0) continue;
-    yield { line: n, text };
+    yield { line: n, text: ownString(text) };
   }
+}
+
+/**
+ * `s` as a string of its own. A line from a stream is a slice of the 64 KB chunk it was read in,
+ * and every value parsed out of it a slice of that chunk again: a report that keeps one id or
+ * context of each of 300,000 lines kept every chunk of the file (150 MB for 7,500 records). The
+ * copy costs one pass over the line, which its parse makes anyway. Short strings (V8 copies them
+ * below 13 characters) are returned as they are.
+ */
+export function ownString(s: string): string {
+  return s.length < 13 ? s : ` ${s}`.slice(1);
 }
 
 /**
