@@ -2,7 +2,6 @@
  * Cost and speed beside accuracy: what a model's answers cost in tokens and money and how long
  * they took, from each response line's `eval_info` (docs/ci.md). Pure: the caller reads the lines.
  */
-import { quantile } from './compliance.ts';
 
 /** One answer's `eval_info` figures (null or absent: not recorded). */
 export interface UsageRow {
@@ -49,29 +48,80 @@ function finite(v: number | null | undefined): v is number {
   return typeof v === 'number' && Number.isFinite(v);
 }
 
-function sum(xs: (number | null | undefined)[]): number | null {
-  const vals = xs.filter(finite);
-  return vals.length === 0 ? null : vals.reduce((a, b) => a + b, 0);
-}
-
-function percentiles(xs: (number | null | undefined)[]): Percentiles {
-  const vals = xs.filter(finite);
-  return { n: vals.length, p50: quantile(vals, 0.5), p95: quantile(vals, 0.95) };
-}
-
 /**
  * Totals and percentiles (linear interpolation between order statistics). A cached answer's
  * latency of 0 is no measurement of the model: leave such rows' latency out before calling.
  */
 export function summarizeUsage(rows: UsageRow[]): Usage {
-  return {
-    answers: rows.length,
-    input_tokens: sum(rows.map((r) => r.input_tokens)),
-    output_tokens: sum(rows.map((r) => r.output_tokens)),
-    cost: sum(rows.map((r) => r.cost)),
-    latency_ms: percentiles(rows.map((r) => r.latency_ms)),
-    ttft_ms: percentiles(rows.map((r) => r.ttft_ms)),
-  };
+  const acc = new UsageAccumulator();
+  for (const r of rows) acc.add(r);
+  return acc.result();
+}
+
+/**
+ * `summarizeUsage` one answer at a time, holding per answer only its latency and time to first
+ * token (8 bytes each, for the percentiles): a million answers are not a million objects. The
+ * same figures as summing and sorting the rows (the sums in answer order, from 0).
+ */
+export class UsageAccumulator {
+  private answers = 0;
+  private readonly sums: [number, number, number] = [0, 0, 0];
+  private readonly seen = [false, false, false];
+  private readonly latency = new GrowingColumn();
+  private readonly ttft = new GrowingColumn();
+
+  add(r: UsageRow): void {
+    this.answers++;
+    const xs = [r.input_tokens, r.output_tokens, r.cost];
+    for (let i = 0; i < 3; i++) {
+      const v = xs[i];
+      if (!finite(v)) continue;
+      this.sums[i] += v;
+      this.seen[i] = true;
+    }
+    if (finite(r.latency_ms)) this.latency.push(r.latency_ms);
+    if (finite(r.ttft_ms)) this.ttft.push(r.ttft_ms);
+  }
+
+  result(): Usage {
+    const total = (i: number) => (this.seen[i] ? this.sums[i] : null);
+    return {
+      answers: this.answers,
+      input_tokens: total(0),
+      output_tokens: total(1),
+      cost: total(2),
+      latency_ms: this.latency.percentiles(),
+      ttft_ms: this.ttft.percentiles(),
+    };
+  }
+}
+
+/** Finite values in a Float64Array that doubles as it fills. */
+class GrowingColumn {
+  private data = new Float64Array(64);
+  private n = 0;
+
+  push(v: number): void {
+    if (this.n === this.data.length) {
+      const grown = new Float64Array(this.data.length * 2);
+      grown.set(this.data);
+      this.data = grown;
+    }
+    this.data[this.n++] = v;
+  }
+
+  /** p50 and p95 (linear interpolation between order statistics, as `quantile`). */
+  percentiles(): Percentiles {
+    const s = this.data.slice(0, this.n).sort();
+    const at = (q: number) => {
+      if (s.length === 0) return null;
+      const h = (s.length - 1) * q;
+      const lo = Math.floor(h);
+      const hi = Math.ceil(h);
+      return s[lo] + (s[hi] - s[lo]) * (h - lo);
+    };
+    return { n: this.n, p50: at(0.5), p95: at(0.95) };
+  }
 }
 
 /** `a / b`, null when either is unknown or `b` is 0. */

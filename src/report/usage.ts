@@ -7,7 +7,7 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { ComplianceBoard } from '../../metrics/compliance-track.ts';
 import type { LeaderboardRow } from '../../metrics/leaderboard.ts';
-import { summarizeUsage, type Usage, type UsageRow, unitCosts } from '../../metrics/usage.ts';
+import { type Usage, UsageAccumulator, unitCosts } from '../../metrics/usage.ts';
 import { documentPages } from '../core/attachments.ts';
 import type { ResponseInfo, ResponseLine } from '../core/formats/response-line.ts';
 import { readLinesSync } from '../core/jsonl.ts';
@@ -50,7 +50,7 @@ export function evalInfoOf(text: string): unknown {
 
 /** What a model's answers say: each one's figures, the pages its records' documents show, the modes asked in. */
 interface Answers {
-  rows: UsageRow[];
+  usage: UsageAccumulator;
   pages: number;
   modes: Set<string>;
   any: boolean;
@@ -75,7 +75,7 @@ function pagesOf(text: string): number {
 }
 
 function readAnswers(files: string[]): Answers {
-  const out: Answers = { rows: [], pages: 0, modes: new Set(), any: false };
+  const out: Answers = { usage: new UsageAccumulator(), pages: 0, modes: new Set(), any: false };
   for (const file of files) {
     for (const l of readLinesSync(file)) {
       const info = evalInfoOf(l.text);
@@ -85,7 +85,7 @@ function readAnswers(files: string[]): Answers {
       if (i.schema_rejected === true) continue; // no answer: nothing spent on the model
       out.modes.add(typeof i.input_mode === 'string' ? i.input_mode : 'text');
       out.pages += pagesOf(l.text);
-      out.rows.push({
+      out.usage.add({
         input_tokens: num(i.input_tokens),
         output_tokens: num(i.output_tokens),
         cost: i.cached === true ? 0 : num(i.cost),
@@ -101,7 +101,7 @@ function readAnswers(files: string[]): Answers {
 /** The `eval_info` of every answer in the files (a line that is not JSON is skipped). */
 export async function readUsage(files: string[]): Promise<Usage | null> {
   const a = readAnswers(files);
-  return a.any ? summarizeUsage(a.rows) : null;
+  return a.any ? a.usage.result() : null;
 }
 
 /** The response files a model's summaries name, or the `sob eval` layout's; those that exist. */
@@ -131,7 +131,7 @@ export async function attachUsage(rows: LeaderboardRow[], ev: EvaluationFolder):
     const a = readAnswers(files);
     if (!a.any) continue;
     const mode = a.modes.size === 0 ? undefined : [...a.modes].sort().join('+');
-    r.usage = unitCosts(summarizeUsage(a.rows), { pages: a.pages, mode });
+    r.usage = unitCosts(a.usage.result(), { pages: a.pages, mode });
   }
 }
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { summarizeUsage } from '../../metrics/usage.ts';
+import { summarizeUsage, UsageAccumulator } from '../../metrics/usage.ts';
 import { evalInfoOf } from '../../src/report/usage.ts';
 import { responseLine } from '../compliance/fixtures.ts';
 import { type ProtocolServer, startProtocolServer } from '../helpers/protocol-server.ts';
@@ -66,6 +66,32 @@ test('percentiles and totals: p50/p95 by linear interpolation, sums over the ans
   assert.ok(Math.abs(u.latency_ms.p95! - 895) < 1e-9);
   assert.deepEqual(u.ttft_ms, { n: 1, p50: 40, p95: 40 });
   assert.equal(summarizeUsage([{ latency_ms: 5 }]).cost, null); // no answer priced: unknown, not $0
+});
+
+test('the streamed accumulator (UsageAccumulator) gives the figures of sorting every answer: 20,001 answers, some unrecorded', () => {
+  const acc = new UsageAccumulator();
+  const lat: number[] = [];
+  let tokens = 0;
+  let x = 7;
+  for (let i = 0; i < 20_001; i++) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    const ms = i % 7 === 0 ? null : (x % 100_000) / 10;
+    if (ms !== null) lat.push(ms);
+    tokens += i % 5 === 0 ? 0 : i;
+    acc.add({ input_tokens: i % 5 === 0 ? null : i, latency_ms: ms, ttft_ms: null });
+  }
+  const sorted = [...lat].sort((a, b) => a - b);
+  const q = (p: number) => {
+    const h = (sorted.length - 1) * p;
+    return sorted[Math.floor(h)] + (sorted[Math.ceil(h)] - sorted[Math.floor(h)]) * (h - Math.floor(h));
+  };
+  const u = acc.result();
+  assert.equal(u.answers, 20_001);
+  assert.equal(u.input_tokens, tokens);
+  assert.equal(u.cost, null);
+  assert.deepEqual(u.latency_ms, { n: lat.length, p50: q(0.5), p95: q(0.95) });
+  assert.equal(u.latency_ms.n, 20_001 - 2858); // every 7th unrecorded
+  assert.deepEqual(u.ttft_ms, { n: 0, p50: null, p95: null });
 });
 
 test('evalInfoOf reads eval_info from the end of a line, and from the whole line where it is not last', () => {
