@@ -63,19 +63,22 @@ interface Cell {
 /** Counts field rows per (model, schema, field): memory grows with distinct fields, not rows. */
 export class FieldTally {
   private readonly cells = new Map<string, Cell>();
-  /** Each schema's distinct records (by id): a schema of one record has no field to trust. */
-  private readonly schemas = new Map<string, Set<string>>();
+  /**
+   * Each schema's distinct records (by id) until it has `MIN_SCHEMA_RECORDS` of them, then `true`:
+   * a schema of one record has no field to trust, and no schema holds every id of a large file.
+   */
+  private readonly schemas = new Map<string, Set<string> | true>();
   /** Per model, every leaf with a verdict and those answered right (single-record schemas too: cost per correct field). */
   readonly perModel = new Map<string, { right: number; n: number }>();
 
   add(model: string, r: FieldRow): void {
     const schema = typeof r.schema === 'string' ? r.schema : '';
     let recs = this.schemas.get(schema);
-    if (!recs) {
-      recs = new Set();
-      this.schemas.set(schema, recs);
+    if (recs !== true) {
+      if (recs === undefined) this.schemas.set(schema, (recs = new Set()));
+      recs.add(JSON.stringify(r.record_id));
+      if (recs.size >= MIN_SCHEMA_RECORDS) this.schemas.set(schema, true);
     }
-    recs.add(JSON.stringify(r.record_id));
     const key = `${model}\u0000${schema}\u0000${r.field}`;
     let c = this.cells.get(key);
     if (!c) {
@@ -115,7 +118,7 @@ export class FieldTally {
   get singleRecordSchemas(): number {
     if (!this.perSchema) return 0;
     let n = 0;
-    for (const recs of this.schemas.values()) if (recs.size < MIN_SCHEMA_RECORDS) n++;
+    for (const recs of this.schemas.values()) if (recs !== true) n++;
     return n;
   }
 
@@ -127,7 +130,7 @@ export class FieldTally {
     const per = this.perSchema;
     const out: FieldStat[] = [];
     for (const c of this.cells.values()) {
-      if (per && (this.schemas.get(c.schema)?.size ?? 0) < MIN_SCHEMA_RECORDS) continue;
+      if (per && this.schemas.get(c.schema) !== true) continue;
       const [lo, hi] = wilson(c.right, c.n);
       out.push({
         model: c.model,
