@@ -72,12 +72,16 @@ export const SLOW_FIRST = [
   'test/sources/examples-pdf.test.ts',
   'test/schema/instance.test.ts',
   'test/cli/ocr-inputs.test.ts',
-  'test/cli/ocr-tables.test.ts',
-  'test/lenient/sob-images.test.ts',
-  'test/cli/ocr-lang.test.ts',
-  'test/runner/cli.test.ts',
-  'test/sources/sob-source.test.ts',
-  'test/runner/batch.test.ts',
+  // From here in the order of their CPU seconds alone (test-times.mjs --jobs 1, 2026-12-03).
+  'test/documents/example.test.ts', // 25.4: the example benchmark built (its scan OCR'd), sob run
+  'test/cli/ocr-lang.test.ts', // 24.0
+  'test/app/evaluate.test.ts', // 20.7: two whole sob evals (one in-process), sob score twice
+  'test/lenient/sob-images.test.ts', // 17.8
+  'test/runner/cli.test.ts', // 16.4
+  'test/cli/ocr-tables.test.ts', // 15.1
+  'test/runner/batch.test.ts', // 14.9
+  'test/cli/eval.test.ts', // 13.7: sob eval with its report
+  'test/sources/sob-source.test.ts', // 11.0
 ];
 
 function walk(dir, out) {

@@ -11,6 +11,55 @@ function scaleFor(long: number, edge: number): number {
   return (edge - 0.01) / long;
 }
 
+/**
+ * The image's one-page PDF, per image buffer: a caller trying several edges on the same bytes
+ * (the document policy, the report's pages) decodes and places the image once.
+ */
+const placed = new WeakMap<Buffer, Promise<Buffer>>();
+
+/**
+ * The image on a PDF page of its own pixel size. A JPEG is embedded as it is (pdf-lib copies its
+ * DCT data); a PNG is decoded as pdf-lib's `embedPng` decodes it (RGB, plus a soft mask when
+ * some pixel is not opaque) but its pixels are stored uncompressed: the PDF lives only in
+ * memory, so deflating them (pdf-lib, in JavaScript) and inflating them again (pdf.js) is cost
+ * without use; measured on a 1275x1650 page render, 0.55 s of 0.75 s per edge tried. The pixels
+ * pdf.js draws are the same.
+ */
+async function imagePdf(data: Buffer, mime: string): Promise<Buffer> {
+  const { PDFDocument, drawImage, degrees } = await import('pdf-lib');
+  const doc = await PDFDocument.create();
+  if (!/png/i.test(mime)) {
+    const img = await doc.embedJpg(data);
+    doc.addPage([img.width, img.height]).drawImage(img, { x: 0, y: 0, width: img.width, height: img.height });
+    return Buffer.from(await doc.save());
+  }
+  const { PNG } = (await import('pdf-lib/cjs/utils/png.js')) as typeof import('pdf-lib/cjs/utils/png.js');
+  const png = PNG.load(data);
+  const { width, height } = png;
+  const ctx = doc.context;
+  const image = { Type: 'XObject', Subtype: 'Image', Width: width, Height: height, BitsPerComponent: 8 };
+  const SMask = png.alphaChannel
+    ? ctx.register(ctx.stream(png.alphaChannel, { ...image, ColorSpace: 'DeviceGray', Decode: [0, 1] }))
+    : undefined;
+  const ref = ctx.register(
+    ctx.stream(png.rgbChannel, { ...image, ColorSpace: 'DeviceRGB', ...(SMask ? { SMask } : {}) }),
+  );
+  const page = doc.addPage([width, height]);
+  const name = page.node.newXObject('Image', ref);
+  page.pushOperators(
+    ...drawImage(name, {
+      x: 0,
+      y: 0,
+      width,
+      height,
+      rotate: degrees(0),
+      xSkew: degrees(0),
+      ySkew: degrees(0),
+    }),
+  );
+  return Buffer.from(await doc.save({ useObjectStreams: false }));
+}
+
 async function pdfjs() {
   return import('./pdf/pdfjs.ts');
 }
@@ -21,12 +70,12 @@ export const documentTools = {
   },
 
   async downscaleImage(data: Buffer, mime: string, maxEdge: number): Promise<Buffer> {
-    const { PDFDocument } = await import('pdf-lib');
-    const doc = await PDFDocument.create();
-    const img = /png/i.test(mime) ? await doc.embedPng(data) : await doc.embedJpg(data);
-    doc.addPage([img.width, img.height]).drawImage(img, { x: 0, y: 0, width: img.width, height: img.height });
-    const bytes = await doc.save();
-    const [png] = await this.pdfPageImages(Buffer.from(bytes), maxEdge);
+    let pdf = placed.get(data);
+    if (!pdf) {
+      pdf = imagePdf(data, mime);
+      placed.set(data, pdf);
+    }
+    const [png] = await this.pdfPageImages(await pdf, maxEdge);
     return png;
   },
 

@@ -30,6 +30,11 @@ export interface LayoutOptions {
   repeated?: ReadonlySet<string>;
   /** Which margins are dropped (furniture.ts `MarginMode`; default `layout`). */
   margins?: MarginMode;
+  /**
+   * The boxes' segments, when the caller built them already (`buildSegments(boxes, bodySize(boxes))`:
+   * `repeatedEdges` does for every page of a PDF), so they are not built twice.
+   */
+  segments?: Segment[];
 }
 
 /** Why the page reads as it does: what `sob ocr --explain` prints per page. */
@@ -155,7 +160,7 @@ export function analyzePage(
     headings: [],
   };
   if (boxes.length === 0) return { markdown: '', explain };
-  let segs: Segment[] = buildSegments(boxes, body);
+  let segs: Segment[] = opts.segments ?? buildSegments(boxes, body);
   explain.segments = segs.length;
   if (opts.dropMargins !== false) {
     const f = findFurniture(segs, {

@@ -48,13 +48,28 @@ export function oversizedImages(
 ): { object: number; width: number; height: number }[] {
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
   const out: { object: number; width: number; height: number }[] = [];
-  const header = /(\d+)\s+\d+\s+obj\s*<<([\s\S]{0,4000}?)>>\s*stream/g;
-  for (const m of text.matchAll(header)) {
-    const dict = m[2];
-    if (!/\/Subtype\s*\/Image\b/.test(dict)) continue;
+  // Found from each "/Subtype /Image" (few in a file), not from each object header: a lazy match
+  // from every header on to the next ">> stream" scanned up to 4,000 characters per object that
+  // is not a stream, 0.3 s of main-thread CPU on a 2 MB PDF of 10,000 objects.
+  const seen = new Set<number>();
+  for (const m of text.matchAll(/\/Subtype\s*\/Image\b/g)) {
+    // The object it is in: the last header at most 4,000 characters before it...
+    let from = Math.max(0, m.index - 4000);
+    while (from > 0 && text.charCodeAt(from - 1) >= 48 && text.charCodeAt(from - 1) <= 57) from--;
+    let head: RegExpExecArray | undefined;
+    const headers = /(\d+)\s+\d+\s+obj\s*<</g;
+    headers.lastIndex = from;
+    for (let h = headers.exec(text); h && h.index < m.index; h = headers.exec(text)) head = h;
+    if (!head || seen.has(head.index)) continue;
+    // ... whose dictionary ends in "stream" within 4,000 characters of its start.
+    const start = head.index + head[0].length;
+    const end = /^[\s\S]{0,4000}?>>\s*stream/.exec(text.slice(start, start + 4100));
+    if (!end || start + end[0].length < m.index) continue;
+    seen.add(head.index);
+    const dict = end[0];
     const w = Number(/\/Width\s+(\d+)/.exec(dict)?.[1] ?? 0);
     const h = Number(/\/Height\s+(\d+)/.exec(dict)?.[1] ?? 0);
-    if (w * h > maxPixels) out.push({ object: Number(m[1]), width: w, height: h });
+    if (w * h > maxPixels) out.push({ object: Number(head[1]), width: w, height: h });
   }
   return out;
 }

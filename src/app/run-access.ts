@@ -52,6 +52,7 @@ export async function runAccess(): Promise<RunAccess> {
 }
 
 const KB = (n: number) => `${Math.round(n / 1024)} KB`;
+const dataUrl = (mime: string, b: Buffer) => `data:${mime};base64,${b.toString('base64')}`;
 
 /**
  * A record's page for the report (docs/leaderboard.md "The report"): its first image attachment
@@ -91,31 +92,45 @@ export async function pageOf(
   } catch (e) {
     return { ...base, note: `cannot be shown: ${e instanceof Error ? e.message : String(e)}` };
   }
-  const dataUrl = (mime: string, b: Buffer) => `data:${mime};base64,${b.toString('base64')}`;
   if (data.length <= maxBytes) return { ...base, src: dataUrl(image.mime, data) };
-  // Too large: downscaled (PNG), the edge halved until it fits.
+  // The same page (records of one page, one page in many reports) is downscaled once a process.
+  const key = `${image.sha256} ${image.mime} ${maxBytes}`;
+  let shown = downscaled.get(key);
+  if (!shown) {
+    shown = downscale(data, image.mime, maxBytes);
+    downscaled.set(key, shown);
+  }
+  return { ...base, ...(await shown) };
+}
+
+/** What `downscale` made of each page, by content hash, type and limit. */
+const downscaled = new Map<string, Promise<Omit<ReportPage, 'path' | 'kind'>>>();
+
+/** A page over `maxBytes` as a PNG under it (its longest edge cut by 1.5 until it fits), or a note. */
+async function downscale(
+  data: Buffer,
+  mime: string,
+  maxBytes: number,
+): Promise<Omit<ReportPage, 'path' | 'kind'>> {
   const { documentTools } = await import('../../sources/documents.ts');
-  const size = documentTools.imageSize(data, image.mime);
-  if (!size || !/png|jpe?g/i.test(image.mime))
+  const size = documentTools.imageSize(data, mime);
+  if (!size || !/png|jpe?g/i.test(mime))
     return {
-      ...base,
       note: `${KB(data.length)}, over the report's ${KB(maxBytes)} per page, and not a PNG or JPEG to downscale`,
     };
   let edge = Math.min(1600, Math.max(size.width, size.height));
   try {
-    let png = await documentTools.downscaleImage(data, image.mime, edge);
+    let png = await documentTools.downscaleImage(data, mime, edge);
     while (png.length > maxBytes && edge > 100) {
       edge = Math.floor(edge / 1.5);
-      png = await documentTools.downscaleImage(data, image.mime, edge);
+      png = await documentTools.downscaleImage(data, mime, edge);
     }
-    if (png.length > maxBytes)
-      return { ...base, note: `stays over ${KB(maxBytes)} even at ${edge} px: not embedded` };
+    if (png.length > maxBytes) return { note: `stays over ${KB(maxBytes)} even at ${edge} px: not embedded` };
     return {
-      ...base,
       src: dataUrl('image/png', png),
       note: `${size.width}x${size.height} px, ${KB(data.length)}: shown downscaled to a longest edge of ${edge} px (${KB(png.length)}; the report keeps each page under ${KB(maxBytes)})`,
     };
   } catch (e) {
-    return { ...base, note: `cannot be downscaled: ${e instanceof Error ? e.message : String(e)}` };
+    return { note: `cannot be downscaled: ${e instanceof Error ? e.message : String(e)}` };
   }
 }
