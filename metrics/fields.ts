@@ -42,8 +42,8 @@ export function gateOf(s: RecordScore): FieldGate | null {
 }
 
 /**
- * Per ground truth object: each leaf's constant part of its row (`"path":..,"field":..,"gold":..,"answer":`)
- * and its value as the row quotes it (`"gold"`'s, and `"answer"`'s when the answer's leaf is the same).
+ * Per ground truth object: each leaf's constant part of its row (`"path": .., "field": ..`) and its
+ * value as the row quotes it (`"gold"`'s, and `"answer"`'s when the answer's leaf is the same).
  */
 interface GoldParts {
   leaves: Leaves;
@@ -70,11 +70,8 @@ function goldParts(gold: PyValue | undefined): GoldParts {
     const parts: string[] = [];
     const quoted: string[] = [];
     for (const [path, g] of leaves) {
-      const q = JSON.stringify(leafJson(g));
-      // Everything of the row from the path to the answer's key: built once per ground truth (a
-      // record recurs in every model's file, its parsed ground truth with it).
-      parts.push(`"path":${JSON.stringify(path)},"field":${collapsedJson(path)},"gold":${q},"answer":`);
-      quoted.push(q);
+      parts.push(`"path":${JSON.stringify(path)},"field":${collapsedJson(path)}`);
+      quoted.push(JSON.stringify(leafJson(g)));
     }
     m = { leaves, parts, quoted };
     if (key) goldMemo.set(key, m);
@@ -133,7 +130,7 @@ export function fieldLines(inp: FieldInput): string {
         : exact && typeof p === typeof g && typeof p !== 'number' && typeof p !== 'object'
           ? quoted[i]
           : JSON.stringify(leafJson(p));
-    out.push(`${head}${parts[i]}${answer},"exact":${exact}${len}${tail}`);
+    out.push(`${head}${parts[i]},"gold":${quoted[i]},"answer":${answer},"exact":${exact}${len}${tail}`);
     i++;
   }
   return out.join('\n');

@@ -3,6 +3,7 @@
  * Shared by the worker and the in-process path so both give the same rows.
  */
 
+import { createHash } from 'node:crypto';
 import { fieldLines } from '../../metrics/fields.ts';
 import {
   failedRecordScore,
@@ -27,7 +28,6 @@ import type { BenchmarkLookup, BenchmarkRecord } from './benchmark.ts';
 import { failedSchemaRecord, isSchemaRecord, scoreSchemaRecord, sobRecordTrack } from './compliance.ts';
 import { type LoadedScorer, runScorers, type ScorerRecord } from './custom-scorers.ts';
 import type { FieldsOf, LenientRowPart, LineOutcome, ProfileOptions } from './line-types.ts';
-import { schemaTextSha256 } from './validators.ts';
 import { SCHEMA_TIMED_OUT } from './verdicts.ts';
 
 export type { FieldsOf, LineOutcome, Profile, ProfileOptions } from './line-types.ts';
@@ -76,7 +76,7 @@ const schemaHashes = new Map<string, string>();
 function schemaHash(key: string): string {
   let h = schemaHashes.get(key);
   if (h === undefined) {
-    h = schemaTextSha256(key).slice(0, 12);
+    h = createHash('sha256').update(key).digest('hex').slice(0, 12);
     if (schemaHashes.size >= 4096) schemaHashes.clear();
     schemaHashes.set(key, h);
   }

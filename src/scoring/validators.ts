@@ -17,22 +17,6 @@ import {
 import { CLAIM_SLOTS, type CompiledSchema, FIELDS, STATE } from './claims.ts';
 import { schemaTextHash } from './verdicts.ts';
 
-/**
- * A schema text's SHA-256 (hex), kept for the last 4,096 texts: the validator cache names its
- * file by it and each `fields.jsonl` row names its schema by its first 12 digits, so a record's
- * schema is hashed once, not once for each.
- */
-export function schemaTextSha256(text: string): string {
-  let h = sha256s.get(text);
-  if (h === undefined) {
-    h = createHash('sha256').update(text).digest('hex');
-    if (sha256s.size >= 4096) sha256s.clear();
-    sha256s.set(text, h);
-  }
-  return h;
-}
-const sha256s = new Map<string, string>();
-
 /** A cached validator's file: its code and V8 code cache (see `SharedValidators.fromCache`). */
 export const CACHE_EXT = '.vc';
 
@@ -60,7 +44,9 @@ export class SharedValidators {
   }
 
   private cacheFile(key: string): string | undefined {
-    return this.cacheDir ? join(this.cacheDir, `${schemaTextSha256(key)}${CACHE_EXT}`) : undefined;
+    return this.cacheDir
+      ? join(this.cacheDir, `${createHash('sha256').update(key).digest('hex')}${CACHE_EXT}`)
+      : undefined;
   }
 
   /**
