@@ -2,6 +2,7 @@
  * Cost and speed beside accuracy: what a model's answers cost in tokens and money and how long
  * they took, from each response line's `eval_info` (docs/ci.md). Pure: the caller reads the lines.
  */
+import { Column } from './summary.ts';
 
 /** One answer's `eval_info` figures (null or absent: not recorded). */
 export interface UsageRow {
@@ -67,8 +68,8 @@ export class UsageAccumulator {
   private answers = 0;
   private readonly sums: [number, number, number] = [0, 0, 0];
   private readonly seen = [false, false, false];
-  private readonly latency = new GrowingColumn();
-  private readonly ttft = new GrowingColumn();
+  private readonly latency = new Column();
+  private readonly ttft = new Column();
 
   add(r: UsageRow): void {
     this.answers++;
@@ -90,38 +91,23 @@ export class UsageAccumulator {
       input_tokens: total(0),
       output_tokens: total(1),
       cost: total(2),
-      latency_ms: this.latency.percentiles(),
-      ttft_ms: this.ttft.percentiles(),
+      latency_ms: percentilesOf(this.latency.view()),
+      ttft_ms: percentilesOf(this.ttft.view()),
     };
   }
 }
 
-/** Finite values in a Float64Array that doubles as it fills. */
-class GrowingColumn {
-  private data = new Float64Array(64);
-  private n = 0;
-
-  push(v: number): void {
-    if (this.n === this.data.length) {
-      const grown = new Float64Array(this.data.length * 2);
-      grown.set(this.data);
-      this.data = grown;
-    }
-    this.data[this.n++] = v;
-  }
-
-  /** p50 and p95 (linear interpolation between order statistics, as `quantile`). */
-  percentiles(): Percentiles {
-    const s = this.data.slice(0, this.n).sort();
-    const at = (q: number) => {
-      if (s.length === 0) return null;
-      const h = (s.length - 1) * q;
-      const lo = Math.floor(h);
-      const hi = Math.ceil(h);
-      return s[lo] + (s[hi] - s[lo]) * (h - lo);
-    };
-    return { n: this.n, p50: at(0.5), p95: at(0.95) };
-  }
+/** p50 and p95 of the values (linear interpolation between order statistics, as `quantile`). */
+function percentilesOf(values: Float64Array): Percentiles {
+  const s = values.slice().sort();
+  const at = (q: number) => {
+    if (s.length === 0) return null;
+    const h = (s.length - 1) * q;
+    const lo = Math.floor(h);
+    const hi = Math.ceil(h);
+    return s[lo] + (s[hi] - s[lo]) * (h - lo);
+  };
+  return { n: s.length, p50: at(0.5), p95: at(0.95) };
 }
 
 /** `a / b`, null when either is unknown or `b` is 0. */
