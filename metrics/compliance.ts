@@ -325,8 +325,15 @@ export interface AggregateOptions {
  * default); null for no values.
  */
 export function quantile(xs: number[], q: number): number | null {
-  if (xs.length === 0) return null;
-  const s = [...xs].sort((a, b) => a - b);
+  return quantileOfSorted(
+    [...xs].sort((a, b) => a - b),
+    q,
+  );
+}
+
+/** `quantile` of values already sorted ascending (one sort for several quantiles). */
+export function quantileOfSorted(s: ArrayLike<number>, q: number): number | null {
+  if (s.length === 0) return null;
   const h = (s.length - 1) * q;
   const lo = Math.floor(h);
   const hi = Math.ceil(h);

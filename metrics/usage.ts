@@ -2,6 +2,7 @@
  * Cost and speed beside accuracy: what a model's answers cost in tokens and money and how long
  * they took, from each response line's `eval_info` (docs/ci.md). Pure: the caller reads the lines.
  */
+import { quantileOfSorted } from './compliance.ts';
 import { Column } from './summary.ts';
 
 /** One answer's `eval_info` figures (null or absent: not recorded). */
@@ -97,17 +98,10 @@ export class UsageAccumulator {
   }
 }
 
-/** p50 and p95 of the values (linear interpolation between order statistics, as `quantile`). */
+/** p50 and p95 of the values (`quantile`'s interpolation, one sort for both). */
 function percentilesOf(values: Float64Array): Percentiles {
   const s = values.slice().sort();
-  const at = (q: number) => {
-    if (s.length === 0) return null;
-    const h = (s.length - 1) * q;
-    const lo = Math.floor(h);
-    const hi = Math.ceil(h);
-    return s[lo] + (s[hi] - s[lo]) * (h - lo);
-  };
-  return { n: s.length, p50: at(0.5), p95: at(0.95) };
+  return { n: s.length, p50: quantileOfSorted(s, 0.5), p95: quantileOfSorted(s, 0.95) };
 }
 
 /** `a / b`, null when either is unknown or `b` is 0. */

@@ -501,11 +501,11 @@ function derivedComplexity(schemaText: string | undefined): string | undefined {
   }
 }
 
-/** The sha256 of a file (to check a run's benchmark is still the one it answered). */
 /**
- * A file's SHA-256, read in 1 MB chunks (a million-record benchmark is hundreds of MB: read whole,
- * it was the largest allocation of a run). Kept per path, size and mtime: the run's check and each
- * folder's summary ask for the same file's hash.
+ * A file's SHA-256 (to check a run's benchmark is still the one it answered), read in 1 MB chunks:
+ * a million-record benchmark is hundreds of MB, and read whole it was a run's largest allocation.
+ * Kept per path, size, mtime and inode: the run's check and each folder's summary ask for the
+ * same file's hash.
  */
 export function fileSha256(path: string): string {
   const st = statSync(path);
