@@ -126,27 +126,32 @@ export const DEFAULT_SUMMARY_OPTIONS: SummaryOptions = {
 
 /** A growable column of numbers (one per record). */
 export class Column {
-  data = new Float64Array(256);
+  /** In shared memory from the start: `take` hands it on without a copy. */
+  data: Float64Array = new Float64Array(new SharedArrayBuffer(256 * 8));
   length = 0;
   push(x: number): void {
-    if (this.length === this.data.length) {
-      const grown = new Float64Array(this.data.length * 2);
-      grown.set(this.data);
-      this.data = grown;
-    }
+    if (this.length === this.data.length) this.resize(this.data.length * 2);
     this.data[this.length++] = x;
+  }
+  /** Room for `n` values in all (a file's record count, known ahead): no doubling on the way. */
+  reserve(n: number): void {
+    if (n > this.data.length) this.resize(n);
+  }
+  private resize(cap: number): void {
+    const grown = new Float64Array(new SharedArrayBuffer(cap * 8));
+    grown.set(this.view());
+    this.data = grown;
   }
   view(): Float64Array {
     return this.data.subarray(0, this.length);
   }
   /**
    * The values, exactly `length` of them, in shared memory (a bootstrap worker is handed them
-   * without a copy); the column lets its own go. One column at a time: a million records' summary
-   * never holds every column twice.
+   * without a copy), and the column lets them go: its own buffer, not a copy of it (a copy made
+   * a million records' columns twice over until the next collection).
    */
   take(): Float64Array {
-    const out = new Float64Array(new SharedArrayBuffer(this.length * 8));
-    out.set(this.view());
+    const out = this.view();
     this.data = new Float64Array(0);
     return out;
   }
@@ -253,6 +258,12 @@ export class SummaryAccumulator {
 
   get n(): number {
     return this.weights.length;
+  }
+
+  /** Room for `n` records (a file's benchmark count): the columns are not doubled on the way. */
+  reserve(n: number): void {
+    for (const c of this.columns) c.reserve(n);
+    this.weights.reserve(n);
   }
 
   /** Lets the columns go once `data()` has been taken (they may be large). */

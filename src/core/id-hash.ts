@@ -59,9 +59,14 @@ export class HashLines {
     this.hi[i] = b;
     this.val[i] = v + 1;
   }
-  private grow(): void {
+  /** Room for `n` hashes at under half load (a file's record count, known ahead): no growing on the way. */
+  reserve(n: number): void {
+    let cap = this.mask + 1;
+    while ((n + 1) * 2 > cap) cap *= 2;
+    if (cap > this.mask + 1) this.grow(cap);
+  }
+  private grow(cap = (this.mask + 1) * 2): void {
     const { lo, hi, val } = this;
-    const cap = (this.mask + 1) * 2;
     this.lo = new Uint32Array(cap);
     this.hi = new Uint32Array(cap);
     this.val = new Uint32Array(cap);

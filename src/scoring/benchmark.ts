@@ -60,6 +60,8 @@ export interface BenchmarkRecords extends BenchmarkLookup {
     fallback: Modality,
     answered: (m: Source, lo: number, hi: number) => boolean,
   ): Map<Source, { count: number; missing: string[] }>;
+  /** The selected records an answer file's folder `m` scores (those naming no source go with `fallback`). */
+  countOf(m: Source, fallback: Modality): number;
   /** What a worker is handed (undefined: it reads the file itself). */
   share(): IndexShare | undefined;
   close(): void;
@@ -319,6 +321,18 @@ export class BenchmarkIndex implements BenchmarkRecords {
     return out;
   }
 
+  private perCode?: Uint32Array;
+  countOf(m: Source, fallback: Modality): number {
+    if (!this.perCode) {
+      const per = new Uint32Array(CODES.length);
+      const { code, n } = this.s;
+      for (let i = 0; i < n; i++) per[code[i]]++;
+      this.perCode = per;
+    }
+    const c = CODES.indexOf(m);
+    return (c > 0 ? this.perCode[c] : 0) + (m === fallback ? this.perCode[0] : 0);
+  }
+
   close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
@@ -438,6 +452,9 @@ export class InMemoryBenchmark implements BenchmarkRecords {
   }
   get(id: string): BenchmarkRecord | undefined {
     return this.records.get(id);
+  }
+  countOf(m: Source, fallback: Modality): number {
+    return (this.ids.get(m)?.length ?? 0) + (m === fallback ? (this.ids.get('')?.length ?? 0) : 0);
   }
   unanswered(
     fallback: Modality,

@@ -71,6 +71,11 @@ export class Output {
   get dir(): string {
     return this.folder.dir;
   }
+  /** Room for `n` rows in the summary's columns and the id table. */
+  reserve(n: number): void {
+    this.acc.reserve(n);
+    this.firstLine.reserve(n);
+  }
 }
 
 /** A record id as a map key (an int id and a string id never collide); undefined when absent. */
@@ -140,6 +145,9 @@ export class FileState {
         if (owner !== undefined)
           throw new UserError(`${owner} and ${this.target.file} would both be written to ${dir}`);
         out = new Output(o.modality, new EvalFolder(dir));
+        // The folder's rows are about its benchmark records: room for them all, taken once.
+        if (this.benchmark && o.modality !== 'schema')
+          out.reserve(this.benchmark.records.countOf(o.modality, this.pathModality));
       } catch (e) {
         this.error = `${this.target.file}: ${errorMessage(e)}`;
         return false;
