@@ -33,7 +33,7 @@ export const GATE_FAILED_EXIT = 3;
 
 export interface Gates {
   thresholds: Threshold[];
-  /** `--fail-under field:<path>=<min>`: a field's accuracy per model (docs/fields.md). */
+  /** `--fail-under field:<path>=<min>`: a field's accuracy per model (docs/formats.md "fields.jsonl"). */
   fields?: FieldThreshold[];
   baseline?: string;
   /** The baseline as the user wrote it (the summary never shows a local absolute path). */

@@ -1,5 +1,5 @@
 /**
- * Which fields to trust, from the `fields.jsonl` of evaluation folders (docs/fields.md): the
+ * Which fields to trust, from the `fields.jsonl` of evaluation folders (docs/formats.md "fields.jsonl"): the
  * per-field table of the leaderboard and the report, the field flips of `sob compare`, and the
  * cells the field gates check. Files are streamed: memory grows with distinct fields, not rows.
  */
