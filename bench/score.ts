@@ -62,10 +62,18 @@ async function child(mode: string, dir: string, out: string): Promise<void> {
     if (lines === 0) throw new Error('no lines');
   } else {
     const { scoreFiles, expandInputs } = await import('../src/scoring/score-files.ts');
-    const samples = Number(mode.split(':')[1]);
+    // `score:<samples>`, or `score:<samples>:nofields` (sob score --no-fields: no fields.jsonl).
+    const [, n, extra] = mode.split(':');
+    const samples = Number(n);
     const res = await scoreFiles(
       expandInputs([dir]).map((file) => ({ file })),
-      { outDir: out, summary: { bootstrapSamples: samples, seed: 42, topKErrors: 20 } },
+      {
+        outDir: out,
+        summary: { bootstrapSamples: samples, seed: 42, topKErrors: 20 },
+        ...(extra === 'nofields'
+          ? { profile: { profile: 'sob' as const, assertFormats: false, fields: false } }
+          : {}),
+      },
     );
     for (const r of res) if (r.error) throw new Error(r.error);
   }

@@ -1,5 +1,5 @@
 /**
- * Which fields to trust (docs/fields.md): per collapsed field path and model, the share of
+ * Which fields to trust (docs/formats.md "fields.jsonl"): per collapsed field path and model, the share of
  * ground-truth leaves answered right, with a 95% interval and n, worst first; the field flips
  * between two runs; the field gates. Pure: the rows come in from `fields.jsonl` readers.
  *

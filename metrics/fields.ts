@@ -1,5 +1,5 @@
 /**
- * Field-level rows (`fields.jsonl`, docs/fields.md): one per ground-truth leaf of a scored record,
+ * Field-level rows (`fields.jsonl`, docs/formats.md "fields.jsonl"): one per ground-truth leaf of a scored record,
  * from what the scorer already has: the leaves SOB flattens, the profile's exact comparison in
  * place, and with `--match` the lenient verdict and the comparator that decided. Pure: text in
  * memory, no I/O. The row's format is owned by src/core/formats/field-row.ts.

@@ -4,7 +4,7 @@
  * command (`src/cli/compare.ts`) reads the flags into `CompareSettings` and calls `compareRuns`.
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { UserError } from '../core/errors.ts';
 import { MODALITIES } from '../core/record.ts';
 import { LENIENT_COMPARED, type MatrixMetric, matrixMetric } from '../report/lenient.ts';
@@ -119,9 +119,13 @@ export async function compareRuns(s: CompareSettings): Promise<void> {
   const flipsOfRecords = recordFlips(ma, mb);
   const note = `${methodNote(s.samples, s.seed)}; p (Holm): adjusted over the ${pHolm.length} metrics (Holm-Bonferroni), * below 0.05`;
   // Field flips (fields.jsonl of both): leaves right in A and wrong in B, and the reverse.
-  const { fieldFlips, fieldFlipsText } = await import('../report/fields.ts');
+  const { fieldFlips, fieldFlipsText, fieldsFileOf, noFieldsLine } = await import('../report/fields.ts');
   const flips = await fieldFlips(a, b);
-  const flipsText = flips ? `\n\n${fieldFlipsText(flips, ma.name, mb.name)}` : '';
+  // A side scored with --no-fields: one line says why there are no field flips.
+  const bare = [a, b].find((x) => !fieldsFileOf(x));
+  const flipsText = flips
+    ? `\n\n${fieldFlipsText(flips, ma.name, mb.name)}`
+    : `\n\nfield flips: ${noFieldsLine(bare?.endsWith('.jsonl') ? dirname(bare) : (bare ?? a), 'no field flips shown')}`;
   const lenNote =
     lenient.length > 0 && lenient[0].n !== res[0].n
       ? `\nlenient metrics over the ${lenient[0].n} records both scored with --match`

@@ -57,6 +57,8 @@ export interface EvalSettings {
   match?: string;
   /** `--scorer`: scorers of your own (module paths), checked before anything runs. */
   scorers?: string[];
+  /** `fields.jsonl` in each evaluation folder (default true; false: `--no-fields`). */
+  fields?: boolean;
   epochs: number;
   batch?: boolean;
   batchFallback: 'batch' | 'online';
@@ -534,6 +536,7 @@ async function scoreRun(run: EvalRun, runDir: string, name: string, outDir: stri
         assertFormats: false,
         reason: run.profileReason,
         ...(run.scorers ? { scorers: run.scorers } : {}),
+        fields: s.fields !== false,
       },
       recordTimeoutMs: s.ask.recordTimeoutMs,
       match: run.match,
@@ -652,6 +655,7 @@ async function finish(run: EvalRun, variants: Variant[], rows: LeaderboardRow[])
   }
   const gates = s.gates;
   const { evaluationPairs } = await import('../report/gates.ts');
+  const { foldersWithoutFields: foldersWithout } = await import('../report/fields.ts');
   await applyGates(
     {
       ...gates,
@@ -663,6 +667,7 @@ async function finish(run: EvalRun, variants: Variant[], rows: LeaderboardRow[])
       command: `sob eval (${[...new Set(variants.map((v) => v.spec.model))].join(', ')})`,
       subjects: rowSubjects(rows),
       fieldTable: async () => (await import('../report/fields.ts')).fieldTable(evaluation),
+      withoutFields: () => foldersWithout(evaluation),
       pairs: (baseline) => {
         const p = evaluationPairs(evaluation, baseline);
         return { pairs: p.pairs, unmatched: [...p.onlyCurrent, ...p.onlyBaseline] };

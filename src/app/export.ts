@@ -157,7 +157,7 @@ export async function exportEvaluation(s: ExportSettings): Promise<ExportResult>
   }
   if (withoutFields > 0)
     log(
-      `${withoutFields} of ${folders.length} folders have no fields.jsonl (scored before it existed): their fields are not exported`,
+      `${withoutFields} of ${folders.length} folders have no fields.jsonl (scored with --no-fields, or before it existed): their fields are not exported`,
     );
   const { parquetWriteFile } = await import('hyparquet-writer');
   const write = (name: string, t: Table) => {

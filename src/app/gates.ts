@@ -23,6 +23,7 @@ import {
   thresholdLine,
 } from '../../metrics/gates.ts';
 import type { LeaderboardRow } from '../../metrics/leaderboard.ts';
+import { UserError } from '../core/errors.ts';
 import { writeFileAtomic } from '../core/files.ts';
 import type { RegressionPair } from '../report/gates.ts';
 import { log } from './io.ts';
@@ -32,7 +33,7 @@ export const GATE_FAILED_EXIT = 3;
 
 export interface Gates {
   thresholds: Threshold[];
-  /** `--fail-under field:<path>=<min>`: a field's accuracy per model (docs/fields.md). */
+  /** `--fail-under field:<path>=<min>`: a field's accuracy per model (docs/formats.md "fields.jsonl"). */
   fields?: FieldThreshold[];
   baseline?: string;
   /** The baseline as the user wrote it (the summary never shows a local absolute path). */
@@ -59,9 +60,23 @@ export async function applyGates(
     seed?: number;
     /** The per-field table the field gates check (read only when there are field gates). */
     fieldTable?: () => Promise<{ stats: FieldStat[]; models: string[] } | null>;
+    /** The model folders the field gates would read that have no `fields.jsonl` (`--no-fields`). */
+    withoutFields?: () => string[];
   },
 ): Promise<boolean> {
   if (!hasGates(g)) return true;
+  // A field gate on a folder scored with --no-fields cannot be checked: a usage error, not a fail.
+  const fieldGates = g.fields ?? [];
+  const bare = fieldGates.length > 0 ? (opts.withoutFields?.() ?? []) : [];
+  if (bare.length > 0) {
+    const { noFieldsLine } = await import('../report/fields.ts');
+    const more =
+      bare.length > 1 ? ` (and ${bare.length - 1} more folder${bare.length === 2 ? '' : 's'})` : '';
+    throw new UserError(
+      `--fail-under field:${fieldGates[0].field}: ${noFieldsLine(bare[0], 'the field gates read it')}${more}`,
+      2,
+    );
+  }
   const { gateMarkdown, regressionTests } = await import('../report/gates.ts');
   const thresholds = checkThresholds(opts.subjects, g.thresholds);
   let regression:
@@ -77,7 +92,6 @@ export async function applyGates(
     const tests = await regressionTests(pairs, opts.samples ?? 2000, opts.seed ?? 42);
     regression = { baseline: g.baselineShown ?? g.baseline, results: regressionVerdicts(tests), unmatched };
   }
-  const fieldGates = g.fields ?? [];
   let fieldResults: FieldGateResult[] = [];
   const fieldLines: string[] = [];
   if (fieldGates.length > 0) {

@@ -144,7 +144,7 @@ export async function writeLeaderboard(settings: LeaderboardSettings): Promise<v
   const rows = buildLeaderboard(ev, names);
   await (await import('../report/usage.ts')).attachUsage(rows, ev);
   (await import('../report/row-settings.ts')).attachRunSettings(rows, ev);
-  const { attachFields } = await import('../report/fields.ts');
+  const { attachFields, foldersWithoutFields } = await import('../report/fields.ts');
   const fieldTable = await attachFields(rows, dir);
   log(`${rows.length} models`);
   logFolder(ev);
@@ -163,6 +163,7 @@ export async function writeLeaderboard(settings: LeaderboardSettings): Promise<v
     command: `sob leaderboard ${settings.dirArg}`,
     subjects: rowSubjects(rows),
     fieldTable: async () => fieldTable,
+    withoutFields: () => foldersWithoutFields(dir),
     pairs: (baseline) => {
       const p = evaluationPairs(dir, baseline);
       return { pairs: p.pairs, unmatched: [...p.onlyCurrent, ...p.onlyBaseline] };

@@ -55,6 +55,8 @@ export interface ScoreSettings {
   judgeConcurrency?: number;
   /** Seconds. */
   judgeTimeout?: number;
+  /** `fields.jsonl` beside the rows (default true; false: `--no-fields`). */
+  fields?: boolean;
 }
 
 const SHOWN = [
@@ -127,6 +129,7 @@ export async function scoreTargets(s: ScoreSettings): Promise<void> {
     protocol: s.protocol,
     remotes,
     ...(scorers ? { scorers } : {}),
+    fields: s.fields !== false,
   });
   const chosen = s.profile ? profileOf(s.profile, 'as asked') : undefined;
   const runProfile =
@@ -285,9 +288,24 @@ export async function scoreTargets(s: ScoreSettings): Promise<void> {
     }
   }
   if (failures > 0) process.exitCode = 1;
+  const bare =
+    (gates.fields?.length ?? 0) > 0
+      ? (await import('../report/fields.ts')).foldersWithoutFields(gated.map((o) => o.dir))
+      : [];
   await applyGates(gates, {
     command: `sob score ${s.inputs.join(' ')}`,
     subjects: gated.map((o) => ({ name: subjectOf(o), values: scoredValues(o.summary) })),
+    // The field gates read each scored folder's fields.jsonl, under the subject's name.
+    fieldTable: async () => {
+      const { fieldTableOf, fieldsFileOf } = await import('../report/fields.ts');
+      return fieldTableOf(
+        gated.flatMap((o) => {
+          const file = fieldsFileOf(o.dir);
+          return file ? [{ model: subjectOf(o), file }] : [];
+        }),
+      );
+    },
+    withoutFields: () => bare,
     pairs: (baseline) => {
       const pairs = gated.map((o) => folderPair(subjectOf(o), o.dir, baseline));
       return {

@@ -298,11 +298,13 @@ export interface ScoreOptionFlags {
   seed: number;
   match?: string;
   scorer?: string[];
+  /** `--no-fields`: false. */
+  fields: boolean;
 }
 
 /**
  * How answers are scored, one definition for `sob score` and `sob eval`: the profile, the
- * bootstrap intervals and lenient matching.
+ * bootstrap intervals, lenient matching and whether `fields.jsonl` is written.
  */
 export function scoreOptions(cmd: Command, profileHelp: string): Command {
   return cmd
@@ -328,6 +330,10 @@ export function scoreOptions(cmd: Command, profileHelp: string): Command {
       '--scorer <file>',
       'a scorer of your own: a module whose default export (record, answer) returns named numbers in [0, 1], each a column with its 95% interval; repeat for several (docs/metrics.md)',
       (v: string, p: string[] | undefined) => [...(p ?? []), v],
+    )
+    .option(
+      '--no-fields',
+      'skip fields.jsonl (one row per record and gold leaf; large at a million records): the rows and summary are the same, the field table, field flips and field gates need it',
     );
 }
 

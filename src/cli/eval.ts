@@ -23,7 +23,7 @@ import {
 } from './common.ts';
 
 import { CONFIG_SOURCE, suiteOption } from './eval-config.ts';
-import { type GateFlags, gateOptions, parseGates } from './gates.ts';
+import { type GateFlags, gateOptions, parseGates, refuseFieldGatesWithoutFields } from './gates.ts';
 
 interface EvalFlags extends Omit<AskFlags, 'promptTemplate'>, ScoreOptionFlags, GateFlags {
   /** Strings from the flags; a suite file's entries may carry their own options. */
@@ -126,6 +126,7 @@ to the provider's structured-output mode, where declared coverage means somethin
       flags.benchmark ??= positional;
       const evalDir = resolve(flags.evalDir);
       const gates = parseGates(flags);
+      refuseFieldGatesWithoutFields(gates, flags.fields);
       refuseSobPoisson(flags);
       const { evaluate } = await import('../app/eval.ts');
       await evaluate({
@@ -150,6 +151,7 @@ to the provider's structured-output mode, where declared coverage means somethin
         seed: flags.seed,
         match: flags.match,
         scorers: flags.scorer,
+        fields: flags.fields,
         epochs: flags.epochs,
         batch: flags.batch,
         batchFallback: flags.batchFallback,

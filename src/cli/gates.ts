@@ -63,3 +63,13 @@ export function parseGates(flags: GateFlags, allowed?: readonly GateMetric[]): G
     throw new UserError('--gate-summary needs --fail-under or --fail-on-regression', 2);
   return { thresholds, fields, baseline, baselineShown: flags.failOnRegression, summary: flags.gateSummary };
 }
+
+/** `--no-fields` writes no `fields.jsonl`, which a field gate reads: the two together, exit 2. */
+export function refuseFieldGatesWithoutFields(gates: Gates, fields: boolean): void {
+  const first = gates.fields?.[0];
+  if (!fields && first)
+    throw new UserError(
+      `--fail-under field:${first.field} reads fields.jsonl, which --no-fields does not write: drop one of them`,
+      2,
+    );
+}

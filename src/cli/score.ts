@@ -17,7 +17,7 @@ import {
   scoreOptions,
 } from './common.ts';
 
-import { type GateFlags, gateOptions, parseGates } from './gates.ts';
+import { type GateFlags, gateOptions, parseGates, refuseFieldGatesWithoutFields } from './gates.ts';
 
 interface ScoreFlags extends ScoreOptionFlags, GateFlags {
   modality?: Modality;
@@ -162,6 +162,7 @@ records (the compliance track) are not scored leniently.`,
     )
     .action(async (inputs: string[], flags: ScoreFlags) => {
       const gates = parseGates(flags, SCORED_GATE_METRICS);
+      refuseFieldGatesWithoutFields(gates, flags.fields);
       if (flags.matchJudge && !flags.match)
         throw new UserError('--match-judge needs --match (default or a policy file)', 2);
       if (
@@ -208,6 +209,7 @@ records (the compliance track) are not scored leniently.`,
         matchCache: flags.matchCache,
         judgeConcurrency: flags.judgeConcurrency,
         judgeTimeout: flags.judgeTimeout,
+        fields: flags.fields,
       });
     });
 }

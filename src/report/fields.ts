@@ -1,5 +1,5 @@
 /**
- * Which fields to trust, from the `fields.jsonl` of evaluation folders (docs/fields.md): the
+ * Which fields to trust, from the `fields.jsonl` of evaluation folders (docs/formats.md "fields.jsonl"): the
  * per-field table of the leaderboard and the report, the field flips of `sob compare`, and the
  * cells the field gates check. Files are streamed: memory grows with distinct fields, not rows.
  */
@@ -49,6 +49,32 @@ export function fieldFiles(evalDir: string): { model: string; source: string; fi
     }
   }
   return out;
+}
+
+/**
+ * The SOB model folders (`eval_records.jsonl` in them) of an evaluation folder, or the folders
+ * given, that have no `fields.jsonl`: scored with `--no-fields`, or before the file existed.
+ */
+export function foldersWithoutFields(evalDirOrFolders: string | string[]): string[] {
+  const folders =
+    typeof evalDirOrFolders === 'string'
+      ? MODALITIES.flatMap((source) => {
+          const sdir = join(evalDirOrFolders, source);
+          return isDir(sdir)
+            ? readdirSorted(sdir)
+                .filter((c) => !c.startsWith('.'))
+                .map((c) => join(sdir, c))
+            : [];
+        })
+      : evalDirOrFolders;
+  return folders.filter(
+    (d) => existsSync(join(d, 'eval_records.jsonl')) && !existsSync(join(d, FIELDS_FILE)),
+  );
+}
+
+/** What is said of a folder without `fields.jsonl` where one is needed (`what`: for what). */
+export function noFieldsLine(folder: string, what: string): string {
+  return `${folder} has no ${FIELDS_FILE} (scored with --no-fields, or before ${FIELDS_FILE} existed): ${what}; score it again without --no-fields`;
 }
 
 function isDir(p: string): boolean {

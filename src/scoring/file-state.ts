@@ -40,7 +40,7 @@ export class Output {
   readonly track = new TrackCollector();
   /** `--match`: the folder's lenient numbers and side file, opened with its first lenient row. */
   lenient?: LenientOutput;
-  /** `fields.jsonl`: one line per record and ground-truth leaf (SOB folders only). */
+  /** `fields.jsonl`: one line per record and ground-truth leaf (SOB folders only; none with `--no-fields`). */
   readonly fields?: FolderStream;
   /** Rows written (a schema folder writes rows the SOB summary does not count). */
   written = 0;
@@ -65,8 +65,10 @@ export class Output {
     /** A modality, or `schema` (the compliance track's folder). */
     readonly modality: Source,
     readonly folder: EvalFolder,
+    /** Whether to write `fields.jsonl` (false: `--no-fields`, no file at all). */
+    fields = true,
   ) {
-    if (modality !== 'schema') this.fields = folder.stream(FIELDS_FILE);
+    if (modality !== 'schema' && fields) this.fields = folder.stream(FIELDS_FILE);
   }
   get dir(): string {
     return this.folder.dir;
@@ -114,6 +116,8 @@ export class FileState {
     readonly dedupe: boolean,
     readonly benchmark: Benchmark | undefined,
     readonly onRecord: () => void = () => {},
+    /** Whether its folders get `fields.jsonl` (false: `--no-fields`). */
+    readonly fields = true,
   ) {
     const p = pathModality(target.file);
     this.pathModality = p.modality;
@@ -144,7 +148,7 @@ export class FileState {
       try {
         if (owner !== undefined)
           throw new UserError(`${owner} and ${this.target.file} would both be written to ${dir}`);
-        out = new Output(o.modality, new EvalFolder(dir));
+        out = new Output(o.modality, new EvalFolder(dir), this.fields);
         // The folder's rows are about its benchmark records: room for them all, taken once.
         if (this.benchmark && o.modality !== 'schema')
           out.reserve(this.benchmark.records.countOf(o.modality, this.pathModality));

@@ -25,6 +25,11 @@ export interface ProfileOptions {
   remotes?: { base: string; dir: string }[];
   /** `--scorer`: scorers of your own, run on every SOB record (src/scoring/custom-scorers.ts). */
   scorers?: { name: string; url: string }[];
+  /**
+   * Write `fields.jsonl` (one row per record and gold leaf); default true. `--no-fields`: the
+   * workers build no lines and the folder has no such file.
+   */
+  fields?: boolean;
 }
 
 export type LineOutcome =

@@ -115,7 +115,8 @@ function rowOutcome(
   rowObject?: Record<string, unknown>,
 ): Extract<LineOutcome, { kind: 'row' }> {
   const summary = summaryRow(score, modality === 'image');
-  const fields: FieldsOf = view && profile ? fieldsOf(view, score, profile) : () => '';
+  const fields: FieldsOf =
+    view && profile && profile.fields !== false ? fieldsOf(view, score, profile) : () => '';
   if (!hook) {
     const json = rowObject ? dumpsPy(rowObject) : referenceRowJson(score, modality);
     return { kind: 'row', line, modality, score: summary, json, fields: fields(null) };

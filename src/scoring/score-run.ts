@@ -152,6 +152,7 @@ export async function runScoring(
         profileOf(t).profile === 'strict',
         benchmarks.get(idx),
         onRecord,
+        profileOf(t).fields !== false,
       );
     },
     bootstraps,

@@ -318,7 +318,8 @@ function batchMessage(items: LineOutcome[]): WorkerMessage {
   // JSON, or as a string be copied to the main thread, split there, joined again and encoded.
   let fieldBytes: Buffer | undefined;
   const fieldEnds: number[] = [];
-  if (withFields > 0) {
+  // No lines at all (`--no-fields`, or records without leaves): no buffer.
+  if (withFields > 0 && fieldChars > 0) {
     let buf = Buffer.allocUnsafeSlow(fieldChars + withFields + 256);
     let at = 0;
     for (const o of items) {
