@@ -127,3 +127,21 @@ export function floatSum(values: ArrayLike<number>, from = 0, to = values.length
   }
   return c !== 0 && Number.isFinite(c) ? s + c : s;
 }
+
+/**
+ * `floatSum` of `term(0) .. term(n - 1)` without an array of them: the same additions in the same
+ * order, so the same double (a weighted mean's `v w` terms, a category's per-record means).
+ */
+export function floatSumOf(n: number, term: (i: number) => number): number {
+  if (n <= 0) return 0;
+  let s = 0 + term(0);
+  let c = 0;
+  for (let i = 1; i < n; i++) {
+    const x = term(i);
+    const t = s + x;
+    if (Math.abs(s) >= Math.abs(x)) c += s - t + x;
+    else c += x - t + s;
+    s = t;
+  }
+  return c !== 0 && Number.isFinite(c) ? s + c : s;
+}
