@@ -101,13 +101,26 @@ function rotl(x: number, k: number): number {
   return (x << k) | (x >>> (32 - k));
 }
 
+/**
+ * A metric's values per record: doubles, or a 0/1 metric's as bytes (metrics/summary.ts
+ * `ByteColumn`), read as the same numbers.
+ */
+export type Values = Float64Array | Uint8Array;
+
+/** A column the kernel sums: input f's pass p. */
+interface Col {
+  f: number;
+  p: number;
+  v: Values;
+}
+
 export interface PoissonInput {
-  columns: Float64Array[];
+  columns: Values[];
   weights: Float64Array | null;
 }
 
 /** A column all 0 or all 1: every resample's estimate is that value (with positive weights). */
-function constantOf(v: Float64Array, weights: Float64Array | null): number | null {
+function constantOf(v: Values, weights: Float64Array | null): number | null {
   const c = v[0];
   if (c !== 0 && c !== 1) return null;
   for (let j = 1; j < v.length; j++) if (v[j] !== c) return null;
@@ -136,7 +149,8 @@ export function poissonEstimates(
   // The columns to sum, by the weights they are summed with (null: plain). A weighted term is
   // `w v` rounded, then times the count, as a column of terms would give, without one (n doubles
   // per column: 104 MB for a million records' thirteen passes); constant columns are filled in.
-  const groups = new Map<Float64Array | null, { f: number; p: number; v: Float64Array }[]>();
+  // Grouped by kind of column too (bytes, doubles): each kernel's loads see one kind.
+  const groups: { w: Float64Array | null; bytes: boolean; cols: Col[] }[] = [];
   let active = 0;
   inputs.forEach((d, f) => {
     d.columns.forEach((v, p) => {
@@ -145,9 +159,10 @@ export function poissonEstimates(
         out[f].fill(c, p * samples, (p + 1) * samples);
         return;
       }
-      let g = groups.get(d.weights);
-      if (!g) groups.set(d.weights, (g = []));
-      g.push({ f, p, v });
+      const bytes = v instanceof Uint8Array;
+      let g = groups.find((x) => x.w === d.weights && x.bytes === bytes);
+      if (!g) groups.push((g = { w: d.weights, bytes, cols: [] }));
+      g.cols.push({ f, p, v });
       active++;
     });
   });
@@ -175,11 +190,11 @@ export function poissonEstimates(
       for (let i = 0; i < m; i++) d += times[i] * w[drawn[i]];
       denoms[f] = d;
     }
-    for (const [w, cols] of groups) {
+    for (const { w, cols } of groups) {
       if (w) sumWeighted(cols, w, m);
       else sumPlain(cols, m);
     }
-    function sumPlain(cols: { f: number; p: number; v: Float64Array }[], m: number): void {
+    function sumPlain(cols: Col[], m: number): void {
       let k = 0;
       for (; k + 4 <= cols.length; k += 4) {
         const a = cols[k].v;
@@ -210,7 +225,7 @@ export function poissonEstimates(
         put(cols[k], sa);
       }
     }
-    function sumWeighted(cols: { f: number; p: number; v: Float64Array }[], w: Float64Array, m: number): void {
+    function sumWeighted(cols: Col[], w: Float64Array, m: number): void {
       let k = 0;
       for (; k + 4 <= cols.length; k += 4) {
         const a = cols[k].v;

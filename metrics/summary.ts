@@ -21,7 +21,11 @@ import {
   type BootstrapMethodChoice,
   bootstrapMethodFor,
   poissonEstimates,
+  type Values,
 } from './poisson-bootstrap.ts';
+
+export type { Values };
+
 import type { Explanation, RecordScore } from './record.ts';
 import { DIFFICULTY_WEIGHTS, WEIGHT_FIELD_PRIORITY } from './weights.ts';
 
@@ -95,6 +99,15 @@ export const SUMMARY_METRICS = [
 ] as const;
 export type MetricKey = (typeof SUMMARY_METRICS)[number][0];
 
+/** The metrics whose per-record value is 0 or 1 (their columns are bytes: `ByteColumn`). */
+const BINARY: ReadonlySet<MetricKey> = new Set<MetricKey>([
+  'json_parse_success',
+  'json_root_structured',
+  'schema_valid_input',
+  'schema_compliance',
+  'strict_json_em',
+]);
+
 export const CATEGORIES: [string, MetricKey[]][] = [
   ['Long Context Extraction', ['leaf_value_em', 'value_token_f1', 'hier_path_recall']],
   ['Complex Schema Handling', ['schema_compliance', 'path_set_f1', 'type_precision']],
@@ -145,6 +158,9 @@ export class Column {
   view(): Float64Array {
     return this.data.subarray(0, this.length);
   }
+  release(): void {
+    this.data = new Float64Array(0);
+  }
   /**
    * The values, exactly `length` of them, in shared memory (a bootstrap worker is handed them
    * without a copy), and the column lets them go: its own buffer, not a copy of it (a copy made
@@ -154,6 +170,54 @@ export class Column {
     const out = this.view();
     this.data = new Float64Array(0);
     return out;
+  }
+}
+
+/**
+ * A column of a 0/1 metric (JSON Parse, Structured Root, Schema Valid Input, JSON Pass, Perfect
+ * Response): one byte a record instead of eight. A value other than 0 or 1 (a -0.0, a NaN, a
+ * fraction: never from today's scorer) turns it into a `Column` of doubles, so nothing read back
+ * differs from what was pushed.
+ */
+export class ByteColumn {
+  private bytes: Uint8Array = new Uint8Array(new SharedArrayBuffer(256));
+  private doubles?: Column;
+  length = 0;
+  push(x: number): void {
+    if (this.doubles) {
+      this.doubles.push(x);
+    } else if (x === 1 || (x === 0 && !Object.is(x, -0))) {
+      if (this.length === this.bytes.length) this.resize(this.bytes.length * 2);
+      this.bytes[this.length++] = x;
+    } else {
+      const d = new Column();
+      d.reserve(this.bytes.length);
+      for (let i = 0; i < this.length; i++) d.push(this.bytes[i]);
+      d.push(x);
+      this.doubles = d;
+      this.bytes = new Uint8Array(0);
+      this.length = 0;
+    }
+  }
+  reserve(n: number): void {
+    if (this.doubles) this.doubles.reserve(n);
+    else if (n > this.bytes.length) this.resize(n);
+  }
+  private resize(cap: number): void {
+    const grown = new Uint8Array(new SharedArrayBuffer(cap));
+    grown.set(this.bytes.subarray(0, this.length));
+    this.bytes = grown;
+  }
+  /** Its values, in shared memory, and lets them go (as `Column.take`). */
+  take(): Values {
+    if (this.doubles) return this.doubles.take();
+    const out = this.bytes.subarray(0, this.length);
+    this.bytes = new Uint8Array(0);
+    return out;
+  }
+  release(): void {
+    this.bytes = new Uint8Array(0);
+    this.doubles?.release();
   }
 }
 
@@ -217,7 +281,8 @@ export interface BenchmarkSummary {
  * data (structured-cloneable), so a summary can be computed on another thread.
  */
 export interface SummaryData {
-  columns: Float64Array[];
+  /** One per metric, in `SUMMARY_METRICS` order (a 0/1 metric's as bytes). */
+  columns: Values[];
   weights: Float64Array;
   modelIds: string[];
   missingGt: Map<string, number>;
@@ -230,7 +295,7 @@ export interface SummaryData {
 
 /** Collects what the summary needs, record by record. */
 export class SummaryAccumulator {
-  readonly columns = SUMMARY_METRICS.map(() => new Column());
+  readonly columns = SUMMARY_METRICS.map(([key]) => (BINARY.has(key) ? new ByteColumn() : new Column()));
   readonly weights = new Column();
   readonly modelIds = new Set<string>();
   readonly missingGt = new Map<string, number>();
@@ -268,8 +333,8 @@ export class SummaryAccumulator {
 
   /** Lets the columns go once `data()` has been taken (they may be large). */
   release(): void {
-    for (const c of this.columns) c.data = new Float64Array(0);
-    this.weights.data = new Float64Array(0);
+    for (const c of this.columns) c.release();
+    this.weights.release();
   }
 
   /** What the summary is computed from; the columns are taken (`Column.take`): call it once. */
@@ -374,7 +439,7 @@ export function select(v: Float64Array, k: number, left: number, right: number):
  * Both sums are Python 3.12's `sum` (`floatSum`), as the reference's `arithmetic_mean` and
  * `weighted_mean` compute them.
  */
-export function mean(values: Float64Array, weights: Float64Array | null): number {
+export function mean(values: Values, weights: Float64Array | null): number {
   const n = values.length;
   if (n === 0) return 0;
   if (!weights) return floatSum(values) / n;
@@ -408,7 +473,11 @@ function categoryScores(data: Pick<SummaryData, 'columns'>, c: number): (i: numb
 }
 
 /** The plain or weighted mean of category `c`'s scores, as `mean` of its column, without the column. */
-export function categoryMean(data: Pick<SummaryData, 'columns'>, c: number, weights: Float64Array | null): number {
+export function categoryMean(
+  data: Pick<SummaryData, 'columns'>,
+  c: number,
+  weights: Float64Array | null,
+): number {
   const n = data.columns[0]?.length ?? 0;
   if (n === 0) return 0;
   const at = categoryScores(data, c);
@@ -423,7 +492,7 @@ export function categoryMean(data: Pick<SummaryData, 'columns'>, c: number, weig
  * included; the lenient block's six), and its weights when weighted.
  */
 export interface BootstrapInput {
-  columns: Float64Array[];
+  columns: Values[];
   weights: Float64Array | null;
 }
 

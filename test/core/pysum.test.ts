@@ -39,7 +39,13 @@ test('floats: pySum and floatSum give CPython 3.12 sum() on each case, and diffe
     assert.ok(Object.is(pySum(xs), expected), `${name}: pySum ${pySum(xs)}, expected ${expected}`);
     assert.ok(Object.is(floatSum(xs), expected), `${name}: floatSum ${floatSum(xs)}, expected ${expected}`);
     assert.ok(Object.is(floatSum(Float64Array.from(xs)), expected), `${name}: floatSum of a Float64Array`);
-    assert.ok(Object.is(floatSumOf(xs.length, (i) => xs[i]), expected), `${name}: floatSumOf`);
+    assert.ok(
+      Object.is(
+        floatSumOf(xs.length, (i) => xs[i]),
+        expected,
+      ),
+      `${name}: floatSumOf`,
+    );
     let plain = 0;
     for (const x of xs) plain += x;
     assert.ok(Object.is(plain, leftToRight), `${name}: the left-to-right literal`);
@@ -100,9 +106,22 @@ test('floatSumOf gives floatSum of the terms it is handed, bit for bit (products
   const v = Float64Array.from({ length: n }, () => (next() - 0.3) * 10 ** Math.floor(next() * 20 - 10));
   const w = Float64Array.from({ length: n }, () => next() * 7);
   const terms = v.map((a, i) => a * w[i]);
-  assert.ok(Object.is(floatSumOf(n, (i) => v[i] * w[i]), floatSum(terms)));
-  assert.ok(Object.is(floatSumOf(n, (i) => v[i]), floatSum(v)));
-  assert.equal(floatSumOf(0, () => 1), 0);
+  assert.ok(
+    Object.is(
+      floatSumOf(n, (i) => v[i] * w[i]),
+      floatSum(terms),
+    ),
+  );
+  assert.ok(
+    Object.is(
+      floatSumOf(n, (i) => v[i]),
+      floatSum(v),
+    ),
+  );
+  assert.equal(
+    floatSumOf(0, () => 1),
+    0,
+  );
   // And it is not a left-to-right sum on these terms (the compensation is there).
   let plain = 0;
   for (const t of terms) plain += t;

@@ -163,7 +163,9 @@ test('estimates are the counted sums of the terms, bit for bit: plain and weight
   // The kernel sums `count * (v w)` without a column of terms: the same doubles, in the same
   // (record) order, as summing the rounded terms one record at a time.
   const n = 3001;
-  const cols = Array.from({ length: 6 }, (_, k) => Float64Array.from({ length: n }, (_, j) => ((j * (7 + k)) % 13) / 9));
+  const cols = Array.from({ length: 6 }, (_, k) =>
+    Float64Array.from({ length: n }, (_, j) => ((j * (7 + k)) % 13) / 9),
+  );
   const w = Float64Array.from({ length: n }, (_, j) => [0.1, 1.7, 3][j % 3]);
   const inputs = [
     { columns: cols, weights: w },
@@ -180,7 +182,8 @@ test('estimates are the counted sums of the terms, bit for bit: plain and weight
       for (let j = 0; j < n; j++) if (counts[j]) denom += counts[j] * (d.weights ? d.weights[j] : 1);
       d.columns.forEach((v, p) => {
         let sum = 0;
-        for (let j = 0; j < n; j++) if (counts[j]) sum += counts[j] * (d.weights ? v[j] * d.weights[j] : v[j]);
+        for (let j = 0; j < n; j++)
+          if (counts[j]) sum += counts[j] * (d.weights ? v[j] * d.weights[j] : v[j]);
         assert.equal(got[f][p * samples + s], sum / denom, `input ${f}, column ${p}, resample ${s}`);
         checked++;
       });
