@@ -88,6 +88,61 @@ export class HashLines {
   }
 }
 
+/** Where a known set of ids numbers each by its hash (a benchmark's index): -1 for an id it lacks. */
+export interface IdSlots {
+  readonly slots: number;
+  slotOf(lo: number, hi: number): number;
+}
+
+/**
+ * `HashLines` over ids a benchmark mostly knows: an id the benchmark's index numbers keeps its
+ * line in that record's slot (4 bytes a benchmark record, not 24 a hash at half load); any other
+ * id goes to a `HashLines`. The same answers as one `HashLines` of every id.
+ */
+export class SlotLines {
+  private byRecord: Uint32Array;
+  private readonly other = new HashLines();
+  private known = 0;
+  constructor(private readonly index?: IdSlots) {
+    this.byRecord = new Uint32Array(index && index.slots > 0 ? index.slots : 0);
+  }
+  get size(): number {
+    return this.known + this.other.size;
+  }
+  private slot(a: number, b: number): number {
+    return this.byRecord.length > 0 ? this.index!.slotOf(a, b) : -1;
+  }
+  getHash(a: number, b: number): number | undefined {
+    const e = this.slot(a, b);
+    if (e < 0) return this.other.getHash(a, b);
+    const v = this.byRecord[e];
+    return v === 0 ? undefined : v - 1;
+  }
+  get(key: string): number | undefined {
+    const [a, b] = idHash(key);
+    return this.getHash(a, b);
+  }
+  set(key: string, v: number): void {
+    const [a, b] = idHash(key);
+    const e = this.slot(a, b);
+    if (e < 0) {
+      this.other.setHash(a, b, v);
+      return;
+    }
+    if (this.byRecord[e] === 0) this.known++;
+    this.byRecord[e] = v + 1;
+  }
+  /** Room for `n` ids the index lacks (with no index: all of them). */
+  reserve(n: number): void {
+    if (this.byRecord.length === 0) this.other.reserve(n);
+  }
+  clear(): void {
+    this.byRecord = new Uint32Array(0);
+    this.known = 0;
+    this.other.clear();
+  }
+}
+
 /** A set of record ids held as their 64-bit hashes (`HashLines`): has, add and size, no iteration. */
 export class IdSet {
   private readonly h = new HashLines();

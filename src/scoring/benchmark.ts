@@ -60,6 +60,13 @@ export interface BenchmarkRecords extends BenchmarkLookup {
     fallback: Modality,
     answered: (m: Source, lo: number, hi: number) => boolean,
   ): Map<Source, { count: number; missing: string[] }>;
+  /** How many records `slotOf` numbers (0: none, the reference loader). */
+  readonly slots: number;
+  /**
+   * The record whose id has this 64-bit hash (0 .. slots - 1), -1 when none: by hash alone, as
+   * the scorer's id tables compare ids.
+   */
+  slotOf(lo: number, hi: number): number;
   /** The selected records an answer file's folder `m` scores (those naming no source go with `fallback`). */
   countOf(m: Source, fallback: Modality): number;
   /** What a worker is handed (undefined: it reads the file itself). */
@@ -266,6 +273,20 @@ export class BenchmarkIndex implements BenchmarkRecords {
   }
 
   /** The entry of an id, or -1. */
+  get slots(): number {
+    return this.s.n;
+  }
+  slotOf(a: number, b: number): number {
+    const { table, lo, hi } = this.s;
+    const mask = table.length - 1;
+    let j = (a ^ Math.imul(b, 0x9e3779b1)) & mask;
+    for (;;) {
+      const e = table[j] - 1;
+      if (e < 0 || (lo[e] === a && hi[e] === b)) return e;
+      j = (j + 1) & mask;
+    }
+  }
+
   find(id: string): number {
     const [a, b] = idHash(id);
     const { table, lo, hi } = this.s;
@@ -452,6 +473,10 @@ export class InMemoryBenchmark implements BenchmarkRecords {
   }
   get(id: string): BenchmarkRecord | undefined {
     return this.records.get(id);
+  }
+  readonly slots = 0;
+  slotOf(): number {
+    return -1;
   }
   countOf(m: Source, fallback: Modality): number {
     return (this.ids.get(m)?.length ?? 0) + (m === fallback ? (this.ids.get('')?.length ?? 0) : 0);

@@ -7,6 +7,7 @@ import { CustomAccumulator } from '../../metrics/custom.ts';
 import { SummaryAccumulator, type SummaryData } from '../../metrics/summary.ts';
 import { errorMessage, UserError } from '../core/errors.ts';
 import { FIELDS_FILE } from '../core/formats/field-row.ts';
+import { type IdSlots, SlotLines } from '../core/id-hash.ts';
 import { pathModality } from '../core/modality.ts';
 import { dumpsPy, type PyValue } from '../core/pyjson.ts';
 import type { Modality, Source } from '../core/record.ts';
@@ -46,9 +47,10 @@ export class Output {
   written = 0;
   /**
    * Each record id's first line, by the id's 64-bit hash (repeats are counted; the strict
-   * profile keeps the first): 12 bytes a slot, not the ids.
+   * profile keeps the first): in the benchmark record's slot where the benchmark's index knows
+   * the id (4 bytes a benchmark record), else 12 bytes a hash slot; never the ids.
    */
-  readonly firstLine = new HashLines();
+  readonly firstLine: SlotLines;
   /** Rows without a record id (each counts as one distinct record). */
   noId = 0;
   /** The first lines of rows without a record id. */
@@ -67,7 +69,10 @@ export class Output {
     readonly folder: EvalFolder,
     /** Whether to write `fields.jsonl` (false: `--no-fields`, no file at all). */
     fields = true,
+    /** The benchmark's index, when known: the id table numbers its records by it. */
+    slots?: IdSlots,
   ) {
+    this.firstLine = new SlotLines(slots);
     if (modality !== 'schema' && fields) this.fields = folder.stream(FIELDS_FILE);
   }
   get dir(): string {
@@ -148,7 +153,7 @@ export class FileState {
       try {
         if (owner !== undefined)
           throw new UserError(`${owner} and ${this.target.file} would both be written to ${dir}`);
-        out = new Output(o.modality, new EvalFolder(dir), this.fields);
+        out = new Output(o.modality, new EvalFolder(dir), this.fields, this.benchmark?.records);
         // The folder's rows are about its benchmark records: room for them all, taken once.
         if (this.benchmark && o.modality !== 'schema')
           out.reserve(this.benchmark.records.countOf(o.modality, this.pathModality));

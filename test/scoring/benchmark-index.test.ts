@@ -22,6 +22,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, test } from 'node:test';
+import { SlotLines } from '../../src/core/id-hash.ts';
 import { readLinesSync } from '../../src/core/jsonl.ts';
 import {
   BenchmarkIndex,
@@ -254,4 +255,42 @@ test('sob eval on the bundled example (build, run baseline:gold, score): byte-id
   assert.ok(ref.size >= 2, [...ref.keys()].join(', '));
   assert.deepEqual([...idx.keys()], [...ref.keys()]);
   for (const [name, bytes] of ref) assert.ok(bytes.equals(idx.get(name) as Buffer), `${name} differs`);
+});
+
+test("the scorer's id table by benchmark slot (SlotLines) answers as a HashLines of every id: known ids, unknown ids, repeats", () => {
+  const file = join(tmp, 'slots.jsonl');
+  // 1,500 benchmark records; the answers name 2,000 ids (500 the benchmark lacks), with repeats.
+  writeFileSync(
+    file,
+    `${Array.from({ length: 1500 }, (_, i) => rec(`r${i}`, 'text', { a: `${i}` })).join('\n')}\n`,
+  );
+  const idx = BenchmarkIndex.build({ path: file });
+  assert.equal(idx.slots, 1500);
+  assert.equal(idx.countOf('text', 'text'), 1500);
+  assert.equal(idx.countOf('image', 'text'), 0);
+  const slots = new SlotLines(idx);
+  const plain = new HashLines();
+  const answers = Array.from({ length: 3000 }, (_, k) => `r${(k * 7919) % 2000}`);
+  answers.forEach((id, line) => {
+    // What file-state.ts does: the first line of each id kept, repeats seen.
+    assert.equal(slots.get(id), plain.get(id), `${id} before line ${line}`);
+    if (plain.get(id) === undefined) {
+      plain.set(id, line);
+      slots.set(id, line);
+    }
+  });
+  assert.equal(plain.size, 2000);
+  assert.equal(slots.size, 2000);
+  for (let i = 0; i < 2100; i++) {
+    const id = `r${i}`;
+    const [lo, hi] = idHash(id);
+    assert.equal(slots.getHash(lo, hi), plain.getHash(lo, hi), id);
+    // Known ids sit in their record's slot, the others not.
+    assert.equal(idx.slotOf(lo, hi) >= 0, i < 1500, id);
+  }
+  // Without an index it is a HashLines.
+  const bare = new SlotLines();
+  bare.set('x', 4);
+  assert.equal(bare.get('x'), 4);
+  assert.equal(bare.size, 1);
 });
