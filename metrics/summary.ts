@@ -452,11 +452,19 @@ export function mean(values: Values, weights: Float64Array | null): number {
 const KEY_INDEX = new Map<string, number>(SUMMARY_METRICS.map(([k], i) => [k, i]));
 
 /** Each row's category score: the plain mean of its components (`sum(...) / len(...)`, Python's sum). */
-export function categoryColumns(data: Pick<SummaryData, 'columns'>): Float64Array[] {
+export function categoryColumns(
+  data: Pick<SummaryData, 'columns'>,
+  /** Arrays to write into where they have the length (kept there for the next call). */
+  reuse?: Float64Array[],
+): Float64Array[] {
   const n = data.columns[0]?.length ?? 0;
   return CATEGORIES.map((_, c) => {
     const at = categoryScores(data, c);
-    const values = new Float64Array(n);
+    let values = reuse?.[c];
+    if (values?.length !== n) {
+      values = new Float64Array(n);
+      if (reuse) reuse[c] = values;
+    }
     for (let i = 0; i < n; i++) values[i] = at(i);
     return values;
   });
@@ -653,8 +661,8 @@ export function bootstrapInput(data: SummaryData, weighted: boolean): BootstrapI
 }
 
 /** A summary's metric columns with its category columns added (`PASSES` columns in all). */
-export function withCategories(input: BootstrapInput): BootstrapInput {
-  return { columns: [...input.columns, ...categoryColumns(input)], weights: input.weights };
+export function withCategories(input: BootstrapInput, reuse?: Float64Array[]): BootstrapInput {
+  return { columns: [...input.columns, ...categoryColumns(input, reuse)], weights: input.weights };
 }
 
 /** The resampling a summary of `n` records uses under these options. */

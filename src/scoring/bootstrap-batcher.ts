@@ -38,7 +38,7 @@ export interface BootstrapTask {
 
 /** A task's inputs as the bootstrap takes them. */
 export function taskInputs(t: Pick<BootstrapTask, 'inputs' | 'categories'>): BootstrapInput[] {
-  return t.categories ? t.inputs.map(withCategories) : t.inputs;
+  return t.categories ? t.inputs.map((d) => withCategories(d)) : t.inputs;
 }
 
 /** Where a folder goes once its intervals are in. */

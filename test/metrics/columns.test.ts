@@ -5,7 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ByteColumn, Column, SummaryAccumulator } from '../../metrics/summary.ts';
+import {
+  ByteColumn,
+  CATEGORIES,
+  Column,
+  categoryColumns,
+  SummaryAccumulator,
+} from '../../metrics/summary.ts';
 
 test('a 0/1 column is one byte a record, and reads back every value pushed', () => {
   const c = new ByteColumn();
@@ -71,4 +77,30 @@ test("the accumulator's five 0/1 metrics are byte columns and the other five dou
     'doubles',
     'bytes',
   ]);
+});
+
+test('category columns written into the arrays of the last call give what new arrays give', () => {
+  const n = 1000;
+  const col = (k: number) => Float64Array.from({ length: n }, (_, i) => ((i * (k + 3)) % 11) / 10);
+  const a = { columns: Array.from({ length: 10 }, (_, k) => col(k)) };
+  const b = { columns: Array.from({ length: 10 }, (_, k) => col(k + 5)) };
+  const reuse: Float64Array[] = [];
+  const first = categoryColumns(a, reuse).map((c) => [...c]);
+  assert.equal(reuse.length, CATEGORIES.length);
+  const kept = [...reuse];
+  const second = categoryColumns(b, reuse);
+  // The same memory, now b's scores, equal to a fresh computation of b.
+  second.forEach((c, i) => assert.equal(c, kept[i]));
+  assert.deepEqual(
+    second.map((c) => [...c]),
+    categoryColumns(b).map((c) => [...c]),
+  );
+  assert.notDeepEqual(
+    second.map((c) => [...c]),
+    first,
+  );
+  // Another length: new arrays, kept for the next call.
+  const short = categoryColumns({ columns: a.columns.map((c) => c.subarray(0, 10)) }, reuse);
+  assert.equal(short[0].length, 10);
+  assert.equal(reuse[0], short[0]);
 });
