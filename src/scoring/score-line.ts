@@ -35,6 +35,17 @@ export { schemaTextHash } from './verdicts.ts';
 
 /** Ground truths by their source text (the same record recurs in every model's file). */
 const groundTruths = new TextMap<PyValue>();
+/**
+ * How many the cache holds before it starts over: 20,000 while it is used, a quarter of that at
+ * each start-over that found it mostly unused (down to 1,024). A benchmark of a million distinct
+ * records never meets a ground truth twice in a file, and 20,000 parsed ones (with their
+ * fields.jsonl parts) were the scoring worker's largest garbage: tens of MB let go at once, every
+ * few seconds.
+ */
+const GT_CACHE_MAX = 20_000;
+const GT_CACHE_MIN = 1_024;
+let gtCacheCap = GT_CACHE_MAX;
+let gtCacheHits = 0;
 
 /** What a line is scored with besides itself. */
 export interface LineContext {
@@ -221,7 +232,8 @@ export function scoreParsedLine(parsed: ParsedLine, ctx: LineContext): LineOutco
   const gtText = view.groundTruthText;
   if (gtText !== undefined) {
     let gt = groundTruths.get(gtText);
-    if (gt === undefined) {
+    if (gt !== undefined) gtCacheHits++;
+    else {
       try {
         gt = parsePyJson(gtText);
       } catch (e) {
@@ -231,7 +243,13 @@ export function scoreParsedLine(parsed: ParsedLine, ctx: LineContext): LineOutco
           error: `not JSON: ${e instanceof Error ? e.message : String(e)}`,
         };
       }
-      if (groundTruths.size >= 20_000) groundTruths.clear();
+      if (groundTruths.size >= gtCacheCap) {
+        // Used (a hit for every four held): full size again; else smaller.
+        gtCacheCap =
+          gtCacheHits * 4 >= groundTruths.size ? GT_CACHE_MAX : Math.max(GT_CACHE_MIN, gtCacheCap >> 2);
+        gtCacheHits = 0;
+        groundTruths.clear();
+      }
       groundTruths.set(gtText, gt);
     }
     view.groundTruth = gt;
