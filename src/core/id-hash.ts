@@ -146,17 +146,32 @@ export class SlotLines {
 /** A set of record ids held as their 64-bit hashes (`HashLines`): has, add and size, no iteration. */
 export class IdSet {
   private readonly h = new HashLines();
+  /** Ids deleted (their slots stay, marked, so the table's probe chains hold). */
+  private gone = 0;
   has(id: string): boolean {
-    return this.h.get(id) !== undefined;
+    const v = this.h.get(id);
+    return v !== undefined && v !== DELETED;
   }
   add(id: string): this {
-    if (!this.has(id)) this.h.set(id, 0);
+    const v = this.h.get(id);
+    if (v === DELETED) this.gone--;
+    if (v === undefined || v === DELETED) this.h.set(id, 0);
     return this;
   }
+  /** True when the id was there. */
+  delete(id: string): boolean {
+    if (!this.has(id)) return false;
+    this.h.set(id, DELETED);
+    this.gone++;
+    return true;
+  }
   get size(): number {
-    return this.h.size;
+    return this.h.size - this.gone;
   }
 }
+
+/** An `IdSet` slot whose id was deleted. */
+const DELETED = 0xfffffffe;
 
 /** What a reader of answered ids needs: a `Set<string>` or an `IdSet`. */
 export interface IdLookup {

@@ -254,7 +254,10 @@ export function checkRecordContent(
  * The unique-id check over a record's other checks: a record whose id is in `seenIds` is a
  * duplicate (the reason first); an accepted record's id joins the set.
  */
-export function withSeenIds(res: CheckResult, seenIds: Set<string> | undefined): CheckResult {
+export function withSeenIds(
+  res: CheckResult,
+  seenIds: { has(id: string): boolean; add(id: string): unknown } | undefined,
+): CheckResult {
   const id = res.record?.metadata.record_id;
   if (!seenIds || id === undefined) return res;
   if (seenIds.has(id)) return { ...res, ok: false, errors: [`duplicate record_id "${id}"`, ...res.errors] };

@@ -22,7 +22,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, test } from 'node:test';
-import { SlotLines } from '../../src/core/id-hash.ts';
+import { IdSet, SlotLines } from '../../src/core/id-hash.ts';
 import { readLinesSync } from '../../src/core/jsonl.ts';
 import {
   BenchmarkIndex,
@@ -293,4 +293,21 @@ test("the scorer's id table by benchmark slot (SlotLines) answers as a HashLines
   bare.set('x', 4);
   assert.equal(bare.get('x'), 4);
   assert.equal(bare.size, 1);
+});
+
+test('IdSet: add, has, delete and size as a Set of the ids (a deleted id can come back; the others stay found)', () => {
+  const ids = new IdSet();
+  const ref = new Set<string>();
+  for (let k = 0; k < 5000; k++) {
+    const id = `id-${(k * 37) % 3000}`;
+    if (k % 5 === 4) {
+      assert.equal(ids.delete(id), ref.delete(id), `delete ${id}`);
+    } else {
+      ids.add(id);
+      ref.add(id);
+    }
+    assert.equal(ids.size, ref.size, `size after ${k}`);
+  }
+  for (let i = 0; i < 3100; i++) assert.equal(ids.has(`id-${i}`), ref.has(`id-${i}`), `id-${i}`);
+  assert.ok(ref.size > 1000 && ref.size < 3000, `${ref.size}`);
 });
