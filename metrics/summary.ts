@@ -23,11 +23,10 @@ import {
   poissonEstimates,
   type Values,
 } from './poisson-bootstrap.ts';
-
-export type { Values };
-
 import type { Explanation, RecordScore } from './record.ts';
 import { DIFFICULTY_WEIGHTS, WEIGHT_FIELD_PRIORITY } from './weights.ts';
+
+export type { Values };
 
 /** Each custom name's per-record column (a record without that name, or failed, scores 0). */
 export interface CustomData {
@@ -440,13 +439,19 @@ export function select(v: Float64Array, k: number, left: number, right: number):
  * `weighted_mean` compute them.
  */
 export function mean(values: Values, weights: Float64Array | null): number {
-  const n = values.length;
+  return meanOf(values.length, (i) => values[i], weights);
+}
+
+/**
+ * `mean` of the n values `at` gives, without an array of them (nor of a weighted mean's `v w`
+ * terms): the same additions in the same order.
+ */
+function meanOf(n: number, at: (i: number) => number, weights: Float64Array | null): number {
   if (n === 0) return 0;
-  if (!weights) return floatSum(values) / n;
+  if (!weights) return floatSumOf(n, at) / n;
   const tw = floatSum(weights);
   if (tw === 0) return 0;
-  // The terms `v w` summed as made: no n doubles per mean (13 of them per summary).
-  return floatSumOf(n, (i) => values[i] * weights[i]) / tw;
+  return floatSumOf(n, (i) => at(i) * weights[i]) / tw;
 }
 
 const KEY_INDEX = new Map<string, number>(SUMMARY_METRICS.map(([k], i) => [k, i]));
@@ -486,13 +491,7 @@ export function categoryMean(
   c: number,
   weights: Float64Array | null,
 ): number {
-  const n = data.columns[0]?.length ?? 0;
-  if (n === 0) return 0;
-  const at = categoryScores(data, c);
-  if (!weights) return floatSumOf(n, at) / n;
-  const tw = floatSum(weights);
-  if (tw === 0) return 0;
-  return floatSumOf(n, (i) => at(i) * weights[i]) / tw;
+  return meanOf(data.columns[0]?.length ?? 0, categoryScores(data, c), weights);
 }
 
 /**
