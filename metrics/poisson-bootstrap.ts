@@ -180,7 +180,76 @@ export function poissonEstimates(
   });
   if (active === 0) return out;
   const denoms = new Float64Array(inputs.length);
-  for (let s = from; s < to; s++) {
+  // The resample being summed (the kernels and `put` below read it).
+  let s = from;
+  function sumPlain(cols: Col[], m: number): void {
+    let k = 0;
+    for (; k + 4 <= cols.length; k += 4) {
+      const a = cols[k].v;
+      const b = cols[k + 1].v;
+      const c = cols[k + 2].v;
+      const e = cols[k + 3].v;
+      let sa = 0;
+      let sb = 0;
+      let sc = 0;
+      let se = 0;
+      for (let i = 0; i < m; i++) {
+        const j = drawn[i];
+        const t = times[i];
+        sa += t * a[j];
+        sb += t * b[j];
+        sc += t * c[j];
+        se += t * e[j];
+      }
+      put(cols[k], sa);
+      put(cols[k + 1], sb);
+      put(cols[k + 2], sc);
+      put(cols[k + 3], se);
+    }
+    for (; k < cols.length; k++) {
+      const a = cols[k].v;
+      let sa = 0;
+      for (let i = 0; i < m; i++) sa += times[i] * a[drawn[i]];
+      put(cols[k], sa);
+    }
+  }
+  function sumWeighted(cols: Col[], w: Float64Array, m: number): void {
+    let k = 0;
+    for (; k + 4 <= cols.length; k += 4) {
+      const a = cols[k].v;
+      const b = cols[k + 1].v;
+      const c = cols[k + 2].v;
+      const e = cols[k + 3].v;
+      let sa = 0;
+      let sb = 0;
+      let sc = 0;
+      let se = 0;
+      for (let i = 0; i < m; i++) {
+        const j = drawn[i];
+        const t = times[i];
+        const wj = w[j];
+        sa += t * (a[j] * wj);
+        sb += t * (b[j] * wj);
+        sc += t * (c[j] * wj);
+        se += t * (e[j] * wj);
+      }
+      put(cols[k], sa);
+      put(cols[k + 1], sb);
+      put(cols[k + 2], sc);
+      put(cols[k + 3], se);
+    }
+    for (; k < cols.length; k++) {
+      const a = cols[k].v;
+      let sa = 0;
+      for (let i = 0; i < m; i++) sa += times[i] * (a[drawn[i]] * w[drawn[i]]);
+      put(cols[k], sa);
+    }
+  }
+  function put(col: { f: number; p: number }, sum: number): void {
+    const d = denoms[col.f];
+    out[col.f][col.p * samples + s] = d === 0 ? 0 : sum / d;
+  }
+  for (; s < to; s++) {
     poissonCounts(seed, s, counts, n);
     let m = 0;
     for (let j = 0; j < n; j++) {
@@ -205,73 +274,6 @@ export function poissonEstimates(
     for (const { w, cols } of groups) {
       if (w) sumWeighted(cols, w, m);
       else sumPlain(cols, m);
-    }
-    function sumPlain(cols: Col[], m: number): void {
-      let k = 0;
-      for (; k + 4 <= cols.length; k += 4) {
-        const a = cols[k].v;
-        const b = cols[k + 1].v;
-        const c = cols[k + 2].v;
-        const e = cols[k + 3].v;
-        let sa = 0;
-        let sb = 0;
-        let sc = 0;
-        let se = 0;
-        for (let i = 0; i < m; i++) {
-          const j = drawn[i];
-          const t = times[i];
-          sa += t * a[j];
-          sb += t * b[j];
-          sc += t * c[j];
-          se += t * e[j];
-        }
-        put(cols[k], sa);
-        put(cols[k + 1], sb);
-        put(cols[k + 2], sc);
-        put(cols[k + 3], se);
-      }
-      for (; k < cols.length; k++) {
-        const a = cols[k].v;
-        let sa = 0;
-        for (let i = 0; i < m; i++) sa += times[i] * a[drawn[i]];
-        put(cols[k], sa);
-      }
-    }
-    function sumWeighted(cols: Col[], w: Float64Array, m: number): void {
-      let k = 0;
-      for (; k + 4 <= cols.length; k += 4) {
-        const a = cols[k].v;
-        const b = cols[k + 1].v;
-        const c = cols[k + 2].v;
-        const e = cols[k + 3].v;
-        let sa = 0;
-        let sb = 0;
-        let sc = 0;
-        let se = 0;
-        for (let i = 0; i < m; i++) {
-          const j = drawn[i];
-          const t = times[i];
-          const wj = w[j];
-          sa += t * (a[j] * wj);
-          sb += t * (b[j] * wj);
-          sc += t * (c[j] * wj);
-          se += t * (e[j] * wj);
-        }
-        put(cols[k], sa);
-        put(cols[k + 1], sb);
-        put(cols[k + 2], sc);
-        put(cols[k + 3], se);
-      }
-      for (; k < cols.length; k++) {
-        const a = cols[k].v;
-        let sa = 0;
-        for (let i = 0; i < m; i++) sa += times[i] * (a[drawn[i]] * w[drawn[i]]);
-        put(cols[k], sa);
-      }
-    }
-    function put(col: { f: number; p: number }, sum: number): void {
-      const d = denoms[col.f];
-      out[col.f][col.p * samples + s] = d === 0 ? 0 : sum / d;
     }
   }
   return out;

@@ -408,7 +408,7 @@ port.on('message', (req: WorkerRequest) => {
     // The bootstrap of many files at once (see bootstrapIntervals), off the main thread.
     try {
       // Input i's category columns written over the last task's (one after the other, the
-      // second would otherwise add its own while the first's are uncollected: 24 MB an input
+      // second would otherwise add its own while the first's are uncollected: 40 MB an input
       // at a million records).
       const inputs = req.categories
         ? req.inputs.map((d, i) => withCategories(d, (categoryMemory[i] ??= [])))
