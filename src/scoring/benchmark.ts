@@ -272,30 +272,28 @@ export class BenchmarkIndex implements BenchmarkRecords {
     return String(this.parsedAt(i).meta.get('record_id'));
   }
 
-  /** The entry of an id, or -1. */
   get slots(): number {
     return this.s.n;
   }
   slotOf(a: number, b: number): number {
-    const { table, lo, hi } = this.s;
-    const mask = table.length - 1;
-    let j = (a ^ Math.imul(b, 0x9e3779b1)) & mask;
-    for (;;) {
-      const e = table[j] - 1;
-      if (e < 0 || (lo[e] === a && hi[e] === b)) return e;
-      j = (j + 1) & mask;
-    }
+    return this.entryOf(a, b, () => true);
   }
 
+  /** The entry of an id, or -1. */
   find(id: string): number {
     const [a, b] = idHash(id);
+    return this.entryOf(a, b, (e) => this.idAt(e) === id);
+  }
+
+  /** The first entry with hash (a, b) that `ok` accepts, in the table's probe order; -1 when none. */
+  private entryOf(a: number, b: number, ok: (e: number) => boolean): number {
     const { table, lo, hi } = this.s;
     const mask = table.length - 1;
     let j = (a ^ Math.imul(b, 0x9e3779b1)) & mask;
     for (;;) {
       const e = table[j] - 1;
       if (e < 0) return -1;
-      if (lo[e] === a && hi[e] === b && this.idAt(e) === id) return e;
+      if (lo[e] === a && hi[e] === b && ok(e)) return e;
       j = (j + 1) & mask;
     }
   }
