@@ -213,6 +213,7 @@ export function poissonEstimates(
       put(cols[k], sa);
     }
   }
+  // sumPlain's loops with `v w` terms: a kernel per shape keeps each hot loop free of a branch.
   function sumWeighted(cols: Col[], w: Float64Array, m: number): void {
     let k = 0;
     for (; k + 4 <= cols.length; k += 4) {

@@ -11,26 +11,10 @@ import { before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { sobIn, tempDir } from '../kit/index.ts';
 import { CHROMIUM, launchChromium } from '../report/run.ts';
+import { INVOICE_SCHEMA as SCHEMA } from './invoice-schema.ts';
 
 const tmp = tempDir('sob-fields-');
 const evalDir = join(tmp, 'evaluation');
-
-const SCHEMA = {
-  type: 'object',
-  properties: {
-    total: { type: 'number' },
-    due_date: { type: 'string' },
-    line_items: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: { sku: { type: 'string' }, amount: { type: 'number' } },
-        required: ['sku', 'amount'],
-      },
-    },
-  },
-  required: ['total', 'due_date', 'line_items'],
-};
 
 /** Gold as JSON text, so `7.0` stays a float (the lossless reader keeps the lexeme). */
 const GOLD: Record<string, string> = {

@@ -9,29 +9,13 @@ import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { before, test } from 'node:test';
+import { INVOICE_SCHEMA as SCHEMA } from '../fields/invoice-schema.ts';
 import { sobIn, tempDir } from '../kit/index.ts';
 
 const tmp = tempDir('sob-no-fields-');
 const responses = join(tmp, 'responses');
 const withFields = join(tmp, 'with');
 const without = join(tmp, 'without');
-
-const SCHEMA = {
-  type: 'object',
-  properties: {
-    total: { type: 'number' },
-    due_date: { type: 'string' },
-    line_items: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: { sku: { type: 'string' }, amount: { type: 'number' } },
-        required: ['sku', 'amount'],
-      },
-    },
-  },
-  required: ['total', 'due_date', 'line_items'],
-};
 
 /** Record i's gold: 2 + (i % 3) line items, so 2 + 2 * (2 + i % 3) leaves. */
 function gold(i: number) {
