@@ -108,16 +108,16 @@ function rotl(x: number, k: number): number {
 export type Values = Float64Array | Uint8Array;
 
 /**
- * The per-record working arrays of the last size drawn for (13 bytes a record), reused by the
- * next bootstrap of that size in this thread: a scoring worker runs a file's plain and weighted
- * bootstraps one after the other, and the first one's arrays were still uncollected garbage when
- * the second made its own (26 MB at a million records). `poissonEstimates` is synchronous: no two
- * calls use them at once.
+ * The per-record working arrays of the last size drawn for (6 bytes a record: a count fits a
+ * byte and reads as the same double), reused by the next bootstrap of that size in this thread:
+ * a scoring worker runs a file's plain and weighted bootstraps one after the other, and the first
+ * one's arrays were still uncollected garbage when the second made its own. `poissonEstimates` is
+ * synchronous: no two calls use them at once.
  */
-let scratch: { counts: Uint8Array; drawn: Uint32Array; times: Float64Array } | undefined;
+let scratch: { counts: Uint8Array; drawn: Uint32Array; times: Uint8Array } | undefined;
 function scratchOf(n: number): NonNullable<typeof scratch> {
   if (scratch?.counts.length !== n)
-    scratch = { counts: new Uint8Array(n), drawn: new Uint32Array(n), times: new Float64Array(n) };
+    scratch = { counts: new Uint8Array(n), drawn: new Uint32Array(n), times: new Uint8Array(n) };
   return scratch;
 }
 
