@@ -90,6 +90,13 @@ const SKIP: ReadonlySet<string> = new Set([
   'output.ground_truth',
 ]);
 
+/** A growable SharedArrayBuffer (ES2024: Node 20's V8 has it, this TypeScript lib not yet). */
+type Growable = SharedArrayBuffer & { grow(bytes: number): void };
+const GrowableShared = SharedArrayBuffer as unknown as new (
+  bytes: number,
+  opts: { maxByteLength: number },
+) => Growable;
+
 /** Modality codes of the index: 0 a record that names no source, then SOURCES in order. */
 const CODES: readonly (Source | '')[] = ['', ...SOURCES];
 
@@ -139,13 +146,25 @@ export class BenchmarkIndex implements BenchmarkRecords {
   /** Reads a benchmark's selection (see `loadBenchmark`). */
   static build(ref: BenchmarkRef): BenchmarkIndex {
     const exclude = new Set(ref.exclude ?? []);
+    // Each array in one growable shared buffer, reserved (not touched) for as many records as the
+    // file could hold (a record's line is at least 16 bytes): grown in place, handed to the
+    // workers as it is. Doubling into new arrays and copying them into shared memory at the end
+    // held three generations of them at once (a start-of-scoring spike of ~50 MB at a million).
+    // (A shared buffer holds 4 GiB at most: 2^29 offsets.)
+    const most = Math.min(2 ** 29, Math.max(1024, Math.ceil(statSync(ref.path).size / 16) + 1));
     let cap = 1024;
-    let offset = new Float64Array(cap);
-    let length = new Uint32Array(cap);
-    let line = new Uint32Array(cap);
-    let code = new Uint8Array(cap);
-    let lo = new Uint32Array(cap);
-    let hi = new Uint32Array(cap);
+    const growable = <T extends Float64Array | Uint32Array | Uint8Array>(C: {
+      new (b: SharedArrayBuffer): T;
+      BYTES_PER_ELEMENT: number;
+    }): T =>
+      new C(new GrowableShared(cap * C.BYTES_PER_ELEMENT, { maxByteLength: most * C.BYTES_PER_ELEMENT }));
+    const offset = growable(Float64Array);
+    const length = growable(Uint32Array);
+    const line = growable(Uint32Array);
+    const code = growable(Uint8Array);
+    const lo = growable(Uint32Array);
+    const hi = growable(Uint32Array);
+    const arrays = [offset, length, line, code, lo, hi];
     const order: number[] = [];
     const seen = new HashLines();
     let n = 0;
@@ -180,19 +199,11 @@ export class BenchmarkIndex implements BenchmarkRecords {
         // The first occurrence of each id (a hash met again is checked against the id it had).
         if (first !== undefined && probe.idAt(first) === id) continue;
         if (n === cap) {
-          cap *= 2;
-          const g = <T extends Float64Array | Uint32Array | Uint8Array>(x: T, C: new (n: number) => T): T => {
-            const y = new C(cap);
-            y.set(x);
-            return y;
-          };
-          offset = g(offset, Float64Array);
-          length = g(length, Uint32Array);
-          line = g(line, Uint32Array);
-          code = g(code, Uint8Array);
-          lo = g(lo, Uint32Array);
-          hi = g(hi, Uint32Array);
-          Object.assign(probe.s, { offset, length, line, code, lo, hi });
+          if (cap === most)
+            throw new UserError(`${ref.path}:${l.line}: more than ${most} records: split the benchmark`);
+          // In place: the views track their buffer's length.
+          cap = Math.min(cap * 2, most);
+          for (const x of arrays) (x.buffer as unknown as Growable).grow(cap * x.BYTES_PER_ELEMENT);
         }
         const modality = isSource(src) ? src : ref.source;
         const c = CODES.indexOf(modality ?? '');
@@ -210,16 +221,11 @@ export class BenchmarkIndex implements BenchmarkRecords {
       probe.close();
     }
     seen.clear();
-    // Shared memory, sized to the records: the workers read the same arrays.
-    const shared = <T extends Float64Array | Uint32Array | Uint8Array | Int32Array>(
+    // The records' part of each buffer (the workers read the same memory).
+    const exact = <T extends Float64Array | Uint32Array | Uint8Array>(
       x: T,
-      C: { new (b: SharedArrayBuffer): T; BYTES_PER_ELEMENT: number },
-      len = n,
-    ): T => {
-      const y = new C(new SharedArrayBuffer(Math.max(1, len) * C.BYTES_PER_ELEMENT));
-      y.set(x.subarray(0, len) as never);
-      return y;
-    };
+      C: new (b: SharedArrayBuffer, at: number, len: number) => T,
+    ): T => new C(x.buffer as SharedArrayBuffer, 0, n);
     let size = 1;
     while (size < n * 2) size *= 2;
     const table = new Int32Array(new SharedArrayBuffer(size * 4));
@@ -233,12 +239,12 @@ export class BenchmarkIndex implements BenchmarkRecords {
       path: ref.path,
       n,
       order,
-      offset: shared(offset, Float64Array),
-      length: shared(length, Uint32Array),
-      line: shared(line, Uint32Array),
-      code: shared(code, Uint8Array),
-      lo: shared(lo, Uint32Array),
-      hi: shared(hi, Uint32Array),
+      offset: exact(offset, Float64Array),
+      length: exact(length, Uint32Array),
+      line: exact(line, Uint32Array),
+      code: exact(code, Uint8Array),
+      lo: exact(lo, Uint32Array),
+      hi: exact(hi, Uint32Array),
       table,
     });
   }
