@@ -90,7 +90,7 @@ test('category columns written into the arrays of the last call give what new ar
   const kept = [...reuse];
   const second = categoryColumns(b, reuse);
   // The same memory, now b's scores, equal to a fresh computation of b.
-  second.forEach((c, i) => assert.equal(c, kept[i]));
+  for (const [i, c] of second.entries()) assert.equal(c, kept[i]);
   assert.deepEqual(
     second.map((c) => [...c]),
     categoryColumns(b).map((c) => [...c]),
